@@ -1,0 +1,180 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Skiff",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "SkiffCore", targets: ["SkiffCore"]),
+        .library(name: "SkiffClient", targets: ["SkiffClient"]),
+        .library(name: "SkiffServer", targets: ["SkiffServer"]),
+        .library(name: "SkiffStandardServices", targets: ["SkiffStandardServices"]),
+        .executable(name: "skiff-server", targets: ["skiff-server"]),
+        .executable(name: "protoc-gen-skiff", targets: ["protoc-gen-skiff"]),
+        .plugin(name: "GenerateCode", targets: ["GenerateCode"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", exact: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+    ],
+    targets: [
+        // I/O-free core: status codes, errors, metadata, descriptors, handler and interceptor protocols.
+        .target(
+            name: "SkiffCore",
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The wire codec and frame model, on NIOCore only.
+        .target(
+            name: "SkiffWire",
+            dependencies: [
+                "SkiffCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The server runtime on NIOPosix.
+        .target(
+            name: "SkiffServer",
+            dependencies: [
+                "SkiffCore",
+                "SkiffWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The client runtime: what an app adds. No server-only dependencies.
+        .target(
+            name: "SkiffClient",
+            dependencies: [
+                "SkiffCore",
+                "SkiffWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Generated code and implementations of the runtime's own services (conformance, health).
+        .target(
+            name: "SkiffStandardServices",
+            dependencies: [
+                "SkiffCore",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The code generator as a library, and the thin protoc plugin over it.
+        .target(
+            name: "SkiffCodeGen",
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "protoc-gen-skiff",
+            dependencies: [
+                "SkiffCodeGen",
+                .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The server application: configuration, wiring, lifecycle. The executable is thin over it.
+        .target(
+            name: "SkiffServerApp",
+            dependencies: [
+                "SkiffCore",
+                "SkiffServer",
+                "SkiffStandardServices",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "skiff-server",
+            dependencies: ["SkiffServerApp"],
+            swiftSettings: swiftSettings
+        ),
+        .plugin(
+            name: "GenerateCode",
+            capability: .command(
+                intent: .custom(verb: "generate-code", description: "Regenerate Swift code from Protos/"),
+                permissions: [.writeToPackageDirectory(reason: "Writes generated sources under Sources/")]
+            )
+        ),
+        .testTarget(
+            name: "SkiffCoreTests",
+            dependencies: ["SkiffCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SkiffWireTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SkiffServerTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffWire",
+                "SkiffServer",
+                "SkiffClient",
+                "SkiffStandardServices",
+                "SkiffServerApp",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SkiffCodeGenTests",
+            dependencies: [
+                "SkiffCodeGen",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,2 @@
+import PackagePlugin
+@main struct GenerateCode: CommandPlugin { func performCommand(context: PluginContext, arguments: [String]) async throws {} }
