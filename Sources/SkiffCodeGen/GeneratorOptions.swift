@@ -8,8 +8,12 @@ public import SwiftProtobufPluginLibrary
 /// - `FileNaming=FullPath|PathToUnderscores|DropPath` (default `FullPath`): how output files are named.
 /// - `ProtoPathModuleMappings=<path>`: a `swift_protobuf_module_mappings` text file, for message
 ///   types generated into other modules.
-/// - `UseAccessLevelOnImports=true|false` (default `true`): write `<Visibility> import` rather
-///   than a plain `import`.
+/// - `UseAccessLevelOnImports=true|false`: write `<Visibility> import SkiffCore` (and modules
+///   from `ProtoPathModuleMappings`) rather than a plain `import`. The default is `true` for
+///   `Public`, which is right whether or not the module enables `InternalImportsByDefault`, and
+///   `false` otherwise, since an `internal` or `package` import next to a plain `import` of the same
+///   module elsewhere in a Swift 6 module without that feature is an error. `SwiftProtobuf` is
+///   always imported plainly: the generated API does not expose it.
 /// - `Server=true|false`, `Client=true|false` (default `true`): whether to generate the service
 ///   protocol and its registration, and the typed client.
 public struct GeneratorOptions {
@@ -41,7 +45,8 @@ public struct GeneratorOptions {
 
     public var visibility: Visibility = .internal
     public var fileNaming: FileNaming = .fullPath
-    public var useAccessLevelOnImports = true
+    /// Whether imports carry the visibility; `nil` means `true` only for `Public`.
+    public var useAccessLevelOnImports: Bool? = nil
     public var generateServer = true
     public var generateClient = true
     public var moduleMappings = ProtoFileToModuleMappings()

@@ -1,1 +1,3 @@
-print("x")
+import SkiffServerApp
+
+await ServerCommand.start()

@@ -3,13 +3,15 @@ import SwiftProtobufPluginLibrary
 /// Swift spellings of proto names.
 enum Naming {
     /// Keywords that must be escaped with backticks to be used as a function name.
-    static let keywords: Set<String> = swiftKeywordsUsedInDeclarations
+    static let keywords: Set<String> =
+        swiftKeywordsUsedInDeclarations
         .union(swiftKeywordsUsedInStatements)
         .union(swiftKeywordsUsedInExpressionsAndTypes)
         .union(["async", "await", "consume", "copy", "discard", "each", "some", "any"])
 
     /// Names a generated type must not take: they would shadow what generated code relies on.
-    static let reservedTypeNames: Set<String> = keywords
+    static let reservedTypeNames: Set<String> =
+        keywords
         .union(swiftCommonTypes)
         .union(["Type", "Protocol", "Swift", "SwiftProtobuf", "SkiffCore", "Sendable", "Equatable", "Hashable"])
 

@@ -14,12 +14,17 @@ struct SourceWriter {
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) { self.line(String(line)) }
     }
 
-    /// Appends `header {`, the body indented one level, then `}`.
-    mutating func block(_ header: String, _ body: (inout SourceWriter) throws -> Void) rethrows {
-        line(header + " {")
+    /// Appends `header {`, the body indented one level, then `}` (or other brackets).
+    mutating func block(
+        _ header: String,
+        opening: String = "{",
+        closing: String = "}",
+        _ body: (inout SourceWriter) throws -> Void
+    ) rethrows {
+        line(opening.isEmpty ? header : header + " " + opening)
         indentation += 1
         try body(&self)
         indentation -= 1
-        line("}")
+        line(closing)
     }
 }

@@ -1,0 +1,229 @@
+import DequeModule
+import NIOCore
+import SkiffCore
+import SkiffWire
+import SwiftProtobuf
+import Synchronization
+
+/// One call on a server connection, as its handler sees it.
+///
+/// Thread-safety invariant (why `@unchecked Sendable` is sound): the `var`s below the
+/// "loop-confined" mark are read and written only on `eventLoop` (the connection handler's
+/// loop); everything the handler's task touches is either immutable, behind `shared`, or the
+/// thread-safe `inbound` queue. Operations that change loop state hop onto the loop.
+final class ServerStream: ServerCallStream, @unchecked Sendable {
+    enum Outbound {
+        case message(ByteBuffer)
+        case trailers(StatusCode, String, Metadata)
+    }
+
+    struct Shared {
+        var initialMetadata = Metadata()
+        var trailingMetadata = Metadata()
+        var headersSent = false
+        /// Response bytes handed to the loop and not yet on the wire.
+        var queuedBytes = 0
+        var writeWaiter: CheckedContinuation<Void, any Error>?
+        /// Set once the stream can take no more responses.
+        var closed = false
+        /// Request bytes taken by the handler and not yet credited back to the client.
+        var uncreditedBytes = 0
+    }
+
+    let id: UInt32
+    let eventLoop: any EventLoop
+    let connection: NIOLoopBound<ServerConnectionHandler>
+    let handler: RPCRouter.Handler
+    let highWater: Int
+    let peerMaxMessageSize: Int
+    let creditThreshold: Int
+    let inbound = AsyncQueue<ByteBuffer>()
+    let shared = Mutex(Shared())
+
+    // MARK: loop-confined
+    var clientClosed = false
+    var serverClosed = false
+    var handlerRunning = false
+    var handlerStarted = false
+    var task: Task<Void, Never>?
+    var messagesReceived = 0
+    var partial: ByteBuffer?
+    var recvWindow: Int
+    var sendWindow: Int
+    var outbound = Deque<Outbound>()
+    var isBlocked = false
+    var headersWritten = false
+    var deadlineTimer: Scheduled<Void>?
+    var context: ServerContext?
+    let startTime = ContinuousClock.now
+    var finalStatus: StatusCode?
+
+    init(
+        id: UInt32,
+        eventLoop: any EventLoop,
+        connection: NIOLoopBound<ServerConnectionHandler>,
+        handler: RPCRouter.Handler,
+        highWater: Int,
+        peerMaxMessageSize: Int,
+        recvWindow: Int,
+        sendWindow: Int
+    ) {
+        self.id = id
+        self.eventLoop = eventLoop
+        self.connection = connection
+        self.handler = handler
+        self.highWater = highWater
+        self.peerMaxMessageSize = peerMaxMessageSize
+        self.recvWindow = recvWindow
+        self.sendWindow = sendWindow
+        self.creditThreshold = max(1, recvWindow / 4)
+    }
+
+    private func onLoop(_ body: @escaping @Sendable (ServerConnectionHandler) -> Void) {
+        if eventLoop.inEventLoop {
+            body(connection.value)
+        } else {
+            let connection = self.connection
+            eventLoop.execute { body(connection.value) }
+        }
+    }
+
+    // MARK: ResponseMetadataSink
+
+    func setInitialMetadata(_ metadata: Metadata) {
+        shared.withLock { if !$0.headersSent { $0.initialMetadata = metadata } }
+    }
+
+    func addTrailingMetadata(_ metadata: Metadata) {
+        shared.withLock { $0.trailingMetadata.add(contentsOf: metadata) }
+    }
+
+    // MARK: ServerCallStream
+
+    func receive<M: Message>(_ type: M.Type) async throws -> M? {
+        guard let bytes = try await inbound.next() else { return nil }
+        if handler.descriptor.kind == .clientStreaming || handler.descriptor.kind == .bidirectionalStreaming {
+            let size = bytes.readableBytes
+            let credit: Int = shared.withLock { shared in
+                shared.uncreditedBytes += size
+                guard shared.uncreditedBytes >= creditThreshold else { return 0 }
+                defer { shared.uncreditedBytes = 0 }
+                return shared.uncreditedBytes
+            }
+            if credit > 0 { onLoop { [self] in $0.returnStreamCredit(self, credit) } }
+        }
+        do {
+            return try M(buffer: bytes)
+        } catch {
+            throw RPCError(
+                code: .invalidArgument,
+                message: "The request message does not decode as \(M.protoMessageName): \(error)"
+            )
+        }
+    }
+
+    private func serialize<M: Message>(_ message: M) throws -> ByteBuffer {
+        let buffer = try message.serializedBuffer()
+        guard buffer.readableBytes <= peerMaxMessageSize else {
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "The response message of \(buffer.readableBytes) bytes exceeds the client's "
+                    + "MAX_MESSAGE_SIZE of \(peerMaxMessageSize) bytes."
+            )
+        }
+        return buffer
+    }
+
+    /// Reserves room for `size` bytes; returns whether the writer must wait for the client.
+    private func reserve(_ size: Int) throws -> Bool {
+        try shared.withLock { shared in
+            guard !shared.closed else { throw CancellationError() }
+            shared.headersSent = true
+            shared.queuedBytes += size
+            return shared.queuedBytes > highWater
+        }
+    }
+
+    func send<M: Message>(_ message: M) async throws {
+        let buffer = try serialize(message)
+        let mustWait = try reserve(buffer.readableBytes)
+        onLoop { [self] in $0.enqueue(self, .message(buffer), flush: true) }
+        if mustWait { try await waitForRoom() }
+    }
+
+    func sendLast<M: Message>(_ message: M) async throws {
+        let buffer = try serialize(message)
+        _ = try reserve(buffer.readableBytes)
+        onLoop { [self] in
+            $0.enqueue(self, .message(buffer), flush: false)
+            $0.finish(self, .ok, "", [:])
+        }
+    }
+
+    func finish(_ status: StatusCode, message: String, metadata: Metadata) {
+        onLoop { [self] in $0.finish(self, status, message, metadata) }
+    }
+
+    private func waitForRoom() async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Next { case wait, resume, fail }
+                let next: Next = shared.withLock { shared in
+                    if shared.closed || Task.isCancelled { return .fail }
+                    if shared.queuedBytes <= highWater { return .resume }
+                    shared.writeWaiter = continuation
+                    return .wait
+                }
+                switch next {
+                case .wait: break
+                case .resume: continuation.resume()
+                case .fail: continuation.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            let waiter = shared.withLock { shared in
+                defer { shared.writeWaiter = nil }
+                return shared.writeWaiter
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    // MARK: called on the loop
+
+    /// Marks bytes as written to the wire, waking a waiting writer when there is room again.
+    func didWrite(_ size: Int) {
+        let waiter: CheckedContinuation<Void, any Error>? = shared.withLock { shared in
+            shared.queuedBytes -= size
+            guard shared.queuedBytes <= highWater else { return nil }
+            defer { shared.writeWaiter = nil }
+            return shared.writeWaiter
+        }
+        waiter?.resume()
+    }
+
+    /// Takes the response metadata for HEADERS (or for trailers-only responses).
+    func takeInitialMetadata() -> Metadata {
+        shared.withLock { shared in
+            shared.headersSent = true
+            return shared.initialMetadata
+        }
+    }
+
+    func takeTrailingMetadata() -> Metadata {
+        shared.withLock { $0.trailingMetadata }
+    }
+
+    /// Stops the stream taking responses: waiting writers and readers fail.
+    func close() {
+        let waiter: CheckedContinuation<Void, any Error>? = shared.withLock { shared in
+            shared.closed = true
+            defer { shared.writeWaiter = nil }
+            return shared.writeWaiter
+        }
+        waiter?.resume(throwing: CancellationError())
+        inbound.fail(CancellationError())
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
+    }
+}

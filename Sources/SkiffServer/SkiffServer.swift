@@ -1,0 +1,153 @@
+public import Logging
+public import NIOCore
+import NIOPosix
+import NIOSSL
+public import ServiceLifecycle
+public import SkiffCore
+import SkiffWire
+import Synchronization
+
+/// A Skiff server: listens on TCP (or TLS), speaks the Skiff protocol, and routes calls to
+/// registered services.
+///
+/// Run it as a swift-service-lifecycle `Service`: `run()` serves until graceful shutdown is
+/// triggered (SIGTERM/SIGINT through a `ServiceGroup`), then drains every connection — GOAWAY,
+/// PING, final GOAWAY, calls in flight finish within the grace period — and returns.
+///
+/// ```swift
+/// let server = SkiffServer(configuration: config, services: [MyService()], logger: logger)
+/// let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()
+/// ```
+public final class SkiffServer: Service, Sendable {
+    public let configuration: ServerConfiguration
+    public let router: RPCRouter
+    public let interceptors: [any ServerInterceptor]
+    public let logger: Logger
+    public let observer: ServerObserver
+    private let group: any EventLoopGroup
+
+    private struct State {
+        var listener: (any Channel)?
+        var connections: [ObjectIdentifier: (any Channel, NIOLoopBound<ServerConnectionHandler>)] = [:]
+        var shuttingDown = false
+    }
+    private let state = Mutex(State())
+    private let addressPromise: EventLoopPromise<SocketAddress>
+    private let accepted = Atomic<Int>(0)
+
+    public init(
+        configuration: ServerConfiguration,
+        services: [any RegistrableService],
+        interceptors: [any ServerInterceptor] = [],
+        logger: Logger = Logger(label: "skiff.server"),
+        observer: ServerObserver = ServerObserver(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
+        self.configuration = configuration
+        self.router = RPCRouter(services: services)
+        self.interceptors = interceptors
+        self.logger = logger
+        self.observer = observer
+        self.group = eventLoopGroup
+        self.addressPromise = eventLoopGroup.any().makePromise(of: SocketAddress.self)
+    }
+
+    /// The address the server listens on, once bound (waits for the bind).
+    public var listeningAddress: SocketAddress {
+        get async throws { try await addressPromise.futureResult.get() }
+    }
+
+    /// Serves until graceful shutdown or cancellation.
+    public func run() async throws {
+        try configuration.settings.validate()
+        let sslContext = try configuration.tls?.makeContext()
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture { try self.initialize(channel, sslContext: sslContext) }
+            }
+        let listener: any Channel
+        do {
+            listener = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+        } catch {
+            addressPromise.fail(error)
+            throw error
+        }
+        state.withLock { $0.listener = listener }
+        if let address = listener.localAddress {
+            addressPromise.succeed(address)
+            logger.info("listening", metadata: ["address": "\(address)", "tls": "\(configuration.tls != nil)"])
+        }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                try? await listener.closeFuture.get()
+            } onGracefulShutdown: {
+                self.beginGracefulShutdown()
+            }
+        } onCancel: {
+            self.closeEverything()
+        }
+        try await waitForConnectionsToClose()
+        logger.info("stopped")
+    }
+
+    private func initialize(_ channel: any Channel, sslContext: NIOSSLContext?) throws {
+        let count = accepted.wrappingAdd(1, ordering: .relaxed).newValue
+        channel.closeFuture.whenComplete { [self] _ in
+            accepted.wrappingSubtract(1, ordering: .relaxed)
+            _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
+        }
+        if count > configuration.maxConnections || state.withLock({ $0.shuttingDown }) {
+            logger.warning("refusing connection", metadata: ["reason": "connection limit or shutting down"])
+            channel.close(promise: nil)
+            return
+        }
+        let sync = channel.pipeline.syncOperations
+        if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
+        let handler = ServerConnectionHandler(
+            configuration: configuration,
+            router: router,
+            interceptors: interceptors,
+            logger: logger,
+            observer: observer,
+            eventLoop: channel.eventLoop
+        )
+        try sync.addHandler(handler)
+        let bound = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        state.withLock { $0.connections[ObjectIdentifier(channel)] = (channel, bound) }
+    }
+
+    /// Stops accepting, drains every connection and lets `run()` return once they are closed.
+    public func beginGracefulShutdown() {
+        let (listener, connections) = state.withLock { state in
+            state.shuttingDown = true
+            return (state.listener, Array(state.connections.values))
+        }
+        logger.info("draining", metadata: ["connections": "\(connections.count)"])
+        listener?.close(promise: nil)
+        for (channel, handler) in connections {
+            channel.eventLoop.execute { handler.value.beginDrain() }
+        }
+    }
+
+    private func closeEverything() {
+        let (listener, connections) = state.withLock { state in
+            state.shuttingDown = true
+            return (state.listener, Array(state.connections.values))
+        }
+        listener?.close(promise: nil)
+        for (channel, _) in connections { channel.close(promise: nil) }
+    }
+
+    private func waitForConnectionsToClose() async throws {
+        let limit = ContinuousClock.now.advanced(by: configuration.drainGracePeriod + .seconds(2))
+        while accepted.load(ordering: .relaxed) > 0 && ContinuousClock.now < limit {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        closeEverything()
+    }
+}

@@ -1,0 +1,53 @@
+public import ArgumentParser
+import Logging
+import Metrics
+import NIOCore
+import NIOPosix
+import Prometheus
+import ServiceLifecycle
+import UnixSignals
+import SkiffServer
+
+/// `skiff-server`: serves Skiff's services until SIGTERM or SIGINT, then drains.
+public struct ServerCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "skiff-server",
+        abstract: "Serve Skiff's services over the Skiff RPC protocol."
+    )
+
+    @OptionGroup public var options: ServerOptions
+
+    public init() {}
+
+    /// Parses the process arguments and runs; the executable's whole `main`.
+    public static func start() async { await main() }
+
+    public func run() async throws {
+        let level = Logger.Level(rawValue: options.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "skiff.server")
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+
+        let app = try Application(options: options, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let metricsPort = options.metricsPort {
+            services.append(
+                .init(service: MetricsHTTPServer(host: options.host, port: metricsPort, registry: registry, logger: logger))
+            )
+        }
+        services.append(.init(service: app.server))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services,
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+}

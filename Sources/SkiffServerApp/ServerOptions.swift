@@ -1,0 +1,93 @@
+public import ArgumentParser
+import SkiffServer
+import SkiffWire
+
+/// The server's command-line options.
+public struct ServerOptions: ParsableArguments, Sendable {
+    @Option(help: "The address to listen on.")
+    public var host: String = "127.0.0.1"
+
+    @Option(help: "The port to listen on (0 picks a free port; the bound port is logged).")
+    public var port: Int = 7700
+
+    @Flag(help: "Serve the conformance service skiff.testing.v1.TestService.")
+    public var enableTestService = false
+
+    @Option(help: "PEM certificate chain for TLS (with --tls-key).")
+    public var tlsCert: String?
+
+    @Option(help: "PEM private key for TLS (with --tls-cert).")
+    public var tlsKey: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    public var logLevel: String = "info"
+
+    @Option(help: "Serve Prometheus metrics over HTTP on this port (127.0.0.1 by default host).")
+    public var metricsPort: Int?
+
+    @Option(help: "Most connections open at once.")
+    public var maxConnections: Int = 10_000
+
+    @Option(help: "Most concurrent streams per connection.")
+    public var maxConcurrentStreams: UInt32 = 1_000
+
+    @Option(help: "Largest frame payload accepted, in bytes (16384…16777216).")
+    public var maxFrameSize: UInt32 = 65_536
+
+    @Option(help: "Largest request message accepted, in bytes.")
+    public var maxMessageSize: UInt32 = 4 * 1024 * 1024
+
+    @Option(help: "Largest request metadata block accepted, in bytes.")
+    public var maxHeaderListSize: UInt32 = 8_192
+
+    @Option(help: "Seconds a new connection has to send its preface and SETTINGS.")
+    public var prefaceTimeout: Double = 5
+
+    @Option(help: "Seconds any one frame may take to arrive.")
+    public var frameTimeout: Double = 10
+
+    @Option(help: "Seconds an idle connection is kept.")
+    public var idleTimeout: Double = 300
+
+    @Option(help: "Seconds a graceful drain waits for calls in flight.")
+    public var drainGracePeriod: Double = 10
+
+    @Option(help: "Milliseconds: the shortest PING interval tolerated while no call is open.")
+    public var keepaliveMinInterval: UInt32 = 300_000
+
+    public init() {}
+
+    public mutating func validate() throws {
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together.")
+        }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535.") }
+        do {
+            try configuration().settings.validate()
+        } catch {
+            throw ValidationError("Invalid limits: \(error.reason).")
+        }
+    }
+
+    /// The server configuration these options describe.
+    public func configuration() throws(ProtocolViolation) -> ServerConfiguration {
+        var config = ServerConfiguration()
+        config.host = host
+        config.port = port
+        config.maxConnections = maxConnections
+        config.settings.maxConcurrentStreams = maxConcurrentStreams
+        config.settings.maxFrameSize = maxFrameSize
+        config.settings.maxMessageSize = maxMessageSize
+        config.settings.maxHeaderListSize = maxHeaderListSize
+        config.settings.keepaliveMinIntervalMS = keepaliveMinInterval
+        if config.settings.initialStreamWindow < maxMessageSize {
+            config.settings.initialStreamWindow = maxMessageSize
+        }
+        config.prefaceTimeout = .milliseconds(Int64(prefaceTimeout * 1000))
+        config.frameTimeout = .milliseconds(Int64(frameTimeout * 1000))
+        config.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        config.drainGracePeriod = .milliseconds(Int64(drainGracePeriod * 1000))
+        try config.settings.validate()
+        return config
+    }
+}
