@@ -130,6 +130,22 @@ let package = Package(
             dependencies: ["SkiffServerApp"],
             swiftSettings: swiftSettings
         ),
+        // A quick benchmark for development; the full load harness is skiff-load.
+        .executableTarget(
+            name: "skiff-bench",
+            dependencies: [
+                "SkiffCore",
+                "SkiffClient",
+                "SkiffServer",
+                "SkiffStandardServices",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .plugin(
             name: "GenerateCode",
             capability: .command(

@@ -48,7 +48,6 @@ struct MetadataTests {
         var good = Metadata()
         good.add("authorization", "Bearer t")
         good.add("trace-bin", binary: [0, 0xff, 0x0a])
-        good.add("weird-bin", "\u{1}\u{2}")  // a -bin key may carry any bytes
         #expect(good.validationFailure() == nil)
 
         var badKey = good
@@ -75,6 +74,20 @@ struct MetadataTests {
         let frame = try #require(try decodeFrames(Array(wire.readableBytesView)).first)
         #expect(try FramePayload.headers(frame).metadata.invalidEntry != nil, "the receiver rejects it")
         #expect(metadata.validationFailure() != nil, "so the sender's check should too")
+    }
+
+    /// The wire, the contract and FramePayload decide "binary or text" by the key's `-bin` suffix;
+    /// validationFailure() decides by the Value case, so it refuses a `.string` under a `-bin` key
+    /// ("use a -bin key for binary values") although a peer accepts those bytes.
+    @Test("validationFailure accepts any bytes under a -bin key, whatever the Value case")
+    func validationFailureStringUnderBinKey() throws {
+        var metadata = Metadata()
+        metadata.add("weird-bin", "\u{1}\u{2}")
+        var wire = ByteBuffer()
+        wire.writeHeaders(streamID: 1, metadata: metadata)
+        let frame = try #require(try decodeFrames(Array(wire.readableBytesView)).first)
+        #expect(try FramePayload.headers(frame).metadata.invalidEntry == nil, "the receiver accepts it")
+        #expect(metadata.validationFailure() == nil, "so the sender's check should too")
     }
 
     @Test("printable bytes under a text key are fine in either Value case")
