@@ -21,13 +21,19 @@ public enum GRPCTimeout {
         }
     }
 
-    /// Formats a duration in the coarsest unit that keeps it within 8 digits, rounding up so a
-    /// deadline is never shortened by the encoding. Negative durations encode as `0n`.
+    /// Formats a duration in the finest unit that keeps it within 8 digits, rounding up so a
+    /// deadline is never shortened by the encoding. Negative durations encode as `0n`; durations
+    /// beyond the format's range saturate at `99999999H`.
     public static func format(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return "0n" }
         let nanos = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let totalNanos = nanos.overflow ? Int64.max : nanos.partialValue &+ (attoseconds + 999_999_999) / 1_000_000_000
+        let fraction = (attoseconds + 999_999_999) / 1_000_000_000
+        let sum = nanos.partialValue.addingReportingOverflow(fraction)
+        guard !nanos.overflow, !sum.overflow, sum.partialValue <= Int64.max - 3_600_000_000_000 else {
+            return "99999999H"
+        }
+        let totalNanos = sum.partialValue
         let units: [(Int64, Character)] = [
             (1, "n"), (1_000, "u"), (1_000_000, "m"), (1_000_000_000, "S"), (60_000_000_000, "M"),
             (3_600_000_000_000, "H"),

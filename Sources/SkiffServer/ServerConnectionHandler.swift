@@ -246,15 +246,15 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             try countReset()
             if let stream = streams[frame.streamID] { cancelStream(stream) }
         case .windowUpdate:
+            // Frames for ended streams are ignored, malformed or not.
+            guard let stream = streams[frame.streamID], !stream.serverClosed else { return }
             let increment = try FramePayload.windowUpdate(frame)
-            if let stream = streams[frame.streamID], !stream.serverClosed {
-                stream.sendWindow += Int(increment)
-                guard stream.sendWindow <= Int(Int32.max) else {
-                    throw ProtocolViolation("stream \(stream.id) window exceeds 2^31-1")
-                }
-                pump(stream)
-                scheduleFlush()
+            stream.sendWindow += Int(increment)
+            guard stream.sendWindow <= Int(Int32.max) else {
+                throw ProtocolViolation("stream \(stream.id) window exceeds 2^31-1")
             }
+            pump(stream)
+            scheduleFlush()
         default:
             return
         }

@@ -58,16 +58,19 @@ extension ByteBuffer {
     /// Appends a TRAILERS frame.
     public mutating func writeTrailers(streamID: UInt32, status: StatusCode, message: String, metadata: Metadata) {
         // The status message is limited by its u16 length: cut it at a character boundary.
-        var text = Substring(message)
-        while text.utf8.count > Int(UInt16.max) { text = text.dropLast() }
-        let textLength = text.utf8.count
+        var text = Array(message.utf8)
+        if text.count > Int(UInt16.max) {
+            var end = Int(UInt16.max)
+            while end > 0 && text[end] & 0xC0 == 0x80 { end -= 1 }
+            text.removeSubrange(end...)
+        }
         writeFrameHeader(
-            length: 6 + textLength + metadata.encodedSize,
+            length: 6 + text.count + metadata.encodedSize,
             type: .trailers,
             streamID: streamID
         )
-        writeMultipleIntegers(status.rawValue, UInt16(textLength))
-        writeSubstring(text)
+        writeMultipleIntegers(status.rawValue, UInt16(text.count))
+        writeBytes(text)
         writeMetadataBlock(metadata)
     }
 
@@ -145,15 +148,24 @@ extension Metadata {
         return size
     }
 
-    /// Checks that every key and value may be sent.
+    /// Checks that every key and value may be sent: keys lowercase `[0-9a-z_.-]` and shorter than
+    /// 64 KiB, values under keys that do not end in `-bin` printable ASCII, at most 65,535 entries.
     ///
     /// - Returns: a message naming the first bad entry, or `nil` when all are valid.
     public func validationFailure() -> String? {
+        guard count <= Int(UInt16.max) else { return "metadata has \(count) entries; at most 65535 fit a block" }
         for entry in self {
-            guard Metadata.isValidKey(entry.key.utf8) else {
-                return "metadata key \"\(entry.key)\" is not lowercase [0-9a-z_.-]"
+            let key = entry.key.utf8
+            guard Metadata.isValidKey(key), key.count <= Int(UInt16.max) else {
+                return "metadata key \"\(entry.key)\" is not lowercase [0-9a-z_.-] (or is 64 KiB or longer)"
             }
-            if case .string(let s) = entry.value, !Metadata.isValidTextValue(s.utf8) {
+            guard !Metadata.isBinaryKey(key) else { continue }
+            let printable: Bool
+            switch entry.value {
+            case .string(let s): printable = Metadata.isValidTextValue(s.utf8)
+            case .binary(let b): printable = Metadata.isValidTextValue(b)
+            }
+            guard printable else {
                 return "metadata value for \"\(entry.key)\" is not printable ASCII; use a -bin key for binary values"
             }
         }
