@@ -99,15 +99,17 @@ struct RuntimeTests {
         let probe = ProbeService()
         try await withTestServer(services: [probe]) { _, port in
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                try await connection.connect()
                 let error = await #expect(throws: RPCError.self) {
                     _ = try await connection.unary(
                         ProbeService.wait,
                         request: Skiff_Testing_V1_Empty(),
-                        options: CallOptions(timeout: .milliseconds(100)),
+                        options: CallOptions(timeout: .milliseconds(300)),
                         responseType: Skiff_Testing_V1_Empty.self
                     )
                 }
                 #expect(error?.code == .deadlineExceeded)
+                #expect(probe.started.load(ordering: .relaxed) == 1)
                 try await withTimeout(.seconds(5)) {
                     while probe.cancellations.load(ordering: .relaxed) == 0 {
                         try await Task.sleep(for: .milliseconds(5))

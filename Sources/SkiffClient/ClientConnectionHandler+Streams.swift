@@ -1,0 +1,328 @@
+import DequeModule
+import NIOCore
+import SkiffCore
+import SkiffWire
+
+extension ClientConnectionHandler {
+    // MARK: Opening streams
+
+    /// Takes a call routed to this connection: opens its stream now, or queues it until the
+    /// connection is up or a stream slot frees.
+    func enqueue(_ stream: ClientStream) {
+        guard !stream.finished else { return }
+        switch phase {
+        case .closed:
+            stream.fail(RPCError(code: .unavailable, message: "The connection was closed."))
+        case .connecting:
+            queue(stream)
+        case .active:
+            if goingAway || closeInitiated {
+                stream.detach()
+                manager.route(stream)
+            } else if waiting.isEmpty, canOpenStream {
+                open(stream)
+            } else {
+                queue(stream)
+            }
+        }
+    }
+
+    private var canOpenStream: Bool {
+        guard let limit = remote.maxConcurrentStreams else { return true }
+        return streams.count < Int(limit)
+    }
+
+    private func queue(_ stream: ClientStream) {
+        guard waiting.count < configuration.maxQueuedCalls else {
+            stream.fail(
+                RPCError(code: .resourceExhausted, message: "Too many calls are waiting for a stream on this connection.")
+            )
+            return
+        }
+        stream.handler = self
+        waiting.append(stream)
+    }
+
+    /// Opens queued calls while stream slots are free.
+    func startWaiting() {
+        while phase == .active, !goingAway, canOpenStream, let stream = waiting.popFirst() {
+            if stream.finished { continue }
+            open(stream)
+        }
+    }
+
+    /// Sends a call's HEADERS and whatever of its request is ready.
+    private func open(_ stream: ClientStream) {
+        func reject(_ code: StatusCode, _ message: String) {
+            stream.detach()
+            stream.fail(RPCError(code: code, message: message))
+        }
+        guard let metadata = stream.headerMetadata() else {
+            return reject(.deadlineExceeded, "The deadline passed before the call could start.")
+        }
+        let size = metadata.encodedSize
+        guard size <= Int(remote.maxHeaderListSize) else {
+            return reject(
+                .resourceExhausted,
+                "The request metadata (\(size) bytes) exceeds the server's MAX_HEADER_LIST_SIZE of \(remote.maxHeaderListSize) bytes."
+            )
+        }
+        guard 2 + stream.path.utf8.count + size <= Int(remote.maxFrameSize) else {
+            return reject(.resourceExhausted, "The request HEADERS frame exceeds the server's MAX_FRAME_SIZE.")
+        }
+        for message in stream.unsent where message.bytes.readableBytes > Int(remote.maxMessageSize) {
+            return reject(
+                .resourceExhausted,
+                "The request message (\(message.bytes.readableBytes) bytes) exceeds the server's MAX_MESSAGE_SIZE of \(remote.maxMessageSize) bytes."
+            )
+        }
+        guard nextStreamID <= UInt32(Int32.max) else {
+            // Stream ids are used up: this connection takes no more; the call goes to a new one.
+            stream.detach()
+            stopAcceptingStreams()
+            manager.route(stream)
+            closeIfIdle()
+            return
+        }
+        let id = nextStreamID
+        nextStreamID += 2
+        highestOpened = id
+        stream.handler = self
+        stream.streamID = id
+        stream.isOpen = true
+        stream.sendWindow = Int(remote.initialStreamWindow)
+        stream.recvWindow = Int(local.initialStreamWindow)
+        stream.attempts += 1
+        streams[id] = stream
+        while let message = stream.unsent.popFirst() {
+            stream.retain(message.bytes)
+            stream.pending.append(message)
+        }
+        stream.pendingEnd = stream.requestsEnded
+        let endOnHeaders = stream.pending.isEmpty && stream.pendingEnd
+        outbound.writeHeaders(streamID: id, path: stream.path, metadata: metadata, flags: endOnHeaders ? .endStream : [])
+        if endOnHeaders { stream.localClosed = true }
+        sendPending(stream)
+        scheduleFlush()
+    }
+
+    // MARK: Request side
+
+    /// A request message of an open stream.
+    func enqueueMessage(_ message: OutboundMessage, on stream: ClientStream) {
+        guard !stream.localClosed else {
+            if message.gated { stream.gate?.release(message.bytes.readableBytes) }
+            return
+        }
+        let size = message.bytes.readableBytes
+        guard size <= Int(remote.maxMessageSize) else {
+            if message.gated { stream.gate?.release(size) }
+            resetStream(
+                stream,
+                code: .cancelled,
+                error: RPCError(
+                    code: .resourceExhausted,
+                    message: "The request message (\(size) bytes) exceeds the server's MAX_MESSAGE_SIZE of \(remote.maxMessageSize) bytes."
+                )
+            )
+            return
+        }
+        stream.retain(message.bytes)
+        stream.pending.append(message)
+        sendPending(stream)
+    }
+
+    /// The request side of an open stream ended.
+    func endRequests(on stream: ClientStream) {
+        stream.pendingEnd = true
+        sendPending(stream)
+    }
+
+    /// Sends as much of a stream's queued request as the windows allow, in fragments no larger
+    /// than the server's MAX_FRAME_SIZE; ends the request side when everything is out.
+    func sendPending(_ stream: ClientStream) {
+        guard stream.isOpen, !stream.localClosed else { return }
+        while !stream.pending.isEmpty {
+            let remaining = stream.pending[0].bytes.readableBytes
+            let chunk =
+                remaining == 0 ? 0 : min(remaining, Int(remote.maxFrameSize), stream.sendWindow, connSendWindow)
+            if remaining > 0, chunk <= 0 {
+                if connSendWindow <= 0, stream.sendWindow > 0, !stream.blockedOnConnection {
+                    stream.blockedOnConnection = true
+                    connBlocked.append(stream)
+                }
+                break
+            }
+            let gated = stream.pending[0].gated
+            let payload = stream.pending[0].bytes.readSlice(length: chunk)!
+            var flags: FrameFlags = []
+            if chunk < remaining {
+                flags = .more
+            } else {
+                stream.pending.removeFirst()
+                if stream.pending.isEmpty, stream.pendingEnd {
+                    flags = .endStream
+                    stream.localClosed = true
+                }
+            }
+            stream.sendWindow -= chunk
+            connSendWindow -= chunk
+            writeMessageFrame(streamID: stream.streamID, flags: flags, payload: payload)
+            if gated, chunk > 0 { stream.gate?.release(chunk) }
+        }
+        if stream.pending.isEmpty, stream.pendingEnd, !stream.localClosed {
+            outbound.writeHalfClose(streamID: stream.streamID)
+            stream.localClosed = true
+        }
+        scheduleFlush()
+    }
+
+    /// Connection window opened: streams waiting for it send, in the order they blocked.
+    func resumeBlockedStreams() {
+        while connSendWindow > 0, let stream = connBlocked.popFirst() {
+            stream.blockedOnConnection = false
+            if stream.handler === self, stream.isOpen { sendPending(stream) }
+        }
+    }
+
+    // MARK: Response side
+
+    func receiveHeaders(_ frame: Frame, on stream: ClientStream) throws(ProtocolViolation) {
+        let (_, decoded) = try FramePayload.headers(frame)
+        stream.markAccepted()
+        guard stream.responseHeaders == nil else {
+            return resetStream(
+                stream,
+                code: .cancelled,
+                error: RPCError(code: .internal, message: "The server sent a second HEADERS frame.")
+            )
+        }
+        if let failure = checkMetadata(decoded) { return resetStream(stream, code: failure.code, error: failure) }
+        stream.responseHeaders = decoded.metadata
+        stream.responses?.push(.headers(decoded.metadata))
+    }
+
+    func receiveMessage(_ frame: Frame, on stream: ClientStream) throws(ProtocolViolation) {
+        let count = frame.payload.readableBytes
+        stream.recvWindow -= count
+        guard stream.recvWindow >= 0 else { throw ProtocolViolation("stream \(stream.streamID) window overrun") }
+        stream.markAccepted()
+        func reject(_ code: StatusCode, _ error: RPCError) { resetStream(stream, code: code, error: error) }
+        guard stream.responseHeaders != nil else {
+            return reject(.cancelled, RPCError(code: .internal, message: "The server sent a message before HEADERS."))
+        }
+        let more = frame.flags.contains(.more)
+        let tooLarge = RPCError(
+            code: .resourceExhausted,
+            message: "The response message exceeds the client's MAX_MESSAGE_SIZE of \(maxMessageSize) bytes."
+        )
+        var complete: ByteBuffer
+        if var partial = stream.reassembly {
+            stream.reassembly = nil
+            guard partial.readableBytes + count <= maxMessageSize else { return reject(.resourceExhausted, tooLarge) }
+            var payload = frame.payload
+            partial.writeBuffer(&payload)
+            guard !more else {
+                stream.reassembly = partial
+                return
+            }
+            complete = partial
+        } else {
+            guard !frame.flags.contains(.compressed) else {
+                return reject(
+                    .cancelled,
+                    RPCError(code: .internal, message: "The server sent a compressed message; no compression was negotiated.")
+                )
+            }
+            guard count <= maxMessageSize else { return reject(.resourceExhausted, tooLarge) }
+            complete = frame.payload
+            guard !more else {
+                var buffer = context?.channel.allocator.buffer(capacity: count * 2) ?? ByteBuffer()
+                buffer.writeBuffer(&complete)
+                stream.reassembly = buffer
+                return
+            }
+        }
+        if stream.isUnary {
+            guard stream.responseMessage == nil else {
+                return reject(
+                    .cancelled,
+                    RPCError(code: .internal, message: "The server sent more than one response message.")
+                )
+            }
+            stream.responseMessage = complete
+        } else {
+            stream.responses?.push(.message(complete))
+        }
+    }
+
+    func receiveTrailers(_ frame: Frame, on stream: ClientStream) throws(ProtocolViolation) {
+        let (status, message, decoded) = try FramePayload.trailers(frame)
+        let partial = stream.reassembly != nil
+        removeStream(stream)
+        defer { streamEnded() }
+        if let failure = checkMetadata(decoded) { return stream.fail(failure) }
+        guard !partial else {
+            return stream.fail(RPCError(code: .internal, message: "The response ended in the middle of a message."))
+        }
+        stream.complete(status: status, message: message, trailers: decoded.metadata)
+    }
+
+    func receiveReset(_ frame: Frame, on stream: ClientStream) throws(ProtocolViolation) {
+        let (status, reason) = try FramePayload.rstStream(frame)
+        removeStream(stream)
+        defer { streamEnded() }
+        if frame.flags.contains(.refused) {
+            stream.retryUnprocessed(
+                reason: "The server refused the stream (\(status))\(reason.isEmpty ? "" : ": \(reason)")."
+            )
+        } else {
+            stream.fail(RPCError(code: status, message: reason.isEmpty ? "The server reset the stream (\(status))." : reason))
+        }
+    }
+
+    /// A metadata block we cannot take: over our MAX_HEADER_LIST_SIZE, or with a bad entry.
+    private func checkMetadata(_ decoded: DecodedMetadata) -> RPCError? {
+        if decoded.encodedSize > maxHeaderListSize {
+            return RPCError(
+                code: .resourceExhausted,
+                message: "The response metadata (\(decoded.encodedSize) bytes) exceeds the client's MAX_HEADER_LIST_SIZE of \(maxHeaderListSize) bytes."
+            )
+        }
+        if let invalid = decoded.invalidEntry {
+            return RPCError(code: .internal, message: "The server sent invalid metadata: \(invalid).")
+        }
+        return nil
+    }
+
+    // MARK: Ending streams
+
+    /// Resets an open stream (RST_STREAM with `code`) and fails its call with `error`.
+    func resetStream(_ stream: ClientStream, code: StatusCode, error: RPCError) {
+        guard stream.isOpen, stream.handler === self else { return stream.fail(error) }
+        outbound.writeRSTStream(streamID: stream.streamID, status: code)
+        scheduleFlush()
+        removeStream(stream)
+        stream.fail(error)
+        streamEnded()
+    }
+
+    /// The application took a whole message of a streaming response: return its stream credit.
+    func returnStreamCredit(_ count: Int, on stream: ClientStream) {
+        guard phase == .active, stream.isOpen, count > 0 else { return }
+        stream.recvWindow += count
+        outbound.writeWindowUpdate(streamID: stream.streamID, increment: UInt32(min(count, Int(Int32.max))))
+        scheduleFlush()
+    }
+
+    private func removeStream(_ stream: ClientStream) {
+        streams.removeValue(forKey: stream.streamID)
+        stream.detach()
+    }
+
+    /// A stream slot freed: open queued calls, or close if draining and idle.
+    private func streamEnded() {
+        startWaiting()
+        closeIfIdle()
+    }
+}
