@@ -1,8 +1,8 @@
 public import NIOCore
 public import NIOPosix
 public import SkiffCore
-public import SwiftProtobuf
 import SkiffWire
+public import SwiftProtobuf
 
 /// A Skiff client connection: many concurrent calls multiplexed over one TCP (or TLS) connection.
 ///
@@ -129,7 +129,10 @@ public final class ClientConnection: ClientTransport, Sendable {
         do {
             message = try Response(buffer: result.message)
         } catch {
-            throw RPCError(code: .internal, message: "Could not decode the response as \(Response.protoMessageName): \(error)")
+            throw RPCError(
+                code: .internal,
+                message: "Could not decode the response as \(Response.protoMessageName): \(error)"
+            )
         }
         return ClientResponse(message: message, metadata: result.headers, trailingMetadata: result.trailers)
     }

@@ -35,7 +35,10 @@ extension ClientConnectionHandler {
     private func queue(_ stream: ClientStream) {
         guard waiting.count < configuration.maxQueuedCalls else {
             stream.fail(
-                RPCError(code: .resourceExhausted, message: "Too many calls are waiting for a stream on this connection.")
+                RPCError(
+                    code: .resourceExhausted,
+                    message: "Too many calls are waiting for a stream on this connection."
+                )
             )
             return
         }
@@ -100,7 +103,12 @@ extension ClientConnectionHandler {
         }
         stream.pendingEnd = stream.requestsEnded
         let endOnHeaders = stream.pending.isEmpty && stream.pendingEnd
-        outbound.writeHeaders(streamID: id, path: stream.path, metadata: metadata, flags: endOnHeaders ? .endStream : [])
+        outbound.writeHeaders(
+            streamID: id,
+            path: stream.path,
+            metadata: metadata,
+            flags: endOnHeaders ? .endStream : []
+        )
         if endOnHeaders { stream.localClosed = true }
         sendPending(stream)
         scheduleFlush()
@@ -122,7 +130,8 @@ extension ClientConnectionHandler {
                 code: .cancelled,
                 error: RPCError(
                     code: .resourceExhausted,
-                    message: "The request message (\(size) bytes) exceeds the server's MAX_MESSAGE_SIZE of \(remote.maxMessageSize) bytes."
+                    message:
+                        "The request message (\(size) bytes) exceeds the server's MAX_MESSAGE_SIZE of \(remote.maxMessageSize) bytes."
                 )
             )
             return
@@ -231,7 +240,10 @@ extension ClientConnectionHandler {
             guard !frame.flags.contains(.compressed) else {
                 return reject(
                     .cancelled,
-                    RPCError(code: .internal, message: "The server sent a compressed message; no compression was negotiated.")
+                    RPCError(
+                        code: .internal,
+                        message: "The server sent a compressed message; no compression was negotiated."
+                    )
                 )
             }
             guard count <= maxMessageSize else { return reject(.resourceExhausted, tooLarge) }
@@ -277,7 +289,9 @@ extension ClientConnectionHandler {
                 reason: "The server refused the stream (\(status))\(reason.isEmpty ? "" : ": \(reason)")."
             )
         } else {
-            stream.fail(RPCError(code: status, message: reason.isEmpty ? "The server reset the stream (\(status))." : reason))
+            stream.fail(
+                RPCError(code: status, message: reason.isEmpty ? "The server reset the stream (\(status))." : reason)
+            )
         }
     }
 
@@ -286,7 +300,8 @@ extension ClientConnectionHandler {
         if decoded.encodedSize > maxHeaderListSize {
             return RPCError(
                 code: .resourceExhausted,
-                message: "The response metadata (\(decoded.encodedSize) bytes) exceeds the client's MAX_HEADER_LIST_SIZE of \(maxHeaderListSize) bytes."
+                message:
+                    "The response metadata (\(decoded.encodedSize) bytes) exceeds the client's MAX_HEADER_LIST_SIZE of \(maxHeaderListSize) bytes."
             )
         }
         if let invalid = decoded.invalidEntry {

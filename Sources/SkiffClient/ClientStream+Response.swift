@@ -1,8 +1,8 @@
-import Synchronization
 import NIOCore
 import SkiffCore
 import SkiffWire
 import SwiftProtobuf
+import Synchronization
 
 extension ClientStream {
     /// Task side: waits for the response HEADERS (or a trailers-only response) and builds what

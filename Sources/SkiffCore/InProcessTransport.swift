@@ -32,7 +32,11 @@ public struct InProcessTransport: ClientTransport {
         return handler
     }
 
-    private func makeContext(_ method: MethodDescriptor, _ options: CallOptions, _ call: InProcessServerCall)
+    private func makeContext(
+        _ method: MethodDescriptor,
+        _ options: CallOptions,
+        _ call: InProcessServerCall
+    )
         -> ServerContext
     {
         var metadata = options.metadata

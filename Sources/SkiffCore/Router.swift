@@ -46,7 +46,9 @@ public struct RPCRouter: Sendable {
         serviceOrder.map { name in
             ServiceDescriptor(
                 name: name,
-                methods: handlers.values.map(\.descriptor).filter { $0.service == name }.sorted { $0.method < $1.method }
+                methods: handlers.values.map(\.descriptor).filter { $0.service == name }.sorted {
+                    $0.method < $1.method
+                }
             )
         }
     }
@@ -108,7 +110,8 @@ public struct RPCRouter: Sendable {
         _ descriptor: MethodDescriptor,
         request: Request.Type,
         response: Response.Type,
-        handler: @escaping @Sendable (RPCAsyncSequence<Request>, RPCWriter<Response>, ServerContext) async throws -> Void
+        handler:
+            @escaping @Sendable (RPCAsyncSequence<Request>, RPCWriter<Response>, ServerContext) async throws -> Void
     ) {
         register(
             Handler(descriptor: descriptor) { call, context in

@@ -89,7 +89,8 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     private var ours: ConnectionSettings { configuration.settings }
 
     private func effective<T: Comparable>(_ value: KeyPath<ConnectionSettings, T>) -> T {
-        ourSettingsAcked ? ours[keyPath: value] : max(ours[keyPath: value], ConnectionSettings.protocolDefaults[keyPath: value])
+        ourSettingsAcked
+            ? ours[keyPath: value] : max(ours[keyPath: value], ConnectionSettings.protocolDefaults[keyPath: value])
     }
 
     // MARK: Channel events
@@ -113,7 +114,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         outbound.writePreface()
         outbound.writeSettings(ours.encodedPairs)
         flushNow()
-        prefaceTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(configuration.prefaceTimeout.nanoseconds)) {
+        prefaceTimer = context.eventLoop.assumeIsolated().scheduleTask(
+            in: .nanoseconds(configuration.prefaceTimeout.nanoseconds)
+        ) {
             [self] in
             logger.debug("preface timeout", metadata: ["peer": "\(peer)"])
             self.context.close(promise: nil)
@@ -404,7 +407,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         streams[id] = stream
         observer.streamOpened()
         if let timeout {
-            stream.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+            stream.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(
+                in: .nanoseconds(timeout.nanoseconds)
+            ) {
                 [self] in
                 deadlinePassed(stream)
             }
@@ -519,7 +524,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         if let hidden {
             logger.error(
                 "handler failed",
-                metadata: ["method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)", "error": "\(hidden)"]
+                metadata: [
+                    "method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)", "error": "\(hidden)",
+                ]
             )
         }
         if !stream.serverClosed {
@@ -614,7 +621,12 @@ final class ServerConnectionHandler: ChannelInboundHandler {
                 metadata.add(contentsOf: extra)
                 if let problem = metadata.validationFailure() {
                     logger.error("invalid response metadata", metadata: ["problem": "\(problem)"])
-                    outbound.writeTrailers(streamID: stream.id, status: .internal, message: "Internal server error.", metadata: [:])
+                    outbound.writeTrailers(
+                        streamID: stream.id,
+                        status: .internal,
+                        message: "Internal server error.",
+                        metadata: [:]
+                    )
                 } else {
                     outbound.writeTrailers(streamID: stream.id, status: status, message: message, metadata: metadata)
                 }
@@ -701,7 +713,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
 
     private func armIdleTimer() {
         guard streams.isEmpty, idleTimer == nil, !closing else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(configuration.idleTimeout.nanoseconds)) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(
+            in: .nanoseconds(configuration.idleTimeout.nanoseconds)
+        ) {
             [self] in
             idleTimer = nil
             if streams.isEmpty { beginDrain() }
@@ -715,7 +729,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         outbound.writeGoAway(lastStreamID: 0x7FFF_FFFF, status: .ok, debug: "server draining")
         outbound.writePing(Self.drainPingData, ack: false)
         flushNow()
-        graceTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(configuration.drainGracePeriod.nanoseconds)) {
+        graceTimer = context.eventLoop.assumeIsolated().scheduleTask(
+            in: .nanoseconds(configuration.drainGracePeriod.nanoseconds)
+        ) {
             [self] in
             graceExpired()
         }

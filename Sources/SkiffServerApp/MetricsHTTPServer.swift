@@ -59,7 +59,9 @@ private final class MetricsHTTPHandler: ChannelInboundHandler {
             headers.add(name: "content-type", value: "text/plain; version=0.0.4")
             headers.add(name: "content-length", value: "\(body.readableBytes)")
             context.write(
-                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))),
+                wrapOutboundOut(
+                    .head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))
+                ),
                 promise: nil
             )
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)

@@ -5,8 +5,8 @@ import NIOCore
 import NIOPosix
 import Prometheus
 import ServiceLifecycle
-import UnixSignals
 import SkiffServer
+import UnixSignals
 
 /// `skiff-server`: serves Skiff's services until SIGTERM or SIGINT, then drains.
 public struct ServerCommand: AsyncParsableCommand {
@@ -37,7 +37,14 @@ public struct ServerCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let metricsPort = options.metricsPort {
             services.append(
-                .init(service: MetricsHTTPServer(host: options.host, port: metricsPort, registry: registry, logger: logger))
+                .init(
+                    service: MetricsHTTPServer(
+                        host: options.host,
+                        port: metricsPort,
+                        registry: registry,
+                        logger: logger
+                    )
+                )
             )
         }
         services.append(.init(service: app.server))

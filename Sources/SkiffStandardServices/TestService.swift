@@ -1,5 +1,5 @@
-public import SkiffCore
 import Foundation
+public import SkiffCore
 import SwiftProtobuf
 
 /// The conformance service of the wire contract (`skiff.testing.v1.TestService`), which

@@ -75,7 +75,12 @@ extension ByteBuffer {
     }
 
     /// Appends a RST_STREAM frame.
-    public mutating func writeRSTStream(streamID: UInt32, status: StatusCode, reason: String = "", refused: Bool = false) {
+    public mutating func writeRSTStream(
+        streamID: UInt32,
+        status: StatusCode,
+        reason: String = "",
+        refused: Bool = false
+    ) {
         writeFrameHeader(
             length: 4 + reason.utf8.count,
             type: .rstStream,

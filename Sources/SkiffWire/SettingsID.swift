@@ -65,7 +65,9 @@ public struct ConnectionSettings: Sendable, Hashable {
                 }
                 s.maxFrameSize = value
             case .initialStreamWindow:
-                guard value <= Int32.max else { throw ProtocolViolation("INITIAL_STREAM_WINDOW \(value) exceeds 2^31-1") }
+                guard value <= Int32.max else {
+                    throw ProtocolViolation("INITIAL_STREAM_WINDOW \(value) exceeds 2^31-1")
+                }
                 s.initialStreamWindow = value
             case .initialConnectionWindow:
                 guard value >= 1, value <= Int32.max else {

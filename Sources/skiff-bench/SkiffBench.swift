@@ -125,9 +125,19 @@ struct SkiffBench: AsyncParsableCommand {
         let unit = isStream ? "calls/s (×100 msgs)" : "calls/s"
         print(
             String(
-                format: "%@ concurrency=%d connections=%d: %.0f %@  p50=%dµs p90=%dµs p99=%dµs p99.9=%dµs max=%dµs errors=%d",
-                mode, concurrency, connections, rate, unit, percentile(50), percentile(90), percentile(99),
-                percentile(99.9), latencies.last ?? 0, errors.value.load(ordering: .relaxed)
+                format:
+                    "%@ concurrency=%d connections=%d: %.0f %@  p50=%dµs p90=%dµs p99=%dµs p99.9=%dµs max=%dµs errors=%d",
+                mode,
+                concurrency,
+                connections,
+                rate,
+                unit,
+                percentile(50),
+                percentile(90),
+                percentile(99),
+                percentile(99.9),
+                latencies.last ?? 0,
+                errors.value.load(ordering: .relaxed)
             )
         )
     }

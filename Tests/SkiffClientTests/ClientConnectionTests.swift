@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOPosix
 import SkiffClient
@@ -6,13 +7,16 @@ import SkiffWire
 import SwiftProtobuf
 import Synchronization
 import Testing
-import Foundation
 
 typealias Text = Google_Protobuf_StringValue
 typealias Blob = Google_Protobuf_BytesValue
 
 let unaryMethod = MethodDescriptor(service: "skiff.testing.v1.TestService", method: "UnaryCall", kind: .unary)
-let bidiMethod = MethodDescriptor(service: "skiff.testing.v1.TestService", method: "FullDuplexCall", kind: .bidirectionalStreaming)
+let bidiMethod = MethodDescriptor(
+    service: "skiff.testing.v1.TestService",
+    method: "FullDuplexCall",
+    kind: .bidirectionalStreaming
+)
 
 /// Runs `body`, failing if it takes longer than `duration`.
 func withTimeout<T: Sendable>(
@@ -37,7 +41,12 @@ let echoScript: FakeServer.Script = { connection, frame in
     let id = frame.streamID
     var headers = Metadata()
     if let value = connection.metadata[id]?.first("x-in") { headers.add("x-echo", value) }
-    connection.respond(stream: id, headers: headers, messages: connection.messages[id] ?? [], trailers: ["x-trailer": "t"])
+    connection.respond(
+        stream: id,
+        headers: headers,
+        messages: connection.messages[id] ?? [],
+        trailers: ["x-trailer": "t"]
+    )
 }
 
 func text(_ value: String) -> Text {
@@ -95,7 +104,11 @@ struct ClientConnectionTests {
                     for i in 0..<200 {
                         group.addTask {
                             let response = try await connection.unary(
-                                unaryMethod, request: text("m\(i)"), options: .defaults, responseType: Text.self)
+                                unaryMethod,
+                                request: text("m\(i)"),
+                                options: .defaults,
+                                responseType: Text.self
+                            )
                             #expect(response.message.value == "m\(i)")
                         }
                     }
@@ -111,14 +124,24 @@ struct ClientConnectionTests {
         let server = try await FakeServer.start { connection, frame in
             guard frame.endsClientSide else { return }
             connection.send {
-                $0.writeTrailers(streamID: frame.streamID, status: .notFound, message: "nope ✓", metadata: ["x-why": "because"])
+                $0.writeTrailers(
+                    streamID: frame.streamID,
+                    status: .notFound,
+                    message: "nope ✓",
+                    metadata: ["x-why": "because"]
+                )
             }
         }
         let port = server.port
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let error = await #expect(throws: RPCError.self) {
-                    _ = try await connection.unary(unaryMethod, request: text("x"), options: .defaults, responseType: Text.self)
+                    _ = try await connection.unary(
+                        unaryMethod,
+                        request: text("x"),
+                        options: .defaults,
+                        responseType: Text.self
+                    )
                 }
                 #expect(error?.code == .notFound)
                 #expect(error?.message == "nope ✓")
@@ -147,7 +170,11 @@ struct ClientConnectionTests {
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let response = try await connection.unary(
-                    unaryMethod, request: text("x"), options: .defaults, responseType: Blob.self)
+                    unaryMethod,
+                    request: text("x"),
+                    options: .defaults,
+                    responseType: Blob.self
+                )
                 #expect(response.message == expected)
             }
         }
@@ -162,7 +189,11 @@ struct ClientConnectionTests {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 try await connection.connect()
                 let response = try await connection.unary(
-                    unaryMethod, request: request, options: .defaults, responseType: Blob.self)
+                    unaryMethod,
+                    request: request,
+                    options: .defaults,
+                    responseType: Blob.self
+                )
                 #expect(response.message == request)
             }
         }
@@ -186,7 +217,11 @@ struct ClientConnectionTests {
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let response = try await connection.unary(
-                    unaryMethod, request: text("again"), options: .defaults, responseType: Text.self)
+                    unaryMethod,
+                    request: text("again"),
+                    options: .defaults,
+                    responseType: Text.self
+                )
                 #expect(response.message.value == "again")
             }
         }
@@ -209,9 +244,19 @@ struct ClientConnectionTests {
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 try await connection.connect()
-                async let first = connection.unary(unaryMethod, request: text("a"), options: .defaults, responseType: Text.self)
+                async let first = connection.unary(
+                    unaryMethod,
+                    request: text("a"),
+                    options: .defaults,
+                    responseType: Text.self
+                )
                 try await Task.sleep(for: .milliseconds(50))
-                async let second = connection.unary(unaryMethod, request: text("b"), options: .defaults, responseType: Text.self)
+                async let second = connection.unary(
+                    unaryMethod,
+                    request: text("b"),
+                    options: .defaults,
+                    responseType: Text.self
+                )
                 let (a, b) = try await (first, second)
                 #expect(a.message.value == "a")
                 #expect(b.message.value == "b")
@@ -229,7 +274,12 @@ struct ClientConnectionTests {
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let call = Task {
-                    try await connection.unary(unaryMethod, request: text("x"), options: .defaults, responseType: Text.self)
+                    try await connection.unary(
+                        unaryMethod,
+                        request: text("x"),
+                        options: .defaults,
+                        responseType: Text.self
+                    )
                 }
                 try await server.waitFor { $0.contains { $0.frame.type == .message } }
                 call.cancel()
@@ -252,8 +302,11 @@ struct ClientConnectionTests {
                 let start = ContinuousClock.now
                 let error = await #expect(throws: RPCError.self) {
                     _ = try await connection.unary(
-                        unaryMethod, request: text("x"), options: CallOptions(timeout: .milliseconds(200)),
-                        responseType: Text.self)
+                        unaryMethod,
+                        request: text("x"),
+                        options: CallOptions(timeout: .milliseconds(200)),
+                        responseType: Text.self
+                    )
                 }
                 let elapsed = ContinuousClock.now - start
                 #expect(error?.code == .deadlineExceeded)
@@ -281,7 +334,12 @@ struct ClientConnectionTests {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 try await connection.connect()
                 let call = Task {
-                    try await connection.unary(unaryMethod, request: request, options: .defaults, responseType: Blob.self)
+                    try await connection.unary(
+                        unaryMethod,
+                        request: request,
+                        options: .defaults,
+                        responseType: Blob.self
+                    )
                 }
                 try await server.waitFor { sent($0) == 10_000 }
                 try await Task.sleep(for: .milliseconds(100))
@@ -303,17 +361,29 @@ struct ClientConnectionTests {
                 try await connection.connect()
                 let error = await #expect(throws: RPCError.self) {
                     _ = try await connection.unary(
-                        unaryMethod, request: blob(count: 2_000), options: .defaults, responseType: Blob.self)
+                        unaryMethod,
+                        request: blob(count: 2_000),
+                        options: .defaults,
+                        responseType: Blob.self
+                    )
                 }
                 #expect(error?.code == .resourceExhausted)
                 let bad = await #expect(throws: RPCError.self) {
                     _ = try await connection.unary(
-                        unaryMethod, request: text("x"), options: CallOptions(metadata: ["Bad Key": "v"]),
-                        responseType: Text.self)
+                        unaryMethod,
+                        request: text("x"),
+                        options: CallOptions(metadata: ["Bad Key": "v"]),
+                        responseType: Text.self
+                    )
                 }
                 #expect(bad?.code == .internal)
                 // The connection still works.
-                let ok = try await connection.unary(unaryMethod, request: text("ok"), options: .defaults, responseType: Text.self)
+                let ok = try await connection.unary(
+                    unaryMethod,
+                    request: text("ok"),
+                    options: .defaults,
+                    responseType: Text.self
+                )
                 #expect(ok.message.value == "ok")
             }
         }
@@ -342,7 +412,12 @@ struct ClientConnectionTests {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for i in 0..<10 {
                         group.addTask {
-                            let r = try await connection.unary(unaryMethod, request: text("\(i)"), options: .defaults, responseType: Text.self)
+                            let r = try await connection.unary(
+                                unaryMethod,
+                                request: text("\(i)"),
+                                options: .defaults,
+                                responseType: Text.self
+                            )
                             #expect(r.message.value == "\(i)")
                         }
                     }

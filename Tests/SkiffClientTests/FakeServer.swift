@@ -130,7 +130,12 @@ final class FakeServerHandler: ChannelInboundHandler {
     var decoder = FrameDecoder(maxFrameSize: 16 * 1024 * 1024, expectPreface: true)
     var inbound = ByteBuffer()
 
-    init(connection: FakeConnection, settings: [SettingsPair], shared: FakeServer.Shared, script: @escaping FakeServer.Script) {
+    init(
+        connection: FakeConnection,
+        settings: [SettingsPair],
+        shared: FakeServer.Shared,
+        script: @escaping FakeServer.Script
+    ) {
         self.connection = connection
         self.settings = settings
         self.shared = shared

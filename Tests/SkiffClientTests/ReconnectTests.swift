@@ -24,11 +24,20 @@ struct ReconnectTests {
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let error = await #expect(throws: RPCError.self) {
-                    _ = try await connection.unary(unaryMethod, request: text("a"), options: .defaults, responseType: Text.self)
+                    _ = try await connection.unary(
+                        unaryMethod,
+                        request: text("a"),
+                        options: .defaults,
+                        responseType: Text.self
+                    )
                 }
                 #expect(error?.code == .unavailable)
                 let response = try await connection.unary(
-                    unaryMethod, request: text("b"), options: .defaults, responseType: Text.self)
+                    unaryMethod,
+                    request: text("b"),
+                    options: .defaults,
+                    responseType: Text.self
+                )
                 #expect(response.message.value == "b")
             }
         }
@@ -57,7 +66,12 @@ struct ReconnectTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<30 {
                     group.addTask {
-                        let r = try await pool.unary(unaryMethod, request: text("\(i)"), options: .defaults, responseType: Text.self)
+                        let r = try await pool.unary(
+                            unaryMethod,
+                            request: text("\(i)"),
+                            options: .defaults,
+                            responseType: Text.self
+                        )
                         #expect(r.message.value == "\(i)")
                     }
                 }
@@ -76,12 +90,22 @@ struct ReconnectTests {
         }
         let connection = ClientConnection(target: .host("127.0.0.1", port: server.port))
         try await withTimeout {
-            async let call = connection.unary(unaryMethod, request: text("slow"), options: .defaults, responseType: Text.self)
+            async let call = connection.unary(
+                unaryMethod,
+                request: text("slow"),
+                options: .defaults,
+                responseType: Text.self
+            )
             try await server.waitFor { $0.contains { $0.frame.type == .message } }
             await connection.close()
             #expect(try await call.message.value == "slow")
             let error = await #expect(throws: RPCError.self) {
-                _ = try await connection.unary(unaryMethod, request: text("late"), options: .defaults, responseType: Text.self)
+                _ = try await connection.unary(
+                    unaryMethod,
+                    request: text("late"),
+                    options: .defaults,
+                    responseType: Text.self
+                )
             }
             #expect(error?.code == .unavailable)
         }
@@ -111,7 +135,12 @@ struct ReconnectTests {
             ) { connection in
                 try await connection.connect()
                 let error = await #expect(throws: RPCError.self) {
-                    _ = try await connection.unary(unaryMethod, request: text("x"), options: .defaults, responseType: Blob.self)
+                    _ = try await connection.unary(
+                        unaryMethod,
+                        request: text("x"),
+                        options: .defaults,
+                        responseType: Blob.self
+                    )
                 }
                 #expect(error?.code == .resourceExhausted)
                 try await server.waitFor { $0.contains { $0.frame.type == .rstStream } }

@@ -66,7 +66,10 @@ struct StreamingTests {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let error = await #expect(throws: RPCError.self) {
                     try await connection.serverStreaming(
-                        bidiMethod, request: text("x"), options: .defaults, responseType: Text.self
+                        bidiMethod,
+                        request: text("x"),
+                        options: .defaults,
+                        responseType: Text.self
                     ) { _ in called.store(true, ordering: .relaxed) }
                 }
                 #expect(error?.code == .permissionDenied)
@@ -81,13 +84,18 @@ struct StreamingTests {
     @Test func trailersOnlyOKGivesNoMessages() async throws {
         let server = try await FakeServer.start { connection, frame in
             guard frame.endsClientSide else { return }
-            connection.send { $0.writeTrailers(streamID: frame.streamID, status: .ok, message: "", metadata: ["k": "v"]) }
+            connection.send {
+                $0.writeTrailers(streamID: frame.streamID, status: .ok, message: "", metadata: ["k": "v"])
+            }
         }
         let port = server.port
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let (count, trailers) = try await connection.serverStreaming(
-                    bidiMethod, request: text("x"), options: .defaults, responseType: Text.self
+                    bidiMethod,
+                    request: text("x"),
+                    options: .defaults,
+                    responseType: Text.self
                 ) { response in
                     (try await response.messages.collect().count, try await response.trailingMetadata())
                 }
@@ -114,7 +122,10 @@ struct StreamingTests {
                 let seen = Mutex<[String]>([])
                 let error = await #expect(throws: RPCError.self) {
                     try await connection.serverStreaming(
-                        bidiMethod, request: text("x"), options: .defaults, responseType: Text.self
+                        bidiMethod,
+                        request: text("x"),
+                        options: .defaults,
+                        responseType: Text.self
                     ) { response in
                         for try await message in response.messages { seen.withLock { $0.append(message.value) } }
                     }
@@ -199,7 +210,10 @@ struct StreamingTests {
                 configuration: ClientConfiguration(settings: localSettings)
             ) { connection in
                 let count = try await connection.serverStreaming(
-                    bidiMethod, request: text("x"), options: .defaults, responseType: Blob.self
+                    bidiMethod,
+                    request: text("x"),
+                    options: .defaults,
+                    responseType: Blob.self
                 ) { response in
                     try await response.messages.collect().count
                 }
@@ -293,7 +307,12 @@ struct StreamingTests {
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let error = await #expect(throws: RPCError.self) {
-                    _ = try await connection.unary(unaryMethod, request: text("x"), options: .defaults, responseType: Text.self)
+                    _ = try await connection.unary(
+                        unaryMethod,
+                        request: text("x"),
+                        options: .defaults,
+                        responseType: Text.self
+                    )
                 }
                 #expect(error?.code == .unavailable)
             }

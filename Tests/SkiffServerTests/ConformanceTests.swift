@@ -164,7 +164,11 @@ struct ConformanceTests {
             }
             #expect(error?.code == .unauthenticated)
         }
-        #expect(seen.values.withLock { $0 } == ["/skiff.testing.v1.TestService/EmptyCall", "/skiff.testing.v1.TestService/EmptyCall"])
+        #expect(
+            seen.values.withLock { $0 } == [
+                "/skiff.testing.v1.TestService/EmptyCall", "/skiff.testing.v1.TestService/EmptyCall",
+            ]
+        )
     }
 }
 

@@ -183,7 +183,9 @@ struct RuntimeTests {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let client = Skiff_Health_V1_Health.Client(transport: connection)
                 #expect(try await client.check(.with { $0.service = "" }).status == .serving)
-                #expect(try await client.check(.with { $0.service = "skiff.testing.v1.TestService" }).status == .serving)
+                #expect(
+                    try await client.check(.with { $0.service = "skiff.testing.v1.TestService" }).status == .serving
+                )
                 let error = await #expect(throws: RPCError.self) {
                     _ = try await client.check(.with { $0.service = "nope" })
                 }

@@ -60,7 +60,11 @@ struct ServerLimitTests {
                 try await conn.send {
                     for i in 0..<20 {
                         let id = UInt32(2 * i + 1)
-                        $0.writeHeaders(streamID: id, path: "/skiff.testing.v1.TestService/FullDuplexCall", metadata: [:])
+                        $0.writeHeaders(
+                            streamID: id,
+                            path: "/skiff.testing.v1.TestService/FullDuplexCall",
+                            metadata: [:]
+                        )
                         $0.writeRSTStream(streamID: id, status: .cancelled)
                     }
                 }

@@ -59,9 +59,13 @@ struct ServerProtocolTests {
         }
     }
 
-    @Test("a peer that does not speak Skiff gets GOAWAY(INVALID_ARGUMENT) and is closed", arguments: [
-        Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [0x16, 0x03, 0x01, 0x00, 0x10], Array("PRI * HTTP/2.0\r\n".utf8),
-    ])
+    @Test(
+        "a peer that does not speak Skiff gets GOAWAY(INVALID_ARGUMENT) and is closed",
+        arguments: [
+            Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [0x16, 0x03, 0x01, 0x00, 0x10],
+            Array("PRI * HTTP/2.0\r\n".utf8),
+        ]
+    )
     func badPreface(_ garbage: [UInt8]) async throws {
         try await withTestServer { _, port in
             try await withRawConnection(port: port) { conn in
@@ -210,10 +214,18 @@ struct ServerProtocolTests {
                 b.writeHeaders(streamID: 1, path: emptyCall, metadata: ["Bad-Key": "x"])
                 b.writeMessage(streamID: 1, bytes: [])
             case .nonPrintableValue:
-                b.writeHeaders(streamID: 1, path: emptyCall, metadata: Metadata([.init(key: "x-a", value: .string("a\u{7}b"))]))
+                b.writeHeaders(
+                    streamID: 1,
+                    path: emptyCall,
+                    metadata: Metadata([.init(key: "x-a", value: .string("a\u{7}b"))])
+                )
                 b.writeMessage(streamID: 1, bytes: [])
             case .oversizeMetadata:
-                b.writeHeaders(streamID: 1, path: emptyCall, metadata: ["x-big": .string(String(repeating: "a", count: 9_000))])
+                b.writeHeaders(
+                    streamID: 1,
+                    path: emptyCall,
+                    metadata: ["x-big": .string(String(repeating: "a", count: 9_000))]
+                )
             case .oversizeMessage:
                 b.writeHeaders(streamID: 1, path: unaryCall, metadata: [:])
                 let chunk = [UInt8](repeating: 0, count: 60_000)
@@ -274,7 +286,11 @@ struct ServerProtocolTests {
                 #expect(initial.map(\.key) == ["x-skiff-echo-initial", "x-skiff-echo-initial"])
                 #expect(initial.values("x-skiff-echo-initial") == [.string("one"), .string("two")])
                 let trailers = try await conn.next { $0.type == .trailers }
-                #expect(trailers.trailers?.metadata.metadata.values("x-skiff-echo-trailing-bin") == [.binary([0, 1, 2, 255])])
+                #expect(
+                    trailers.trailers?.metadata.metadata.values("x-skiff-echo-trailing-bin") == [
+                        .binary([0, 1, 2, 255])
+                    ]
+                )
             }
         }
     }

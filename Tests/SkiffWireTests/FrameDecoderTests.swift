@@ -23,7 +23,12 @@ struct FrameDecoderTests {
             Frame(type: .message, flags: .endStream, streamID: 1, payload: ByteBuffer(repeating: 0x5a, count: 300)),
             Frame(type: .message, streamID: 3, payload: ByteBuffer()),
             Frame(type: .ping, streamID: 0, payload: ByteBuffer(bytes: [1, 2, 3, 4, 5, 6, 7, 8])),
-            Frame(type: FrameType(rawValue: 0x42), flags: FrameFlags(rawValue: 0xf0), streamID: 0, payload: ByteBuffer(string: "future")),
+            Frame(
+                type: FrameType(rawValue: 0x42),
+                flags: FrameFlags(rawValue: 0xf0),
+                streamID: 0,
+                payload: ByteBuffer(string: "future")
+            ),
             Frame(type: .rstStream, streamID: 3, payload: ByteBuffer(bytes: [0, 0, 0, 1])),
             Frame(type: .goAway, streamID: 0, payload: ByteBuffer(bytes: [0, 0, 0, 3, 0, 0, 0, 0])),
             Frame(type: .halfClose, streamID: 5, payload: ByteBuffer()),
@@ -113,7 +118,9 @@ struct FrameDecoderTests {
 
     @Test("a wrong preface byte throws .badPreface as soon as it arrives", arguments: badPrefaces)
     func badPrefaceDripFed(name: String, input: [UInt8]) throws {
-        let firstBad = try #require(zip(input, Preface.bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset)
+        let firstBad = try #require(
+            zip(input, Preface.bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        )
         var decoder = FrameDecoder(maxFrameSize: 65_536, expectPreface: true)
         var buffer = ByteBuffer()
         for (index, byte) in input.enumerated() {
@@ -132,8 +139,12 @@ struct FrameDecoderTests {
 
     @Test("the first byte of a non-Skiff protocol is rejected through the channel handler", arguments: badPrefaces)
     func badPrefaceThroughHandler(name: String, input: [UInt8]) throws {
-        let firstBad = try #require(zip(input, Preface.bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset)
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 65_536, expectPreface: true)))
+        let firstBad = try #require(
+            zip(input, Preface.bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        )
+        let channel = EmbeddedChannel(
+            handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 65_536, expectPreface: true))
+        )
         defer { _ = try? channel.finish() }
         if firstBad > 0 { try channel.writeInbound(ByteBuffer(bytes: input[..<firstBad])) }
         #expect(throws: FrameDecodingError.badPreface, "\(name)") {
@@ -143,7 +154,10 @@ struct FrameDecoderTests {
 
     // MARK: Frame size
 
-    @Test("an oversize frame throws .frameTooLarge from the 12-byte header alone", arguments: [UInt32(16_385), 65_536, .max])
+    @Test(
+        "an oversize frame throws .frameTooLarge from the 12-byte header alone",
+        arguments: [UInt32(16_385), 65_536, .max]
+    )
     func oversizeFromHeaderOnly(length: UInt32) throws {
         var decoder = FrameDecoder(maxFrameSize: 16_384, expectPreface: false)
         var buffer = ByteBuffer(bytes: Bytes.frame(length: length, type: 0x03, stream: 1))
@@ -155,7 +169,9 @@ struct FrameDecoderTests {
 
     @Test("an oversize frame after the preface is rejected through the handler without its payload")
     func oversizeThroughHandler() throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 65_536, expectPreface: true)))
+        let channel = EmbeddedChannel(
+            handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 65_536, expectPreface: true))
+        )
         defer { _ = try? channel.finish() }
         try channel.writeInbound(ByteBuffer(bytes: Preface.bytes))
         #expect(throws: FrameDecodingError.frameTooLarge(length: 65_537, limit: 65_536)) {
@@ -211,7 +227,9 @@ struct FrameDecoderTests {
 
     @Test("known types and their names")
     func knownTypes() {
-        let names = ["SETTINGS", "HEADERS", "MESSAGE", "TRAILERS", "RST_STREAM", "WINDOW_UPDATE", "PING", "GOAWAY", "HALF_CLOSE"]
+        let names = [
+            "SETTINGS", "HEADERS", "MESSAGE", "TRAILERS", "RST_STREAM", "WINDOW_UPDATE", "PING", "GOAWAY", "HALF_CLOSE",
+        ]
         for (offset, name) in names.enumerated() {
             let type = FrameType(rawValue: UInt8(offset + 1))
             #expect(type.isKnown)
@@ -232,7 +250,9 @@ struct FrameDecoderTests {
 
     @Test("the reserved field is ignored and unknown flag bits are kept")
     func reservedAndFlags() throws {
-        let frames = try decodeFrames(Bytes.frame(type: 0x03, flags: 0xf9, reserved: 0xffff, stream: 0x7fff_ffff, payload: [7]))
+        let frames = try decodeFrames(
+            Bytes.frame(type: 0x03, flags: 0xf9, reserved: 0xffff, stream: 0x7fff_ffff, payload: [7])
+        )
         let frame = try #require(frames.first)
         #expect(frame.type == .message)
         #expect(frame.flags.rawValue == 0xf9)
@@ -254,7 +274,9 @@ struct FrameDecoderTests {
     @Test("decodeFrame takes one frame and leaves the rest")
     func oneFrameAtATime() throws {
         var decoder = FrameDecoder(maxFrameSize: 16_384, expectPreface: false)
-        var buffer = ByteBuffer(bytes: Bytes.frame(type: 0x09, stream: 1) + Bytes.frame(type: 0x06, stream: 0, payload: [0, 0, 0, 1]))
+        var buffer = ByteBuffer(
+            bytes: Bytes.frame(type: 0x09, stream: 1) + Bytes.frame(type: 0x06, stream: 0, payload: [0, 0, 0, 1])
+        )
         #expect(try decoder.decodeFrame(&buffer)?.type == .halfClose)
         #expect(buffer.readableBytes == 16)
         #expect(try decoder.decodeFrame(&buffer)?.type == .windowUpdate)
@@ -263,7 +285,9 @@ struct FrameDecoderTests {
 
     @Test("encoder and decoder agree on the header layout")
     func headerLayout() {
-        let bytes = Bytes.written { $0.writeFrameHeader(length: 0x0102_0304, type: .goAway, flags: .ack, streamID: 0x0a0b_0c0d) }
+        let bytes = Bytes.written {
+            $0.writeFrameHeader(length: 0x0102_0304, type: .goAway, flags: .ack, streamID: 0x0a0b_0c0d)
+        }
         #expect(bytes == [0x01, 0x02, 0x03, 0x04, 0x08, 0x01, 0x00, 0x00, 0x0a, 0x0b, 0x0c, 0x0d])
         #expect(Frame.headerSize == 12)
         #expect(Preface.bytes == [0x89, 0x53, 0x4b, 0x46, 0x01, 0x00, 0x00, 0x00])

@@ -54,7 +54,10 @@ struct FramePayloadTests {
         ("count 0xffff, one entry", [0x00, 0x00, 0xff, 0xff] + entry("a", "b")),
         ("key length past the end", [0x00, 0x00, 0x00, 0x01, 0x00, 0x09, 0x61, 0x62]),
         ("value length missing", [0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x61, 0x00, 0x00]),
-        ("value length past the end by one", [0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x61, 0x00, 0x00, 0x00, 0x03, 0x62, 0x63]),
+        (
+            "value length past the end by one",
+            [0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x61, 0x00, 0x00, 0x00, 0x03, 0x62, 0x63]
+        ),
         ("value length u32 max", [0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x61, 0xff, 0xff, 0xff, 0xff, 0x62]),
         ("value length 2^31", [0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x61, 0x80, 0x00, 0x00, 0x00]),
         ("one byte after the block", [0x00, 0x00, 0x00, 0x01] + entry("a", "b") + [0x00]),
@@ -194,7 +197,12 @@ struct FramePayloadTests {
     @Test("TRAILERS: unknown status codes and UTF-8 messages survive the round trip")
     func trailersRoundTrip() throws {
         var buffer = ByteBuffer()
-        buffer.writeTrailers(streamID: 3, status: StatusCode(rawValue: 99), message: "naïve – ünïcode ✓", metadata: ["k": "v"])
+        buffer.writeTrailers(
+            streamID: 3,
+            status: StatusCode(rawValue: 99),
+            message: "naïve – ünïcode ✓",
+            metadata: ["k": "v"]
+        )
         let frame = try #require(try decodeFrames(Array(buffer.readableBytesView)).first)
         let (status, message, decoded) = try FramePayload.trailers(frame)
         #expect(status.rawValue == 99)
@@ -306,7 +314,9 @@ struct FramePayloadTests {
     func goAwayDebug() throws {
         let bare = try FramePayload.goAway(.raw(.goAway, stream: 0, [0, 0, 0, 0, 0, 0, 0, 8]))
         #expect(bare.lastStreamID == 0 && bare.status == .resourceExhausted && bare.debug == "")
-        let text = try FramePayload.goAway(.raw(.goAway, stream: 0, [0, 0, 0, 9, 0, 0, 0, 8] + Array("too_many_pings".utf8)))
+        let text = try FramePayload.goAway(
+            .raw(.goAway, stream: 0, [0, 0, 0, 9, 0, 0, 0, 8] + Array("too_many_pings".utf8))
+        )
         #expect(text.lastStreamID == 9 && text.debug == "too_many_pings")
     }
 

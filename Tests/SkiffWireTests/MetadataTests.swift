@@ -7,7 +7,9 @@ import Testing
 struct MetadataTests {
     @Test(
         "valid keys",
-        arguments: ["a", "x-request-id", "authorization", "grpc-timeout", "a_b.c-d", "0123456789", "trace-bin", "-bin", "."]
+        arguments: [
+            "a", "x-request-id", "authorization", "grpc-timeout", "a_b.c-d", "0123456789", "trace-bin", "-bin", ".",
+        ]
     )
     func validKey(key: String) {
         #expect(Metadata.isValidKey(key.utf8))
@@ -15,7 +17,9 @@ struct MetadataTests {
 
     @Test(
         "invalid keys",
-        arguments: ["", "X-Request-Id", "A", "x id", ":authority", "x/y", "x+y", "clé", "x\u{0}", "x\n", "x~", "Trace-Bin"]
+        arguments: [
+            "", "X-Request-Id", "A", "x id", ":authority", "x/y", "x+y", "clé", "x\u{0}", "x\n", "x~", "Trace-Bin",
+        ]
     )
     func invalidKey(key: String) {
         #expect(!Metadata.isValidKey(key.utf8))

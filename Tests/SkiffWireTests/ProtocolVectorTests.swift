@@ -187,7 +187,10 @@ enum VectorDocument {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let opens = lines.indices.filter { lines[$0] == "```skiff-vectors" }
         guard opens.count == 1, let open = opens.first else {
-            throw VectorFormatError(line: 0, message: "expected exactly one ```skiff-vectors block, found \(opens.count)")
+            throw VectorFormatError(
+                line: 0,
+                message: "expected exactly one ```skiff-vectors block, found \(opens.count)"
+            )
         }
         guard let close = lines[(open + 1)...].firstIndex(of: "```") else {
             throw VectorFormatError(line: open + 1, message: "the block is not closed")
@@ -226,7 +229,10 @@ enum VectorDocument {
     private static func title(_ line: String, expecting number: Int, at lineNumber: Int) throws -> DocVector {
         let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].first == "V" else {
-            throw VectorFormatError(line: lineNumber, message: "expected a title \"V\(number) <label>\", got \"\(line)\"")
+            throw VectorFormatError(
+                line: lineNumber,
+                message: "expected a title \"V\(number) <label>\", got \"\(line)\""
+            )
         }
         let digits = parts[0].dropFirst()
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), digits.first != "0",
@@ -469,7 +475,9 @@ struct VectorSpec: Sendable {
         VectorSpec(
             number: 18,
             kind: "MESSAGE",
-            encode: { $0.writeMessageFrame(streamID: 7, flags: .more, bytes: ByteBuffer(bytes: [0x0a, 0x05, 0x68, 0x65])) },
+            encode: {
+                $0.writeMessageFrame(streamID: 7, flags: .more, bytes: ByteBuffer(bytes: [0x0a, 0x05, 0x68, 0x65]))
+            },
             check: { frame in
                 expectHeader(frame, .message, .more, stream: 7)
                 #expect(Array(frame.payload.readableBytesView) == [0x0a, 0x05, 0x68, 0x65])

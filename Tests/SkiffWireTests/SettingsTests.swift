@@ -8,7 +8,10 @@ struct SettingsTests {
     static let mib: UInt32 = 1024 * 1024
     static let max31 = UInt32(Int32.max)
 
-    private func accepts(_ pairs: [(UInt16, UInt32)], sourceLocation: SourceLocation = #_sourceLocation) -> ConnectionSettings? {
+    private func accepts(
+        _ pairs: [(UInt16, UInt32)],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> ConnectionSettings? {
         do {
             return try ConnectionSettings.decode(pairs)
         } catch {
@@ -184,8 +187,10 @@ struct SettingsTests {
     @Test("SettingsID raw values")
     func ids() {
         #expect(
-            [SettingsID.maxFrameSize, .initialStreamWindow, .initialConnectionWindow, .maxConcurrentStreams,
-             .maxHeaderListSize, .maxMessageSize, .keepaliveMinIntervalMS].map(\.rawValue) == [1, 2, 3, 4, 5, 6, 7]
+            [
+                SettingsID.maxFrameSize, .initialStreamWindow, .initialConnectionWindow, .maxConcurrentStreams,
+                .maxHeaderListSize, .maxMessageSize, .keepaliveMinIntervalMS,
+            ].map(\.rawValue) == [1, 2, 3, 4, 5, 6, 7]
         )
     }
 }

@@ -27,7 +27,10 @@ struct RawConnection {
         var serverSettings = try FramePayload.settings(first!)
         // The server's ACK of our SETTINGS.
         let ack = try await next()
-        precondition(ack?.type == .settings && ack!.flags.contains(.ack), "expected SETTINGS ACK, got \(String(describing: ack))")
+        precondition(
+            ack?.type == .settings && ack!.flags.contains(.ack),
+            "expected SETTINGS ACK, got \(String(describing: ack))"
+        )
         serverSettings.sort { $0.0 < $1.0 }
         return serverSettings
     }
