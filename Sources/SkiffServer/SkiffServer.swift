@@ -31,6 +31,7 @@ public final class SkiffServer: Service, Sendable {
         var listener: (any Channel)?
         var connections: [ObjectIdentifier: (any Channel, NIOLoopBound<ServerConnectionHandler>)] = [:]
         var shuttingDown = false
+        var addressResolved = false
     }
     private let state = Mutex(State())
     private let addressPromise: EventLoopPromise<SocketAddress>
@@ -74,12 +75,12 @@ public final class SkiffServer: Service, Sendable {
         do {
             listener = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
         } catch {
-            addressPromise.fail(error)
+            resolveAddress(.failure(error))
             throw error
         }
         state.withLock { $0.listener = listener }
         if let address = listener.localAddress {
-            addressPromise.succeed(address)
+            resolveAddress(.success(address))
             logger.info("listening", metadata: ["address": "\(address)", "tls": "\(configuration.tls != nil)"])
         }
         await withTaskCancellationHandler {
@@ -93,6 +94,19 @@ public final class SkiffServer: Service, Sendable {
         }
         try await waitForConnectionsToClose()
         logger.info("stopped")
+    }
+
+    private func resolveAddress(_ result: Result<SocketAddress, any Error>) {
+        let first = state.withLock { state in
+            defer { state.addressResolved = true }
+            return !state.addressResolved
+        }
+        if first { addressPromise.completeWith(result) }
+    }
+
+    deinit {
+        // A server that never ran still answers anyone waiting for its address.
+        resolveAddress(.failure(ChannelError.ioOnClosedChannel))
     }
 
     private func initialize(_ channel: any Channel, sslContext: NIOSSLContext?) throws {

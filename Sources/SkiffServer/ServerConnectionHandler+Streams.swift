@@ -1,0 +1,265 @@
+import DequeModule
+import Logging
+import NIOCore
+import SkiffCore
+import SkiffWire
+
+extension ServerConnectionHandler {
+    func handleHeaders(_ frame: Frame) throws {
+        let id = frame.streamID
+        guard id > highestStreamID else { throw ProtocolViolation("HEADERS reuse stream id \(id)") }
+        let (path, decoded) = try FramePayload.headers(frame)
+        highestStreamID = id
+        // Refusals: nothing processed, the client may retry.
+        if let last = finalLastStreamID, id > last {
+            outbound.writeRSTStream(streamID: id, status: .unavailable, reason: "server is draining", refused: true)
+            return
+        }
+        if let limit = effectiveStreamLimit, streams.count >= limit {
+            outbound.writeRSTStream(
+                streamID: id,
+                status: .unavailable,
+                reason: "MAX_CONCURRENT_STREAMS \(limit) reached",
+                refused: true
+            )
+            return
+        }
+        highestAcceptedID = id
+        pingStrikes = 0
+        idleTimer?.cancel()
+        idleTimer = nil
+
+        func reject(_ status: StatusCode, _ message: String) {
+            outbound.writeTrailers(streamID: id, status: status, message: message, metadata: [:])
+            observer.callRejected(path: path, status: status)
+        }
+        if decoded.encodedSize > Int(effective(\.maxHeaderListSize)) {
+            return reject(
+                .resourceExhausted,
+                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(effective(\.maxHeaderListSize))"
+            )
+        }
+        if let invalid = decoded.invalidEntry { return reject(.internal, invalid) }
+        let metadata = decoded.metadata
+        guard let handler = router.handler(forPath: path) else {
+            return reject(.unimplemented, "Method \(path) is not implemented by this server.")
+        }
+        if let encoding = metadata.first("grpc-encoding"), encoding != "identity" {
+            return reject(.unimplemented, "grpc-encoding \"\(encoding)\" is not supported; use identity.")
+        }
+        var deadline: ContinuousClock.Instant?
+        var timeout: Duration?
+        if let text = metadata.first("grpc-timeout") {
+            guard let parsed = GRPCTimeout.parse(text) else {
+                return reject(.internal, "grpc-timeout \"\(text)\" is malformed.")
+            }
+            timeout = parsed
+            deadline = ContinuousClock.now.advanced(by: parsed)
+        }
+
+        let stream = ServerStream(
+            id: id,
+            eventLoop: context.eventLoop,
+            connection: NIOLoopBound(self, eventLoop: context.eventLoop),
+            handler: handler,
+            highWater: configuration.streamWriteBufferHighWater,
+            peerMaxMessageSize: Int(peerSettings.maxMessageSize),
+            recvWindow: Int(ours.initialStreamWindow),
+            sendWindow: Int(peerSettings.initialStreamWindow)
+        )
+        stream.context = ServerContext(
+            descriptor: handler.descriptor,
+            metadata: metadata,
+            peer: peer,
+            deadline: deadline,
+            streamID: id,
+            sink: stream
+        )
+        streams[id] = stream
+        observer.streamOpened()
+        if let timeout {
+            stream.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(
+                in: .nanoseconds(timeout.nanoseconds)
+            ) {
+                [self] in
+                deadlinePassed(stream)
+            }
+        }
+        if !handler.descriptor.kind.hasSingleRequest { startHandler(stream) }
+        if frame.flags.contains(.endStream) { try endClientSide(stream, halfClose: false) }
+    }
+
+    var effectiveStreamLimit: Int? {
+        guard let limit = ours.maxConcurrentStreams else { return nil }
+        return ourSettingsAcked ? Int(limit) : nil
+    }
+
+    func handleMessage(_ frame: Frame) throws {
+        let length = frame.payload.readableBytes
+        connectionRecvWindow -= length
+        guard connectionRecvWindow >= 0 else { throw ProtocolViolation("connection window overrun") }
+        connectionCreditPending += length
+        if connectionCreditPending >= Int(ours.initialConnectionWindow) / 4 {
+            outbound.writeWindowUpdate(streamID: 0, increment: UInt32(connectionCreditPending))
+            connectionRecvWindow += connectionCreditPending
+            connectionCreditPending = 0
+        }
+        guard let stream = streams[frame.streamID], !stream.serverClosed else { return }
+        guard !stream.clientClosed else {
+            return failStream(stream, .internal, "MESSAGE after the client's side of the stream ended")
+        }
+        stream.recvWindow -= length
+        guard stream.recvWindow >= 0 else { throw ProtocolViolation("stream \(stream.id) window overrun") }
+        if stream.partial == nil {
+            if frame.flags.contains(.compressed) {
+                return failStream(stream, .internal, "COMPRESSED message without a grpc-encoding")
+            }
+            stream.partial = frame.payload
+        } else {
+            var payload = frame.payload
+            stream.partial!.writeBuffer(&payload)
+        }
+        let size = stream.partial!.readableBytes
+        guard size <= Int(effective(\.maxMessageSize)) else {
+            stream.partial = nil
+            return failStream(
+                stream,
+                .resourceExhausted,
+                "request message exceeds MAX_MESSAGE_SIZE of \(effective(\.maxMessageSize)) bytes"
+            )
+        }
+        if frame.flags.contains(.more) { return }
+        let message = stream.partial!
+        stream.partial = nil
+        stream.messagesReceived += 1
+        if stream.handler.descriptor.kind.hasSingleRequest && stream.messagesReceived > 1 {
+            return failStream(stream, .internal, "The method expects exactly one request message; more were sent.")
+        }
+        stream.inbound.push(message)
+        if frame.flags.contains(.endStream) { try endClientSide(stream, halfClose: false) }
+    }
+
+    func endClientSide(_ stream: ServerStream, halfClose: Bool) throws {
+        guard !stream.clientClosed else {
+            return failStream(stream, .internal, "HALF_CLOSE after the client's side of the stream ended")
+        }
+        if stream.partial != nil {
+            stream.partial = nil
+            return failStream(stream, .internal, "HALF_CLOSE in the middle of a fragmented message")
+        }
+        stream.clientClosed = true
+        stream.inbound.finish()
+        if stream.handler.descriptor.kind.hasSingleRequest {
+            guard stream.messagesReceived == 1 else {
+                return failStream(
+                    stream,
+                    .internal,
+                    "The method expects exactly one request message; \(stream.messagesReceived) were sent."
+                )
+            }
+            startHandler(stream)
+        }
+    }
+
+    // MARK: Handlers
+
+    func startHandler(_ stream: ServerStream) {
+        guard !stream.handlerStarted else { return }
+        stream.handlerStarted = true
+        stream.handlerRunning = true
+        let context = stream.context!
+        let interceptors = self.interceptors
+        let handler = stream.handler
+        let loopBound = stream.connection
+        let eventLoop = stream.eventLoop
+        let body: @Sendable () async -> Void = {
+            let hidden = await handler.execute(call: stream, context: context, interceptors: interceptors)
+            if eventLoop.inEventLoop {
+                loopBound.value.handlerFinished(stream, hidden: hidden)
+            } else {
+                eventLoop.execute { loopBound.value.handlerFinished(stream, hidden: hidden) }
+            }
+        }
+        // One unstructured task per call: the connection handler lives on the event loop and
+        // cannot own a task group; the task is cancelled on RST_STREAM, deadline and close.
+        if let executor {
+            stream.task = Task(executorPreference: executor, operation: body)
+        } else {
+            stream.task = Task(operation: body)
+        }
+    }
+
+    func handlerFinished(_ stream: ServerStream, hidden: (any Error)?) {
+        stream.handlerRunning = false
+        stream.task = nil
+        if let hidden {
+            logger.error(
+                "handler failed",
+                metadata: [
+                    "method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)", "error": "\(hidden)",
+                ]
+            )
+        }
+        if !stream.serverClosed {
+            // The handler ended without TRAILERS reaching the queue (cannot normally happen).
+            finish(stream, .internal, "The handler ended without a status.", [:])
+        }
+        retireIfDone(stream)
+    }
+
+    func retireIfDone(_ stream: ServerStream) {
+        guard stream.serverClosed, !stream.handlerRunning, stream.outbound.isEmpty else { return }
+        guard streams.removeValue(forKey: stream.id) != nil else { return }
+        stream.close()
+        let status = stream.finalStatus ?? .cancelled
+        let duration = ContinuousClock.now - stream.startTime
+        observer.callFinished(path: stream.handler.descriptor.path, status: status, duration: duration)
+        logger.debug(
+            "call finished",
+            metadata: [
+                "method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)", "peer": "\(peer)",
+                "status": "\(status)", "duration": "\(duration)",
+            ]
+        )
+        if streams.isEmpty {
+            armIdleTimer()
+            if finalLastStreamID != nil { closeNow() }
+        }
+    }
+
+    func deadlinePassed(_ stream: ServerStream) {
+        stream.deadlineTimer = nil
+        guard !stream.serverClosed else { return }
+        failStream(stream, .deadlineExceeded, "The deadline passed before the call finished.")
+        scheduleFlush()
+    }
+
+    /// Ends a stream from the server side at once with an error: queued responses are dropped.
+    func failStream(_ stream: ServerStream, _ status: StatusCode, _ message: String) {
+        guard !stream.serverClosed else { return }
+        for case .message(let bytes) in stream.outbound { stream.didWrite(bytes.readableBytes) }
+        stream.outbound.removeAll()
+        stream.outbound.append(.trailers(status, message, [:]))
+        stream.task?.cancel()
+        pump(stream)
+    }
+
+    func cancelStream(_ stream: ServerStream) {
+        stream.clientClosed = true
+        if !stream.serverClosed {
+            stream.serverClosed = true
+            stream.finalStatus = .cancelled
+            stream.outbound.removeAll()
+        }
+        stream.close()
+        stream.task?.cancel()
+        retireIfDone(stream)
+    }
+
+    func returnStreamCredit(_ stream: ServerStream, _ credit: Int) {
+        guard streams[stream.id] === stream, !stream.clientClosed, !stream.serverClosed else { return }
+        stream.recvWindow += credit
+        outbound.writeWindowUpdate(streamID: stream.id, increment: UInt32(credit))
+        scheduleFlush()
+    }
+}

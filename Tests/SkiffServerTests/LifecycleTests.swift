@@ -1,0 +1,68 @@
+import ArgumentParser
+import Logging
+import NIOCore
+import ServiceLifecycle
+import SkiffClient
+import SkiffCore
+import SkiffServer
+import SkiffServerApp
+import SkiffStandardServices
+import SkiffWire
+import SwiftProtobuf
+import Testing
+
+@Suite("Server lifecycle and options")
+struct LifecycleTests {
+    @Test("graceful shutdown through a ServiceGroup drains a call in flight and run() returns")
+    func serviceGroupDrain() async throws {
+        var options = try ServerOptions.parse(["--port", "0", "--enable-test-service", "--drain-grace-period", "5"])
+        options.port = 0
+        let app = try Application(options: options, logger: quietLogger)
+        let group = ServiceGroup(services: [app.server], logger: quietLogger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let port = try await app.server.listeningAddress.port!
+            try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                let client = TestClient(transport: connection)
+                async let slow = client.unaryCall(.with { $0.sleepMs = 300 })
+                try await Task.sleep(for: .milliseconds(100))
+                await group.triggerGracefulShutdown()
+                let response = try await slow
+                #expect(response.peerMetadata.hasPrefix("127.0.0.1:"))
+            }
+            // run() returns once the drain is over (the group's own deadline would fail the test).
+            try await tasks.next()
+        }
+    }
+
+    @Test("options: defaults, limits and validation")
+    func options() throws {
+        let defaults = try ServerOptions.parse([])
+        #expect(defaults.host == "127.0.0.1")
+        #expect(defaults.port == 7700)
+        #expect(!defaults.enableTestService)
+        let configuration = try defaults.configuration()
+        #expect(configuration.settings.maxConcurrentStreams == 1_000)
+
+        let tuned = try ServerOptions.parse(["--max-message-size", "16777216", "--max-frame-size", "16384"])
+        let tunedConfiguration = try tuned.configuration()
+        #expect(tunedConfiguration.settings.initialStreamWindow >= 16_777_216)
+        #expect(tunedConfiguration.settings.maxFrameSize == 16_384)
+
+        #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--tls-cert", "x.pem"]) }
+        #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--max-frame-size", "100"]) }
+        #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--port", "70000"]) }
+    }
+
+    @Test("the server serves health for every registered service, the test service only when enabled")
+    func application() async throws {
+        let plain = try Application(options: try ServerOptions.parse(["--port", "0"]), logger: quietLogger)
+        #expect(plain.server.router.handler(forPath: "/skiff.testing.v1.TestService/EmptyCall") == nil)
+        #expect(plain.server.router.handler(forPath: "/skiff.health.v1.Health/Check") != nil)
+        let withTests = try Application(
+            options: try ServerOptions.parse(["--port", "0", "--enable-test-service"]),
+            logger: quietLogger
+        )
+        #expect(withTests.server.router.handler(forPath: "/skiff.testing.v1.TestService/EmptyCall") != nil)
+    }
+}
