@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "SkiffClient", targets: ["SkiffClient"]),
         .library(name: "SkiffServer", targets: ["SkiffServer"]),
         .library(name: "SkiffStandardServices", targets: ["SkiffStandardServices"]),
+        .library(name: "SkiffAPI", targets: ["SkiffAPI"]),
         .executable(name: "skiff-server", targets: ["skiff-server"]),
         .executable(name: "protoc-gen-skiff", targets: ["protoc-gen-skiff"]),
         .plugin(name: "GenerateCode", targets: ["GenerateCode"]),
@@ -29,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
     ],
     targets: [
         // I/O-free core: status codes, errors, metadata, descriptors, handler and interceptor protocols.
@@ -88,6 +91,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Generated messages, service protocols and typed clients of the campus-app services.
+        .target(
+            name: "SkiffAPI",
+            dependencies: [
+                "SkiffCore",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The code generator as a library, and the thin protoc plugin over it.
         .target(
             name: "SkiffCodeGen",
@@ -112,6 +124,9 @@ let package = Package(
                 "SkiffCore",
                 "SkiffServer",
                 "SkiffStandardServices",
+                "SkiffDomain",
+                "SkiffAccounts",
+                "SkiffSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -143,6 +158,37 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Domain primitives shared by every service: errors, ids, time, paging. No I/O.
+        .target(
+            name: "SkiffDomain",
+            dependencies: ["SkiffCore"],
+            swiftSettings: swiftSettings
+        ),
+        // Accounts: domain rules, the store protocol and its in-memory store, password hashing.
+        .target(
+            name: "SkiffAccounts",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The SQLite (GRDB) backend for every service's store.
+        .target(
+            name: "SkiffSQLite",
+            dependencies: [
+                "SkiffDomain",
+                "SkiffAccounts",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -204,11 +250,49 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "SkiffServicesTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffAPI",
+                "SkiffAccounts",
+                "SkiffDomain",
+                "SkiffClient",
+                "SkiffServer",
+                "SkiffServerApp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SkiffCodeGenTests",
             dependencies: [
                 "SkiffCodeGen",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SkiffAccountsTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAccounts",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // One store-conformance suite per service, run against every backend.
+        .testTarget(
+            name: "SkiffStorageTests",
+            dependencies: [
+                "SkiffDomain",
+                "SkiffAccounts",
+                "SkiffSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,9 @@
+import Foundation
 public import Logging
+public import SkiffAccounts
 import SkiffCore
+import SkiffDomain
+import SkiffSQLite
 public import SkiffServer
 import SkiffStandardServices
 
@@ -9,8 +13,12 @@ public struct Application: Sendable {
     public let server: SkiffServer
     /// The health service, so the owner can mark services NOT_SERVING on shutdown.
     public let health: HealthService
+    /// Where e-mails go (the default log/outbox mailer; tests read it).
+    public let mailer: OutboxMailer
+    /// The open SQLite databases, one per file.
+    public let databases: [SQLiteDatabase]
 
-    /// Builds the server from options.
+    /// Builds the server from options: opens storage, wires services and interceptors.
     ///
     /// - Parameters:
     ///   - options: the parsed command-line options.
@@ -21,7 +29,37 @@ public struct Application: Sendable {
         if let cert = options.tlsCert, let key = options.tlsKey {
             configuration.tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
         }
-        var services: [any RegistrableService] = []
+        let storage = try StorageSelection.parse(options.storage)
+
+        // One database (one DatabasePool) per SQLite file, shared by the services stored in it.
+        var databases: [String: SQLiteDatabase] = [:]
+        func database(_ path: String) throws -> SQLiteDatabase {
+            if let open = databases[path] { return open }
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let opened = try SQLiteDatabase(path: path)
+            databases[path] = opened
+            logger.info("storage opened", metadata: ["path": "\(path)"])
+            return opened
+        }
+
+        let accountsStore: any AccountsStore
+        switch storage.backend(for: "accounts") {
+        case .memory: accountsStore = InMemoryAccountsStore()
+        case .sqlite(let path): accountsStore = try database(path).accountsStore()
+        }
+
+        let mailer = OutboxMailer(logger: logger)
+        var accountsConfiguration = AccountsConfiguration()
+        accountsConfiguration.allowedEmailDomains = options.emailDomains
+        let accounts = AccountsService(
+            store: accountsStore,
+            hasher: PasswordHasher(rounds: options.passwordHashRounds),
+            mailer: mailer,
+            configuration: accountsConfiguration
+        )
+
+        var services: [any RegistrableService] = [accounts]
         if options.enableTestService { services.append(TestService()) }
         let names = services.compactMap { service -> String? in
             var router = RPCRouter()
@@ -31,9 +69,12 @@ public struct Application: Sendable {
         let health = HealthService(services: names)
         services.append(health)
         self.health = health
+        self.mailer = mailer
+        self.databases = Array(databases.values)
         self.server = SkiffServer(
             configuration: configuration,
             services: services,
+            interceptors: [AuthenticationInterceptor(authenticator: AccountsAuthenticator(store: accountsStore))],
             logger: logger,
             observer: observer
         )

@@ -19,6 +19,20 @@ public struct ServerOptions: ParsableArguments, Sendable {
     @Option(help: "PEM private key for TLS (with --tls-cert).")
     public var tlsKey: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Storage backend: memory, sqlite:PATH, or per service (accounts=memory). Repeatable.",
+            valueName: "backend"
+        )
+    )
+    public var storage: [String] = []
+
+    @Option(name: .customLong("email-domain"), help: "Accept sign-ups only from this e-mail domain. Repeatable.")
+    public var emailDomains: [String] = []
+
+    @Option(help: .hidden)
+    public var passwordHashRounds: Int = 600_000
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     public var logLevel: String = "info"
 
@@ -66,6 +80,14 @@ public struct ServerOptions: ParsableArguments, Sendable {
             try configuration().settings.validate()
         } catch {
             throw ValidationError("Invalid limits: \(error.reason).")
+        }
+        do {
+            _ = try StorageSelection.parse(storage)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        guard passwordHashRounds >= 1_000 else {
+            throw ValidationError("--password-hash-rounds must be at least 1000.")
         }
     }
 

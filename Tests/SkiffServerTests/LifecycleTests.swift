@@ -15,7 +15,9 @@ import Testing
 struct LifecycleTests {
     @Test("graceful shutdown through a ServiceGroup drains a call in flight and run() returns")
     func serviceGroupDrain() async throws {
-        var options = try ServerOptions.parse(["--port", "0", "--enable-test-service", "--drain-grace-period", "5"])
+        var options = try ServerOptions.parse([
+            "--port", "0", "--storage", "memory", "--enable-test-service", "--drain-grace-period", "5",
+        ])
         options.port = 0
         let app = try Application(options: options, logger: quietLogger)
         let group = ServiceGroup(services: [app.server], logger: quietLogger)
@@ -24,7 +26,8 @@ struct LifecycleTests {
             let port = try await app.server.listeningAddress.port!
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let client = TestClient(transport: connection)
-                async let slow = client.unaryCall(.with { $0.sleepMs = 300 })
+                _ = try await client.emptyCall(.init())  // connected before the drain starts
+                async let slow = client.unaryCall(.with { $0.sleepMs = 500 })
                 try await Task.sleep(for: .milliseconds(100))
                 await group.triggerGracefulShutdown()
                 let response = try await slow
@@ -56,11 +59,14 @@ struct LifecycleTests {
 
     @Test("the server serves health for every registered service, the test service only when enabled")
     func application() async throws {
-        let plain = try Application(options: try ServerOptions.parse(["--port", "0"]), logger: quietLogger)
+        let plain = try Application(
+            options: try ServerOptions.parse(["--port", "0", "--storage", "memory"]),
+            logger: quietLogger
+        )
         #expect(plain.server.router.handler(forPath: "/skiff.testing.v1.TestService/EmptyCall") == nil)
         #expect(plain.server.router.handler(forPath: "/skiff.health.v1.Health/Check") != nil)
         let withTests = try Application(
-            options: try ServerOptions.parse(["--port", "0", "--enable-test-service"]),
+            options: try ServerOptions.parse(["--port", "0", "--storage", "memory", "--enable-test-service"]),
             logger: quietLogger
         )
         #expect(withTests.server.router.handler(forPath: "/skiff.testing.v1.TestService/EmptyCall") != nil)

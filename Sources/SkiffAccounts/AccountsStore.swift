@@ -1,0 +1,174 @@
+import Foundation
+import SkiffDomain
+
+/// Persistence for the Accounts service: one method per use case, each atomic.
+///
+/// Every backend (``InMemoryAccountsStore``, the SQLite store, PostgreSQL later) must behave exactly alike;
+/// the shared conformance suite in `Tests/SkiffStorageTests` proves it.
+///
+/// ## Implementation requirements
+/// - Each method is one atomic step: it either happens completely or not at all, and concurrent calls
+///   behave as if they ran one after another.
+/// - Failures the caller can act on are thrown as ``SkiffDomain/DomainError`` with the messages in
+///   ``AccountsStoreError``; no backend type (SQL errors, rows) crosses this protocol.
+/// - E-mail addresses are compared and stored in ``Account/normalizedEmail(_:)`` form.
+/// - Dates are kept at millisecond precision (`Date.roundedToMilliseconds`); values read back are rounded.
+/// - Inputs are already validated by ``AccountRules``; stores enforce only uniqueness and existence.
+public protocol AccountsStore: Sendable {
+    // MARK: Accounts
+
+    /// Creates an account.
+    ///
+    /// - Returns: The account as stored (e-mail normalized, dates rounded).
+    /// - Throws: `alreadyExists` if the e-mail address (compared case-insensitively) or the id is taken.
+    func createAccount(_ account: Account) async throws -> Account
+
+    /// The account with this id, or `nil`.
+    func account(id: String) async throws -> Account?
+
+    /// The account with this e-mail address (compared case-insensitively), or `nil`.
+    func account(email: String) async throws -> Account?
+
+    /// Applies profile changes.
+    ///
+    /// - Returns: The updated account.
+    /// - Throws: `notFound` if there is no such account.
+    func updateProfile(id: String, changes: ProfileChanges) async throws -> Account
+
+    /// Adds one to an account's number of items sold.
+    ///
+    /// - Returns: The new count.
+    /// - Throws: `notFound` if there is no such account.
+    @discardableResult
+    func incrementItemsSold(accountID: String) async throws -> Int
+
+    // MARK: One-time tokens and passwords
+
+    /// Stores a one-time token (e-mail verification or password reset).
+    ///
+    /// - Throws: `notFound` if the account does not exist; `alreadyExists` if the hash is taken.
+    func insertOneTimeToken(_ token: OneTimeToken) async throws
+
+    /// Consumes an e-mail verification token and marks its account verified, atomically.
+    ///
+    /// Consuming also retires the account's other unused verification tokens.
+    ///
+    /// - Returns: The verified account.
+    /// - Throws: `notFound` if the token is unknown or not a verification token; `failedPrecondition` if it
+    ///   was used already or has expired (`expiresAt <= now`).
+    func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account
+
+    /// Consumes a password-reset token, sets the new password hash and ends every session of the account,
+    /// atomically.
+    ///
+    /// Consuming also retires the account's other unused reset tokens.
+    ///
+    /// - Returns: The account, with the new hash.
+    /// - Throws: as ``verifyEmail(tokenHash:now:)``, for reset tokens.
+    func resetPassword(tokenHash: TokenHash, newPasswordHash: String, now: Date) async throws -> Account
+
+    /// Sets a new password hash and ends every session of the account except `keepingSession`.
+    ///
+    /// - Parameter keepingSession: The session that made the change (it stays signed in), or `nil`.
+    /// - Returns: The number of sessions ended.
+    /// - Throws: `notFound` if there is no such account.
+    @discardableResult
+    func changePassword(accountID: String, newPasswordHash: String, keepingSession: TokenHash?) async throws -> Int
+
+    // MARK: Sessions
+
+    /// Stores a session.
+    ///
+    /// - Throws: `notFound` if the account does not exist; `alreadyExists` if the hash is taken.
+    func createSession(_ session: Session) async throws
+
+    /// The session with this token hash if it is still valid at `now` (`expiresAt > now`), else `nil`.
+    func session(tokenHash: TokenHash, now: Date) async throws -> Session?
+
+    /// Ends a session (signs out). Ending an unknown session is not an error.
+    ///
+    /// - Returns: Whether a session was ended.
+    @discardableResult
+    func deleteSession(tokenHash: TokenHash) async throws -> Bool
+
+    /// Ends every session of an account.
+    ///
+    /// - Returns: The number of sessions ended.
+    @discardableResult
+    func deleteAllSessions(accountID: String) async throws -> Int
+
+    /// Removes sessions and one-time tokens that expired at or before `now` (housekeeping).
+    ///
+    /// - Returns: The number of rows removed.
+    @discardableResult
+    func deleteExpired(now: Date) async throws -> Int
+
+    // MARK: Search
+
+    /// Finds people by display name.
+    ///
+    /// A name matches when ``Account/searchKey(_:)`` of `nameQuery` is a substring of the name's key
+    /// (so matching ignores case and diacritics); an empty query matches everyone. Results are ordered by
+    /// name key, then id, and paged by keyset: a page starts strictly after the last item of the previous
+    /// one, so concurrent inserts cause neither duplicates nor gaps.
+    ///
+    /// - Throws: `invalidArgument` if the page token is not valid or belongs to another query.
+    func searchUsers(nameQuery: String, page: PageRequest) async throws -> Page<Account>
+
+    // MARK: Ratings and reports
+
+    /// Records a rating.
+    ///
+    /// - Throws: `alreadyExists` if the sale was rated already; `notFound` if the seller or the buyer does not
+    ///   exist (checked in that order).
+    func addRating(_ rating: Rating) async throws
+
+    /// A seller's ratings, newest first (ties broken by sale id, descending), paged by keyset.
+    ///
+    /// - Throws: `invalidArgument` if the page token is not valid or belongs to another seller.
+    func ratings(sellerID: String, page: PageRequest) async throws -> Page<Rating>
+
+    /// The number and total of a seller's ratings (zero for a seller with none, or no such seller).
+    func ratingSummary(sellerID: String) async throws -> RatingSummary
+
+    /// Records a report.
+    ///
+    /// - Throws: `alreadyExists` if the id is taken; `notFound` if the reporter or the reported account does
+    ///   not exist (checked in that order).
+    func addReport(_ report: Report) async throws
+
+    /// The reports about an account, oldest first (ties broken by id).
+    func reports(reportedID: String) async throws -> [Report]
+}
+
+/// The errors every ``AccountsStore`` throws, so that all backends use the same codes and messages.
+public enum AccountsStoreError {
+    /// No account with the id given.
+    public static let accountNotFound = DomainError(.notFound, "The account does not exist.")
+    /// The seller of a rating does not exist.
+    public static let sellerNotFound = DomainError(.notFound, "The seller's account does not exist.")
+    /// The buyer of a rating does not exist.
+    public static let buyerNotFound = DomainError(.notFound, "The buyer's account does not exist.")
+    /// The reporter does not exist.
+    public static let reporterNotFound = DomainError(.notFound, "The reporting account does not exist.")
+    /// The reported account does not exist.
+    public static let reportedNotFound = DomainError(.notFound, "The reported account does not exist.")
+    /// The e-mail address is taken.
+    public static let emailTaken = DomainError(.alreadyExists, "An account with this e-mail address already exists.")
+    /// The account id is taken.
+    public static let accountIDTaken = DomainError(.alreadyExists, "An account with this id already exists.")
+    /// The session token hash is taken.
+    public static let sessionTaken = DomainError(.alreadyExists, "This session already exists.")
+    /// The one-time token hash is taken.
+    public static let tokenTaken = DomainError(.alreadyExists, "This link already exists.")
+    /// The sale has a rating already.
+    public static let saleAlreadyRated = DomainError(.alreadyExists, "This sale has already been rated.")
+    /// The report id is taken.
+    public static let reportIDTaken = DomainError(.alreadyExists, "A report with this id already exists.")
+    /// The one-time token is unknown or of another kind.
+    public static let linkNotValid = DomainError(.notFound, "This link is not valid. Request a new one.")
+    /// The one-time token was used.
+    public static let linkUsed = DomainError(.failedPrecondition, "This link has already been used.")
+    /// The one-time token has expired.
+    public static let linkExpired = DomainError(.failedPrecondition, "This link has expired. Request a new one.")
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// What Accounts needs to know about a sale to accept a rating for it.
+public struct SaleSummary: Hashable, Sendable {
+    public var id: String
+    public var buyerID: String
+    public var sellerID: String
+    /// When both parties confirmed the hand-off; `nil` while the sale is not completed.
+    public var completedAt: Date?
+
+    public init(id: String, buyerID: String, sellerID: String, completedAt: Date?) {
+        self.id = id
+        self.buyerID = buyerID
+        self.sellerID = sellerID
+        self.completedAt = completedAt
+    }
+}
+
+/// Looks sales up; the Bids service provides it (in process, or through its typed client).
+public protocol SaleDirectory: Sendable {
+    /// The sale, or `nil` when there is no sale with that id.
+    func sale(id: String) async throws -> SaleSummary?
+}
+
+/// A directory with no sales, for a server that runs Accounts without Bids.
+public struct NoSales: SaleDirectory {
+    public init() {}
+    public func sale(id: String) async throws -> SaleSummary? { nil }
+}

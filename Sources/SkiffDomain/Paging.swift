@@ -1,0 +1,117 @@
+import Foundation
+
+/// What a caller asks for when listing: how many items, and where to continue.
+///
+/// The size policy is the same for every list: `0` (the protobuf default) means
+/// ``defaultSize``, anything above ``maximumSize`` is capped, and a negative size is rejected.
+public struct PageRequest: Hashable, Sendable {
+    /// The size used when the caller asks for none (20).
+    public static let defaultSize = 20
+    /// The largest page returned (100); larger requests are capped, not rejected.
+    public static let maximumSize = 100
+    /// The most characters a page token may have; longer ones are rejected before decoding.
+    public static let maximumTokenLength = 1024
+
+    /// The number of items to return, already resolved by the size policy (1…``maximumSize``).
+    public let size: Int
+    /// The opaque token from the previous page's ``Page/nextPageToken``, or `nil` for the first page.
+    public let token: String?
+
+    /// Creates a page request, applying the size policy.
+    ///
+    /// - Parameters:
+    ///   - size: The requested size; `0` means ``defaultSize``; larger than ``maximumSize`` is capped.
+    ///   - token: The previous page's ``Page/nextPageToken``; `nil` or empty for the first page.
+    /// - Throws: ``DomainError/Code/invalidArgument`` if `size` is negative or `token` is too long.
+    public init(size: Int = 0, token: String? = nil) throws(DomainError) {
+        guard size >= 0 else {
+            throw DomainError(.invalidArgument, "page_size must not be negative.")
+        }
+        if let token, token.utf8.count > Self.maximumTokenLength {
+            throw DomainError(.invalidArgument, PageToken.invalidMessage)
+        }
+        self.size = size == 0 ? Self.defaultSize : min(size, Self.maximumSize)
+        self.token = (token?.isEmpty ?? true) ? nil : token
+    }
+
+    /// The first page with the default size.
+    public static var first: PageRequest { PageRequest(validatedSize: defaultSize, token: nil) }
+
+    private init(validatedSize: Int, token: String?) {
+        self.size = validatedSize
+        self.token = token
+    }
+}
+
+/// One page of a list, and the token that continues it.
+public struct Page<Item> {
+    /// The items, in the list's order.
+    public var items: [Item]
+    /// The token for the next page, or `nil` if this is the last one.
+    public var nextPageToken: String?
+
+    /// Creates a page.
+    public init(items: [Item], nextPageToken: String?) {
+        self.items = items
+        self.nextPageToken = nextPageToken
+    }
+}
+
+extension Page: Sendable where Item: Sendable {}
+extension Page: Equatable where Item: Equatable {}
+extension Page: Hashable where Item: Hashable {}
+
+/// Opaque page tokens that carry a keyset cursor.
+///
+/// A token is the unpadded base64url of a small JSON envelope: a `kind` naming the list it belongs to,
+/// a format version and the cursor (the sort key of the last item returned). The next page starts strictly
+/// after that key, so rows inserted or deleted between calls never cause duplicates or gaps among the rows
+/// that existed throughout. Clients must treat tokens as opaque.
+///
+/// Decoding validates everything and reports any problem as `invalidArgument` "page_token is not valid."
+public enum PageToken {
+    /// The message of every page-token decoding error.
+    public static let invalidMessage = "page_token is not valid."
+
+    private static let version = 1
+
+    private struct Envelope<Cursor: Codable>: Codable {
+        var k: String
+        var v: Int
+        var c: Cursor
+    }
+
+    /// Encodes a cursor for the list named `kind`.
+    public static func encode<Cursor: Codable>(_ cursor: Cursor, kind: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(Envelope(k: kind, v: version, c: cursor)) else {
+            preconditionFailure("A page cursor failed to encode")
+        }
+        return Base64URL.encode(data)
+    }
+
+    /// Decodes a token made by ``encode(_:kind:)`` for the same `kind`.
+    ///
+    /// - Throws: ``DomainError/Code/invalidArgument`` if the token is malformed, too long, of another
+    ///   version, or belongs to another list.
+    public static func decode<Cursor: Codable>(
+        _ token: String,
+        as type: Cursor.Type = Cursor.self,
+        kind: String
+    ) throws(DomainError) -> Cursor {
+        guard token.utf8.count <= PageRequest.maximumTokenLength, let data = Base64URL.decode(token) else {
+            throw DomainError(.invalidArgument, invalidMessage)
+        }
+        let envelope: Envelope<Cursor>
+        do {
+            envelope = try JSONDecoder().decode(Envelope<Cursor>.self, from: data)
+        } catch {
+            throw DomainError(.invalidArgument, invalidMessage, cause: error)
+        }
+        guard envelope.k == kind, envelope.v == version else {
+            throw DomainError(.invalidArgument, invalidMessage)
+        }
+        return envelope.c
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import GRDB
+import SkiffAccounts
+import SkiffDomain
+
+// GRDB records for the Accounts tables (see `SQLiteSchema`, migration "accounts-v1").
+// Internal: they never cross the `AccountsStore` protocol. Dates are INTEGER milliseconds since 1970.
+
+struct AccountRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "account"
+
+    var id: String
+    var email: String
+    var displayName: String
+    var displayNameKey: String
+    var bio: String
+    var avatarImageID: String?
+    var paymentHandle: String?
+    var zipCode: String?
+    var passwordHash: String
+    var verified: Bool
+    var createdAt: Int64
+    var itemsSold: Int
+
+    init(_ account: Account) {
+        id = account.id
+        email = Account.normalizedEmail(account.email)
+        displayName = account.displayName
+        displayNameKey = Account.searchKey(account.displayName)
+        bio = account.bio
+        avatarImageID = account.avatarImageID
+        paymentHandle = account.paymentHandle
+        zipCode = account.zipCode
+        passwordHash = account.passwordHash
+        verified = account.verified
+        createdAt = account.createdAt.millisecondsSince1970
+        itemsSold = account.itemsSold
+    }
+
+    var account: Account {
+        Account(
+            id: id,
+            email: email,
+            displayName: displayName,
+            bio: bio,
+            avatarImageID: avatarImageID,
+            paymentHandle: paymentHandle,
+            zipCode: zipCode,
+            passwordHash: passwordHash,
+            verified: verified,
+            createdAt: Date(millisecondsSince1970: createdAt),
+            itemsSold: itemsSold
+        )
+    }
+}
+
+struct SessionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "session"
+
+    var tokenHash: String
+    var accountID: String
+    var expiresAt: Int64
+    var createdAt: Int64
+
+    init(_ session: Session) {
+        tokenHash = session.tokenHash.rawValue
+        accountID = session.accountID
+        expiresAt = session.expiresAt.millisecondsSince1970
+        createdAt = session.createdAt.millisecondsSince1970
+    }
+
+    var session: Session {
+        Session(
+            tokenHash: TokenHash(rawValue: tokenHash),
+            accountID: accountID,
+            expiresAt: Date(millisecondsSince1970: expiresAt),
+            createdAt: Date(millisecondsSince1970: createdAt)
+        )
+    }
+}
+
+struct OneTimeTokenRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "oneTimeToken"
+
+    var tokenHash: String
+    var kind: String
+    var accountID: String
+    var expiresAt: Int64
+    var createdAt: Int64
+    var usedAt: Int64?
+
+    init(_ token: OneTimeToken) {
+        tokenHash = token.tokenHash.rawValue
+        kind = token.kind.rawValue
+        accountID = token.accountID
+        expiresAt = token.expiresAt.millisecondsSince1970
+        createdAt = token.createdAt.millisecondsSince1970
+        usedAt = token.usedAt?.millisecondsSince1970
+    }
+}
+
+struct RatingRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "rating"
+
+    var saleID: String
+    var sellerID: String
+    var buyerID: String
+    var stars: Int
+    var comment: String
+    var createdAt: Int64
+
+    init(_ rating: Rating) {
+        saleID = rating.saleID
+        sellerID = rating.sellerID
+        buyerID = rating.buyerID
+        stars = rating.stars
+        comment = rating.comment
+        createdAt = rating.createdAt.millisecondsSince1970
+    }
+
+    var rating: Rating {
+        Rating(
+            saleID: saleID,
+            sellerID: sellerID,
+            buyerID: buyerID,
+            stars: stars,
+            comment: comment,
+            createdAt: Date(millisecondsSince1970: createdAt)
+        )
+    }
+}
+
+struct ReportRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "report"
+
+    var id: String
+    var reporterID: String
+    var reportedID: String
+    var reason: String
+    var details: String
+    var createdAt: Int64
+
+    init(_ report: Report) {
+        id = report.id
+        reporterID = report.reporterID
+        reportedID = report.reportedID
+        reason = report.reason
+        details = report.details
+        createdAt = report.createdAt.millisecondsSince1970
+    }
+
+    var report: Report {
+        Report(
+            id: id,
+            reporterID: reporterID,
+            reportedID: reportedID,
+            reason: reason,
+            details: details,
+            createdAt: Date(millisecondsSince1970: createdAt)
+        )
+    }
+}

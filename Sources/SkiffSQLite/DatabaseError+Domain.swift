@@ -1,0 +1,48 @@
+import GRDB
+import SkiffDomain
+
+extension DatabasePool {
+    /// Runs one use case in a write transaction, with SQLite errors mapped to ``SkiffDomain/DomainError``.
+    func domainWrite<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await write(updates)
+        } catch let error as DatabaseError {
+            throw error.domainError ?? error
+        }
+    }
+
+    /// Runs a read in a snapshot, with SQLite errors mapped to ``SkiffDomain/DomainError``.
+    func domainRead<T: Sendable>(_ value: @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await read(value)
+        } catch let error as DatabaseError {
+            throw error.domainError ?? error
+        }
+    }
+}
+
+extension DatabaseError {
+    /// The domain error this SQLite error stands for, or `nil` if it is an internal failure.
+    ///
+    /// Stores check uniqueness and existence themselves inside the transaction (so they can say precisely
+    /// what is wrong); this mapping is the safety net for constraints that fire anyway. The SQL message
+    /// stays in `cause`, never in the message sent to clients.
+    var domainError: DomainError? {
+        switch extendedResultCode {
+        case .SQLITE_CONSTRAINT_UNIQUE, .SQLITE_CONSTRAINT_PRIMARYKEY:
+            return DomainError(.alreadyExists, "This already exists.", cause: self)
+        case .SQLITE_CONSTRAINT_FOREIGNKEY:
+            return DomainError(.notFound, "A record this refers to does not exist.", cause: self)
+        case .SQLITE_CONSTRAINT_CHECK, .SQLITE_CONSTRAINT_NOTNULL:
+            return DomainError(.invalidArgument, "A value is out of range.", cause: self)
+        default:
+            break
+        }
+        switch resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return DomainError(.aborted, "The database is busy. Try again.", cause: self)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Dispatch
+import Foundation
+import GRDB
+
+/// One SQLite database file shared by every service's store.
+///
+/// Opening it creates (or opens) the file with one GRDB `DatabasePool` — WAL mode, concurrent readers, one
+/// writer — sets `PRAGMA synchronous = FULL` on the writer and checks that it took effect (so an acknowledged
+/// write survives a power loss, not just a crash), enables foreign keys and a busy timeout, and runs every
+/// pending migration (``SQLiteSchema``). Open one instance per file and share it; never open a second pool
+/// on the same file in the same process.
+///
+/// ```swift
+/// let database = try await SQLiteDatabase.open(atPath: "/var/lib/skiff/skiff.sqlite")
+/// let accounts = database.accountsStore()
+/// ```
+public final class SQLiteDatabase: Sendable {
+    /// Options for opening a database.
+    public struct Configuration: Hashable, Sendable {
+        /// How long a connection waits for a lock held by another process before failing (default 5 s).
+        public var busyTimeout: Duration
+        /// The most concurrent read connections (default 5).
+        public var maximumReaderCount: Int
+
+        /// Creates a configuration.
+        public init(busyTimeout: Duration = .seconds(5), maximumReaderCount: Int = 5) {
+            self.busyTimeout = busyTimeout
+            self.maximumReaderCount = maximumReaderCount
+        }
+
+        /// The defaults.
+        public static var defaults: Configuration { Configuration() }
+    }
+
+    /// The file's path.
+    public let path: String
+    /// The connection pool. Stores use it; other code should go through stores.
+    public let pool: DatabasePool
+
+    /// Opens (creating if needed) the database at `path`, configures it and migrates it.
+    ///
+    /// This blocks the calling thread for the file I/O and migrations; call it at startup, or use
+    /// ``open(atPath:configuration:)`` from async code.
+    ///
+    /// - Throws: ``SQLiteDatabaseError`` if the durability settings did not take effect or the file was
+    ///   migrated by a newer version of Skiff; GRDB errors if the file cannot be opened or migrated.
+    public init(path: String, configuration: Configuration = .defaults) throws {
+        var config = GRDB.Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(Self.seconds(configuration.busyTimeout))
+        config.maximumReaderCount = configuration.maximumReaderCount
+        config.label = "skiff"
+        let pool = try DatabasePool(path: path, configuration: config)
+
+        // DatabasePool sets synchronous = NORMAL when it enables WAL; FULL must be set afterwards, on the
+        // writer connection, and read back.
+        let (synchronous, journalMode) = try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            return (
+                try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+                try String.fetchOne(db, sql: "PRAGMA journal_mode")
+            )
+        }
+        guard synchronous == 2, journalMode?.lowercased() == "wal" else {
+            throw SQLiteDatabaseError(
+                "The database at \(path) did not accept WAL mode with synchronous = FULL "
+                    + "(synchronous \(synchronous.map(String.init) ?? "?"), journal_mode \(journalMode ?? "?"))."
+            )
+        }
+
+        let migrator = SQLiteSchema.migrator
+        let superseded = try pool.read { db in try migrator.hasBeenSuperseded(db) }
+        guard !superseded else {
+            throw SQLiteDatabaseError(
+                "The database at \(path) was migrated by a newer version of Skiff; refusing to open it."
+            )
+        }
+        try migrator.migrate(pool)
+
+        self.path = path
+        self.pool = pool
+    }
+
+    /// Opens the database like ``init(path:configuration:)``, doing the blocking work off the caller's
+    /// executor (on a dispatch queue), so it is safe to call from async code.
+    public static func open(
+        atPath path: String,
+        configuration: Configuration = .defaults
+    ) async throws -> SQLiteDatabase {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try SQLiteDatabase(path: path, configuration: configuration) })
+            }
+        }
+    }
+
+    /// The Accounts store on this database.
+    public func accountsStore() -> SQLiteAccountsStore {
+        SQLiteAccountsStore(pool: pool)
+    }
+
+    /// Closes every connection. Call it after the last use, at shutdown; later use throws.
+    public func close() throws {
+        try pool.close()
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// The database could not be opened safely.
+public struct SQLiteDatabaseError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong (for operators; may contain paths).
+    public var message: String
+
+    /// Creates the error.
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}

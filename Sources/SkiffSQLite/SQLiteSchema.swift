@@ -1,0 +1,91 @@
+import GRDB
+
+/// The schema of the Skiff database: one migrator holding every service's migrations.
+///
+/// Migrations are named `<service>-v1`, `<service>-v2`, … and run in registration order.
+///
+/// - Important: A migration never changes once it has shipped: databases in the field have already run it,
+///   and GRDB will not run it again. To change the schema, append a new migration (`accounts-v2`) and leave
+///   the old ones byte for byte as they are. Migrations use SQL only, never app types, so later code changes
+///   cannot change what an old migration does.
+public enum SQLiteSchema {
+    /// A migrator with every service's migrations.
+    public static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        registerAccountsMigrations(in: &migrator)
+        return migrator
+    }
+
+    /// The identifiers of all migrations, in order.
+    public static var migrationIdentifiers: [String] { migrator.migrations }
+
+    // MARK: Accounts
+
+    static func registerAccountsMigrations(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. Dates are INTEGER milliseconds since 1970; e-mail addresses are stored
+        // normalized (lowercase), so UNIQUE on the column is case-insensitive in effect.
+        migrator.registerMigration("accounts-v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE account (
+                        id TEXT NOT NULL PRIMARY KEY,
+                        email TEXT NOT NULL UNIQUE,
+                        displayName TEXT NOT NULL,
+                        displayNameKey TEXT NOT NULL,
+                        bio TEXT NOT NULL DEFAULT '',
+                        avatarImageID TEXT,
+                        paymentHandle TEXT,
+                        zipCode TEXT,
+                        passwordHash TEXT NOT NULL,
+                        verified INTEGER NOT NULL DEFAULT 0 CHECK (verified IN (0, 1)),
+                        createdAt INTEGER NOT NULL,
+                        itemsSold INTEGER NOT NULL DEFAULT 0 CHECK (itemsSold >= 0)
+                    ) STRICT;
+                    CREATE INDEX account_displayNameKey_id ON account(displayNameKey, id);
+
+                    CREATE TABLE session (
+                        tokenHash TEXT NOT NULL PRIMARY KEY,
+                        accountID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        expiresAt INTEGER NOT NULL,
+                        createdAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX session_accountID ON session(accountID);
+                    CREATE INDEX session_expiresAt ON session(expiresAt);
+
+                    CREATE TABLE oneTimeToken (
+                        tokenHash TEXT NOT NULL PRIMARY KEY,
+                        kind TEXT NOT NULL,
+                        accountID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        expiresAt INTEGER NOT NULL,
+                        createdAt INTEGER NOT NULL,
+                        usedAt INTEGER
+                    ) STRICT;
+                    CREATE INDEX oneTimeToken_accountID_kind ON oneTimeToken(accountID, kind);
+                    CREATE INDEX oneTimeToken_expiresAt ON oneTimeToken(expiresAt);
+
+                    CREATE TABLE rating (
+                        saleID TEXT NOT NULL PRIMARY KEY,
+                        sellerID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        buyerID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        stars INTEGER NOT NULL CHECK (stars BETWEEN 1 AND 5),
+                        comment TEXT NOT NULL DEFAULT '',
+                        createdAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX rating_sellerID_createdAt_saleID ON rating(sellerID, createdAt, saleID);
+                    CREATE INDEX rating_buyerID ON rating(buyerID);
+
+                    CREATE TABLE report (
+                        id TEXT NOT NULL PRIMARY KEY,
+                        reporterID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        reportedID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        reason TEXT NOT NULL,
+                        details TEXT NOT NULL DEFAULT '',
+                        createdAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX report_reportedID_createdAt_id ON report(reportedID, createdAt, id);
+                    CREATE INDEX report_reporterID ON report(reporterID);
+                    """
+            )
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NIOCore
+import SkiffAPI
+import SkiffAccounts
+import SkiffClient
+import SkiffCore
+import SkiffServer
+import SkiffServerApp
+import SwiftProtobuf
+import Testing
+
+let quietLogger = Logger(label: "skiff.test") { _ in SwiftLogNoOpLogHandler() }
+
+/// Storage backends every service test runs against.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case memory
+    case sqlite
+    var testDescription: String { rawValue }
+}
+
+/// A fresh temporary SQLite path.
+func temporaryDatabasePath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("skiff-\(UUID().uuidString)/skiff.sqlite").path
+}
+
+/// Runs the production object graph (``Application``) on 127.0.0.1, port 0, with the given
+/// storage, and hands `body` a connection to it.
+func withApp<R: Sendable>(
+    _ backend: Backend,
+    path: String? = nil,
+    extraArguments: [String] = [],
+    _ body: @Sendable (Application, ClientConnection) async throws -> R
+) async throws -> R {
+    let storage = backend == .memory ? "memory" : "sqlite:\(path ?? temporaryDatabasePath())"
+    let options = try ServerOptions.parse(
+        ["--port", "0", "--storage", storage, "--password-hash-rounds", "1000"] + extraArguments
+    )
+    let app = try Application(options: options, logger: quietLogger)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await app.server.run() }
+        defer { group.cancelAll() }
+        let port = try await app.server.listeningAddress.port!
+        return try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+            try await body(app, connection)
+        }
+    }
+}
+
+/// The token in the newest e-mail to `address` whose body has a line `<label>: <token>`.
+func token(in mailer: OutboxMailer, to address: String, label: String) throws -> String {
+    for message in mailer.messages(to: address).reversed() {
+        for line in message.body.split(separator: "\n") where line.hasPrefix(label + ": ") {
+            return String(line.dropFirst(label.count + 2))
+        }
+    }
+    throw MissingMail(address: address, label: label)
+}
+
+struct MissingMail: Error, CustomStringConvertible {
+    var address: String
+    var label: String
+    var description: String { "no e-mail to \(address) with a \(label)" }
+}
+
+typealias AccountsClient = Skiff_Accounts_V1_Accounts.Client
+
+/// Signs up, verifies and logs in a user; returns (user id, bearer metadata).
+func signUpAndLogIn(
+    _ accounts: AccountsClient,
+    mailer: OutboxMailer,
+    email: String,
+    name: String,
+    password: String = "correct horse battery"
+) async throws -> (id: String, auth: Metadata) {
+    _ = try await accounts.signUp(
+        .with {
+            $0.email = email
+            $0.password = password
+            $0.displayName = name
+        }
+    )
+    let verification = try token(in: mailer, to: email, label: "Verification token")
+    _ = try await accounts.verifyEmail(.with { $0.token = verification })
+    let session = try await accounts.logIn(
+        .with {
+            $0.email = email
+            $0.password = password
+        }
+    )
+    return (session.userID, ["authorization": .string("Bearer \(session.sessionToken)")])
+}
+
+/// Expects `body` to fail with `code`; returns the error for further checks.
+@discardableResult
+func expectStatus(
+    _ code: StatusCode,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async -> RPCError? {
+    do {
+        try await body()
+        Issue.record("expected \(code), but the call succeeded", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as RPCError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected RPCError \(code), got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}

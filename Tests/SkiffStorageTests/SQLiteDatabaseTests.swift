@@ -1,0 +1,125 @@
+import Foundation
+import GRDB
+import SkiffAccounts
+import SkiffDomain
+import Testing
+
+@testable import SkiffSQLite
+
+@Suite("SQLite database")
+struct SQLiteDatabaseTests {
+    @Test("Reopening the file keeps the data and does not migrate again")
+    func reopen() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("skiff.sqlite")
+
+        let first = try await SQLiteDatabase.open(atPath: path)
+        let account = try await first.accountsStore().createAccount(Fixture.account("Durable"))
+        let session = Fixture.session(for: account.id, expiresAt: Fixture.date(plusSeconds: 60))
+        try await first.accountsStore().createSession(session)
+        try first.close()
+
+        let second = try await SQLiteDatabase.open(atPath: path)
+        defer { try? second.close() }
+        let store = second.accountsStore()
+        #expect(try await store.account(id: account.id) == account)
+        #expect(try await store.account(email: account.email) == account)
+        #expect(try await store.session(tokenHash: session.tokenHash, now: Fixture.t0) == session)
+        let applied = try await second.pool.read { db in try SQLiteSchema.migrator.appliedIdentifiers(db) }
+        #expect(applied == Set(SQLiteSchema.migrationIdentifiers))
+        #expect(SQLiteSchema.migrationIdentifiers == ["accounts-v1"])
+    }
+
+    @Test("The writer runs WAL with synchronous = FULL and foreign keys on; integrity check passes")
+    func pragmas() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        _ = try await database.accountsStore().createAccounts(["One", "Two", "Three"])
+
+        let (synchronous, journalMode, foreignKeys, integrity) = try await database.pool.writeWithoutTransaction { db in
+            (
+                try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+                try String.fetchOne(db, sql: "PRAGMA journal_mode"),
+                try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
+                try String.fetchAll(db, sql: "PRAGMA integrity_check")
+            )
+        }
+        #expect(synchronous == 2)
+        #expect(journalMode == "wal")
+        #expect(foreignKeys == 1)
+        #expect(integrity == ["ok"])
+        #expect(try await database.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA foreign_keys") } == 1)
+    }
+
+    @Test("Tables are singular camelCase; the schema matches the migrations")
+    func schema() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let tables = try await database.pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        }
+        #expect(tables == ["account", "grdb_migrations", "oneTimeToken", "rating", "report", "session"])
+        let changed = try await database.pool.read { db in try SQLiteSchema.migrator.hasSchemaChanges(db) }
+        #expect(!changed)
+    }
+
+    @Test("A file migrated by a newer version is refused")
+    func refusesNewerSchema() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("skiff.sqlite")
+        let database = try await SQLiteDatabase.open(atPath: path)
+        try await database.pool.write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('accounts-v99')")
+        }
+        try database.close()
+        await #expect(throws: SQLiteDatabaseError.self) { _ = try await SQLiteDatabase.open(atPath: path) }
+    }
+
+    @Test("Constraint violations that reach SQLite become domain errors")
+    func constraintMapping() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let people = try await database.accountsStore().createAccounts(["Seller", "Buyer"])
+        let rating = RatingRecord(Fixture.rating(sale: "s1", seller: people[0].id, buyer: people[1].id, stars: 5))
+
+        func domainError(_ body: @escaping @Sendable (Database) throws -> Void) async -> DomainError? {
+            do {
+                try await database.pool.domainWrite(body)
+                return nil
+            } catch {
+                return error as? DomainError
+            }
+        }
+        #expect(await domainError { db in try rating.insert(db) } == nil)
+        #expect(await domainError { db in try rating.insert(db) }?.code == .alreadyExists)
+        let orphan = RatingRecord(Fixture.rating(sale: "s2", seller: "usr_missing", buyer: people[1].id, stars: 5))
+        #expect(await domainError { db in try orphan.insert(db) }?.code == .notFound)
+        let tooMany = RatingRecord(Fixture.rating(sale: "s3", seller: people[0].id, buyer: people[1].id, stars: 6))
+        #expect(await domainError { db in try tooMany.insert(db) }?.code == .invalidArgument)
+        let duplicateEmail = AccountRecord(Fixture.account("Copy", email: people[0].email))
+        let mapped = await domainError { db in try duplicateEmail.insert(db) }
+        #expect(mapped?.code == .alreadyExists)
+        #expect(mapped?.message.contains("account") == false, "no SQL in client messages")
+    }
+
+    @Test("Durability settings are verified at open, not assumed")
+    func openVerifiesSettings() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // The blocking initializer is what `open` runs on a dispatch queue.
+        let database = try SQLiteDatabase(path: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        #expect(try database.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
+    }
+}
