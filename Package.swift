@@ -259,6 +259,8 @@ let package = Package(
                 "SkiffClient",
                 "SkiffServer",
                 "SkiffServerApp",
+                "SkiffSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

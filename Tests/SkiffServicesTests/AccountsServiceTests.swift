@@ -237,7 +237,10 @@ struct AccountsServiceTests {
         }
     }
 
-    @Test("password reset revokes every session; change password keeps only the current one", arguments: Backend.allCases)
+    @Test(
+        "password reset revokes every session; change password keeps only the current one",
+        arguments: Backend.allCases
+    )
     func passwords(_ backend: Backend) async throws {
         try await withApp(backend) { app, connection in
             let accounts = AccountsClient(transport: connection)
@@ -302,7 +305,12 @@ struct AccountsServiceTests {
     func restart() async throws {
         let path = temporaryDatabasePath()
         let userID = try await withApp(.sqlite, path: path) { app, connection in
-            try await signUpAndLogIn(AccountsClient(transport: connection), mailer: app.mailer, email: "s@campus.edu", name: "S").id
+            try await signUpAndLogIn(
+                AccountsClient(transport: connection),
+                mailer: app.mailer,
+                email: "s@campus.edu",
+                name: "S"
+            ).id
         }
         try await withApp(.sqlite, path: path) { _, connection in
             let accounts = AccountsClient(transport: connection)
@@ -313,6 +321,28 @@ struct AccountsServiceTests {
                 }
             )
             #expect(session.userID == userID)
+        }
+    }
+
+    @Test("a burst of sign-ups queues for the password hasher: none fails", arguments: Backend.allCases)
+    func signUpBurst(_ backend: Backend) async throws {
+        try await withApp(backend, extraArguments: ["--password-hash-rounds", "20000"]) { app, connection in
+            let accounts = AccountsClient(transport: connection)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<60 {
+                    group.addTask {
+                        _ = try await accounts.signUp(
+                            .with {
+                                $0.email = "burst\(i)@campus.edu"
+                                $0.password = "burst password"
+                                $0.displayName = "Burst \(i)"
+                            }
+                        )
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(Set(app.mailer.messages.map(\.to)).count == 60)
         }
     }
 
