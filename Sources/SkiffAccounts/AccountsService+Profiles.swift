@@ -103,7 +103,10 @@ extension AccountsService {
             throw DomainError(.permissionDenied, "Only the buyer of a sale can rate its seller.")
         }
         guard let completedAt = sale.completedAt else {
-            throw DomainError(.failedPrecondition, "The sale is not completed yet: both parties must confirm the hand-off.")
+            throw DomainError(
+                .failedPrecondition,
+                "The sale is not completed yet: both parties must confirm the hand-off."
+            )
         }
         let now = time.now()
         guard now.timeIntervalSince(completedAt) <= configuration.ratingWindow.timeInterval else {

@@ -50,7 +50,10 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         }
         let token = String(header.dropFirst(prefix.count))
         guard let user = try await authenticator.authenticate(token: token) else {
-            throw RPCError(code: .unauthenticated, message: "The session token is invalid or has expired; log in again.")
+            throw RPCError(
+                code: .unauthenticated,
+                message: "The session token is invalid or has expired; log in again."
+            )
         }
         var context = context
         context.attributes[AuthenticatedUserKey.self] = user
