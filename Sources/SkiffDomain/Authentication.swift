@@ -13,6 +13,32 @@ public struct AuthenticatedUser: Hashable, Sendable {
     }
 }
 
+extension AuthenticatedUser {
+    /// The user on whose behalf the current task runs: set by ``AuthenticationInterceptor`` for
+    /// the duration of a handler, so that calls it makes to other services through typed clients
+    /// carry the same credentials (see ``ForwardCredentialsInterceptor``).
+    @TaskLocal public static var current: AuthenticatedUser?
+}
+
+/// A client interceptor for service-to-service calls: a call made while handling a request
+/// carries the caller's `authorization`, so the other service applies the same permissions.
+public struct ForwardCredentialsInterceptor: ClientInterceptor {
+    public init() {}
+
+    public func intercept<Result: Sendable>(
+        method: MethodDescriptor,
+        options: CallOptions,
+        next: (CallOptions) async throws -> Result
+    ) async throws -> Result {
+        guard let user = AuthenticatedUser.current, options.metadata.first("authorization") == nil else {
+            return try await next(options)
+        }
+        var options = options
+        options.metadata.add("authorization", "Bearer \(user.sessionToken)")
+        return try await next(options)
+    }
+}
+
 /// The ``Attributes`` key under which the signed-in user is found.
 public enum AuthenticatedUserKey: AttributeKey {
     public typealias Value = AuthenticatedUser
@@ -57,7 +83,7 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         }
         var context = context
         context.attributes[AuthenticatedUserKey.self] = user
-        try await next(context)
+        try await AuthenticatedUser.$current.withValue(user) { try await next(context) }
     }
 }
 

@@ -8,13 +8,15 @@ extension ServerConnectionHandler {
     // MARK: Responses
 
     func enqueue(_ stream: ServerStream, _ item: ServerStream.Outbound, flush: Bool) {
+        // Flush even when the item is dropped: an earlier item of this batch may have ended the
+        // stream and left its TRAILERS in the buffer.
+        defer { if flush { scheduleFlush() } }
         guard !stream.serverClosed, streams[stream.id] === stream else {
             if case .message(let bytes) = item { stream.didWrite(bytes.readableBytes) }
             return
         }
         stream.outbound.append(item)
         if !stream.isBlocked { pump(stream) }
-        if flush { scheduleFlush() }
     }
 
     func finish(_ stream: ServerStream, _ status: StatusCode, _ message: String, _ metadata: Metadata) {
@@ -32,8 +34,8 @@ extension ServerConnectionHandler {
                 }
                 metadata.add(contentsOf: stream.takeTrailingMetadata())
                 metadata.add(contentsOf: extra)
-                if let problem = metadata.validationFailure() {
-                    logger.error("invalid response metadata", metadata: ["problem": "\(problem)"])
+                if let problem = responseMetadataProblem(metadata) {
+                    logger.error("response metadata not sent", metadata: ["problem": "\(problem)"])
                     outbound.writeTrailers(
                         streamID: stream.id,
                         status: .internal,
@@ -41,7 +43,14 @@ extension ServerConnectionHandler {
                         metadata: [:]
                     )
                 } else {
-                    outbound.writeTrailers(streamID: stream.id, status: status, message: message, metadata: metadata)
+                    // TRAILERS must fit the client's MAX_FRAME_SIZE: shorten the message if needed.
+                    let room = Int(peerSettings.maxFrameSize) - 6 - metadata.encodedSize
+                    var text = message
+                    if text.utf8.count > room {
+                        text = String(decoding: Array(text.utf8.prefix(max(0, room))), as: UTF8.self)
+                        while text.utf8.count > room { text.removeLast() }
+                    }
+                    outbound.writeTrailers(streamID: stream.id, status: status, message: text, metadata: metadata)
                 }
                 stream.outbound.removeFirst()
                 stream.outbound.removeAll()
@@ -60,7 +69,12 @@ extension ServerConnectionHandler {
                     markBlocked(stream)
                     return
                 }
-                writeHeadersIfNeeded(stream)
+                guard writeHeadersIfNeeded(stream) else {
+                    // The response metadata cannot be sent: end the call with INTERNAL instead.
+                    for case .message(let queued) in stream.outbound { stream.didWrite(queued.readableBytes) }
+                    stream.outbound = [.trailers(.internal, "Internal server error.", [:])]
+                    continue
+                }
                 let chunk = min(remaining, window, Int(peerSettings.maxFrameSize))
                 let slice = bytes.readSlice(length: chunk)!
                 let last = bytes.readableBytes == 0
@@ -77,15 +91,28 @@ extension ServerConnectionHandler {
         }
     }
 
-    func writeHeadersIfNeeded(_ stream: ServerStream) {
-        guard !stream.headersWritten else { return }
-        stream.headersWritten = true
+    /// Writes the response HEADERS before the first message; `false` when its metadata cannot
+    /// be sent (nothing is written then).
+    func writeHeadersIfNeeded(_ stream: ServerStream) -> Bool {
+        guard !stream.headersWritten else { return true }
         let metadata = stream.takeInitialMetadata()
-        if metadata.validationFailure() != nil {
-            outbound.writeHeaders(streamID: stream.id, metadata: [:])
-        } else {
-            outbound.writeHeaders(streamID: stream.id, metadata: metadata)
+        if let problem = responseMetadataProblem(metadata) {
+            logger.error("response metadata not sent", metadata: ["problem": "\(problem)"])
+            return false
         }
+        stream.headersWritten = true
+        outbound.writeHeaders(streamID: stream.id, metadata: metadata)
+        return true
+    }
+
+    /// Why response metadata may not be sent: an invalid entry, or a block larger than the
+    /// client's MAX_HEADER_LIST_SIZE (which is always below its MAX_FRAME_SIZE).
+    func responseMetadataProblem(_ metadata: Metadata) -> String? {
+        if let invalid = metadata.validationFailure() { return invalid }
+        guard metadata.encodedSize <= Int(peerSettings.maxHeaderListSize) else {
+            return "metadata of \(metadata.encodedSize) bytes exceeds the client's MAX_HEADER_LIST_SIZE"
+        }
+        return nil
     }
 
     func markBlocked(_ stream: ServerStream) {

@@ -27,6 +27,9 @@ public final class ServerObserver: Sendable {
     /// The connections open now.
     public var connections: Int { connectionCount.load(ordering: .relaxed) }
 
+    /// The calls open now (from their HEADERS until their handler has finished).
+    public var streams: Int { streamCount.load(ordering: .relaxed) }
+
     func connectionOpened() {
         let n = connectionCount.wrappingAdd(1, ordering: .relaxed).newValue
         openConnections.record(n)

@@ -27,8 +27,8 @@ struct LifecycleTests {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let client = TestClient(transport: connection)
                 _ = try await client.emptyCall(.init())  // connected before the drain starts
-                async let slow = client.unaryCall(.with { $0.sleepMs = 500 })
-                try await Task.sleep(for: .milliseconds(100))
+                async let slow = client.unaryCall(.with { $0.sleepMs = 1_000 })
+                try await waitUntil { app.server.observer.streams == 1 }
                 await group.triggerGracefulShutdown()
                 let response = try await slow
                 #expect(response.peerMetadata.hasPrefix("127.0.0.1:"))

@@ -158,14 +158,14 @@ struct RuntimeTests {
                     for _ in 0..<20 {
                         group.addTask {
                             do {
-                                _ = try await client.unaryCall(.with { $0.sleepMs = 300 })
+                                _ = try await client.unaryCall(.with { $0.sleepMs = 1_000 })
                                 return true
                             } catch {
                                 return false
                             }
                         }
                     }
-                    try await Task.sleep(for: .milliseconds(100))
+                    try await waitUntil { server.observer.streams == 20 }
                     server.beginGracefulShutdown()
                     return try await group.reduce(into: [Bool]()) { $0.append($1) }
                 }

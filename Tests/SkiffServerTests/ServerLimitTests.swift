@@ -94,15 +94,18 @@ struct ServerLimitTests {
 
     @Test("a cancelled stream keeps counting against MAX_CONCURRENT_STREAMS until its handler stops")
     func cancelledStreamCounts() async throws {
-        try await withTestServer(configure: { $0.settings.maxConcurrentStreams = 1 }) { _, port in
+        try await withTestServer(configure: { $0.settings.maxConcurrentStreams = 1 }) { server, port in
             try await withRawConnection(port: port) { conn in
                 _ = try await conn.handshake()
                 try await conn.send {
                     $0.writeHeaders(streamID: 1, path: "/skiff.testing.v1.TestService/FullDuplexCall", metadata: [:])
                     $0.writeRSTStream(streamID: 1, status: .cancelled)
+                    $0.writePing(42, ack: false)
                 }
+                // The PING's ACK shows the server has read the HEADERS and the RST_STREAM.
+                _ = try await conn.next { $0.type == .ping && $0.flags.contains(.ack) }
                 // Once the cancelled handler has stopped, a new stream is accepted.
-                try await Task.sleep(for: .milliseconds(100))
+                try await waitUntil { server.observer.streams == 0 }
                 try await conn.send {
                     $0.writeHeaders(streamID: 3, path: "/skiff.testing.v1.TestService/EmptyCall", metadata: [:])
                     $0.writeMessage(streamID: 3, bytes: [])

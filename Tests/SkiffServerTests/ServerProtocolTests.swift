@@ -414,12 +414,13 @@ struct ServerProtocolTests {
         try await withTestServer { server, port in
             try await withRawConnection(port: port) { conn in
                 _ = try await conn.handshake()
-                let slow = Skiff_Testing_V1_SimpleRequest.with { $0.sleepMs = 300 }
+                // Long enough to still be running when stream 5 is refused, even on a loaded machine.
+                let slow = Skiff_Testing_V1_SimpleRequest.with { $0.sleepMs = 2_000 }
                 try await conn.send {
                     $0.writeHeaders(streamID: 1, path: unaryCall, metadata: [:])
                     $0.writeMessage(streamID: 1, bytes: try! bytes(slow))
                 }
-                try await Task.sleep(for: .milliseconds(50))
+                try await waitUntil { server.observer.streams == 1 }
                 server.beginGracefulShutdown()
                 let first = try await conn.next { $0.type == .goAway }
                 #expect(first.goAway?.lastStreamID == 0x7FFF_FFFF)
@@ -445,6 +446,27 @@ struct ServerProtocolTests {
                 #expect(statuses[1] == .ok)
                 #expect(statuses[3] == .ok)
                 #expect(refused5)
+            }
+        }
+    }
+}
+
+@Suite("Server respects the client's limits")
+struct ClientLimitTests {
+    @Test("response metadata over the client's MAX_HEADER_LIST_SIZE ends the call with INTERNAL, not an oversize frame")
+    func responseMetadataTooLarge() async throws {
+        try await withTestServer { _, port in
+            try await withRawConnection(port: port) { conn in
+                _ = try await conn.handshake([(.maxHeaderListSize, 1_024)])
+                let big: Metadata = ["x-skiff-echo-initial": .string(String(repeating: "e", count: 2_000))]
+                try await conn.send {
+                    $0.writeHeaders(streamID: 1, path: "/skiff.testing.v1.TestService/EmptyCall", metadata: big)
+                    $0.writeMessage(streamID: 1, bytes: [])
+                }
+                let frame = try await conn.next { $0.streamID == 1 }
+                #expect(frame.type == .trailers)
+                #expect(frame.trailers?.status == .internal)
+                #expect(frame.trailers?.metadata.encodedSize ?? 0 <= 1_024)
             }
         }
     }

@@ -53,3 +53,13 @@ func withTimeout<R: Sendable>(
 struct TestTimeout: Error, CustomStringConvertible {
     var description: String { "the test step timed out" }
 }
+
+/// Polls `condition` until it holds, failing after `timeout`.
+func waitUntil(
+    timeout: Duration = .seconds(10),
+    _ condition: @escaping @Sendable () -> Bool
+) async throws {
+    try await withTimeout(timeout) {
+        while !condition() { try await Task.sleep(for: .milliseconds(5)) }
+    }
+}
