@@ -120,3 +120,10 @@ extension Metadata: CustomStringConvertible {
         "[" + entries.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
     }
 }
+
+extension Metadata.Value: ExpressibleByStringInterpolation {
+    /// A text value written with interpolation, e.g. `["authorization": "Bearer \(token)"]`.
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self = .string(String(stringInterpolation: stringInterpolation))
+    }
+}

@@ -43,7 +43,7 @@ struct AccountsServiceTests {
                 }
             )
             #expect(session.sessionToken.count >= 43)
-            let auth: Metadata = ["authorization": .string("Bearer \(session.sessionToken)")]
+            let auth: Metadata = ["authorization": "Bearer \(session.sessionToken)"]
 
             let mine = try await accounts.getMyAccount(.init(), metadata: auth).account
             #expect(mine.email == "jane.doe@vanderbilt.edu")
