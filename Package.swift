@@ -126,7 +126,11 @@ let package = Package(
                 "SkiffStandardServices",
                 "SkiffDomain",
                 "SkiffAccounts",
+                "SkiffListings",
+                "SkiffBids",
+                "SkiffAPI",
                 "SkiffSQLite",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -182,12 +186,39 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Listings: domain rules, the store protocol and its in-memory store, search, images, watchers.
+        .target(
+            name: "SkiffListings",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Bids: bids, counter-offers, sales and hand-offs; the store protocol and its in-memory store.
+        .target(
+            name: "SkiffBids",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                "SkiffAccounts",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The SQLite (GRDB) backend for every service's store.
         .target(
             name: "SkiffSQLite",
             dependencies: [
                 "SkiffDomain",
                 "SkiffAccounts",
+                "SkiffBids",
+                "SkiffListings",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -255,6 +286,7 @@ let package = Package(
                 "SkiffCore",
                 "SkiffAPI",
                 "SkiffAccounts",
+                "SkiffListings",
                 "SkiffDomain",
                 "SkiffClient",
                 "SkiffServer",
@@ -287,14 +319,39 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "SkiffListingsTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffListings",
+            ],
+            swiftSettings: swiftSettings
+        ),
         // One store-conformance suite per service, run against every backend.
         .testTarget(
             name: "SkiffStorageTests",
             dependencies: [
                 "SkiffDomain",
                 "SkiffAccounts",
+                "SkiffBids",
+                "SkiffListings",
                 "SkiffSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Bids service in process, through its generated typed client.
+        .testTarget(
+            name: "SkiffBidsTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                "SkiffAccounts",
+                "SkiffBids",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -6,10 +6,15 @@ public struct AuthenticatedUser: Hashable, Sendable {
     public let id: String
     /// The bearer token the call carried (Accounts needs it to end that session).
     public let sessionToken: String
+    /// Whether the caller is another Skiff service rather than a person (see
+    /// ``AuthenticationInterceptor/serviceToken``). Services may read what a listing's seller
+    /// reads and mark listings sold on the seller's behalf; they have no account id.
+    public let isService: Bool
 
-    public init(id: String, sessionToken: String) {
+    public init(id: String, sessionToken: String, isService: Bool = false) {
         self.id = id
         self.sessionToken = sessionToken
+        self.isService = isService
     }
 }
 
@@ -58,9 +63,14 @@ public protocol SessionAuthenticator: Sendable {
 /// its handler runs — reads included, so a client learns at once that it must log in again.
 public struct AuthenticationInterceptor: ServerInterceptor {
     public let authenticator: any SessionAuthenticator
+    /// The secret other Skiff services present (`authorization: Bearer <token>`) when they call
+    /// on their own behalf; `nil` accepts no service callers. Generated at startup for services
+    /// sharing the process.
+    public let serviceToken: String?
 
-    public init(authenticator: any SessionAuthenticator) {
+    public init(authenticator: any SessionAuthenticator, serviceToken: String? = nil) {
         self.authenticator = authenticator
+        self.serviceToken = serviceToken
     }
 
     public func intercept(context: ServerContext, next: (ServerContext) async throws -> Void) async throws {
@@ -75,6 +85,12 @@ public struct AuthenticationInterceptor: ServerInterceptor {
             )
         }
         let token = String(header.dropFirst(prefix.count))
+        if let serviceToken, Self.constantTimeEquals(Array(token.utf8), Array(serviceToken.utf8)) {
+            let service = AuthenticatedUser(id: "", sessionToken: token, isService: true)
+            var context = context
+            context.attributes[AuthenticatedUserKey.self] = service
+            return try await AuthenticatedUser.$current.withValue(service) { try await next(context) }
+        }
         guard let user = try await authenticator.authenticate(token: token) else {
             throw RPCError(
                 code: .unauthenticated,
@@ -87,6 +103,33 @@ public struct AuthenticationInterceptor: ServerInterceptor {
     }
 }
 
+extension AuthenticationInterceptor {
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}
+
+/// A client interceptor for calls a service makes on its own behalf: they carry the service
+/// token instead of a user's session.
+public struct ServiceCredentialsInterceptor: ClientInterceptor {
+    let token: String
+
+    public init(token: String) { self.token = token }
+
+    public func intercept<Result: Sendable>(
+        method: MethodDescriptor,
+        options: CallOptions,
+        next: (CallOptions) async throws -> Result
+    ) async throws -> Result {
+        var options = options
+        options.metadata.replace("authorization", "Bearer \(token)")
+        return try await next(options)
+    }
+}
+
 extension ServerContext {
     /// The signed-in user, if the call carried a valid session token.
     public var user: AuthenticatedUser? { attributes[AuthenticatedUserKey.self] }
@@ -95,7 +138,7 @@ extension ServerContext {
     ///
     /// - Throws: UNAUTHENTICATED, saying how to fix it, when the call carried no session token.
     public func requireUser() throws -> AuthenticatedUser {
-        guard let user else {
+        guard let user, !user.isService else {
             throw RPCError(
                 code: .unauthenticated,
                 message: "This call needs a signed-in user: send \"authorization: Bearer <session token>\" from LogIn."

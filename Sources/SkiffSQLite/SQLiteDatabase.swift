@@ -99,6 +99,16 @@ public final class SQLiteDatabase: Sendable {
         SQLiteAccountsStore(pool: pool)
     }
 
+    /// The Listings store on this database.
+    public func listingsStore() -> SQLiteListingsStore {
+        SQLiteListingsStore(pool: pool)
+    }
+
+    /// The Bids store on this database.
+    public func bidsStore() -> SQLiteBidsStore {
+        SQLiteBidsStore(pool: pool)
+    }
+
     /// Closes every connection. Call it after the last use, at shutdown; later use throws.
     public func close() throws {
         try pool.close()

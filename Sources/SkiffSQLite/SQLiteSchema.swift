@@ -13,6 +13,8 @@ public enum SQLiteSchema {
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         registerAccountsMigrations(in: &migrator)
+        registerListingsMigrations(in: &migrator)
+        registerBidsMigrations(in: &migrator)
         return migrator
     }
 

@@ -1,8 +1,10 @@
 import Foundation
 public import Logging
 public import SkiffAccounts
+import SkiffBids
 import SkiffCore
 import SkiffDomain
+import SkiffListings
 import SkiffSQLite
 public import SkiffServer
 import SkiffStandardServices
@@ -49,6 +51,18 @@ public struct Application: Sendable {
         case .sqlite(let path): accountsStore = try database(path).accountsStore()
         }
 
+        let listingsStore: any ListingsStore
+        switch storage.backend(for: "listings") {
+        case .memory: listingsStore = InMemoryListingsStore()
+        case .sqlite(let path): listingsStore = try database(path).listingsStore()
+        }
+
+        let bidsStore: any BidsStore
+        switch storage.backend(for: "bids") {
+        case .memory: bidsStore = InMemoryBidsStore()
+        case .sqlite(let path): bidsStore = try database(path).bidsStore()
+        }
+
         let mailer = OutboxMailer(logger: logger)
         var accountsConfiguration = AccountsConfiguration()
         accountsConfiguration.allowedEmailDomains = options.emailDomains
@@ -56,10 +70,30 @@ public struct Application: Sendable {
             store: accountsStore,
             hasher: PasswordHasher(rounds: options.passwordHashRounds),
             mailer: mailer,
+            sales: BidsSaleDirectory(store: bidsStore),
             configuration: accountsConfiguration
         )
 
-        var services: [any RegistrableService] = [accounts]
+        let listings = ListingsService(store: listingsStore)
+
+        // Services in this process call each other through their typed clients over an
+        // in-process transport that runs the same interceptors as the server.
+        let serviceToken = SecretToken.generate().value
+        let authentication = AuthenticationInterceptor(
+            authenticator: AccountsAuthenticator(store: accountsStore),
+            serviceToken: serviceToken
+        )
+        let inProcess = InProcessTransport(services: [listings], interceptors: [authentication])
+        let bids = BidsService(
+            store: bidsStore,
+            listings: ListingsClientDirectory(transport: inProcess, serviceToken: serviceToken),
+            conversations: NoChatYet(),
+            paymentHandles: AccountsPaymentHandles(store: accountsStore),
+            onSaleCompleted: { sale in _ = try await accountsStore.incrementItemsSold(accountID: sale.sellerID) },
+            logger: logger
+        )
+
+        var services: [any RegistrableService] = [accounts, listings, bids]
         if options.enableTestService { services.append(TestService()) }
         let names = services.compactMap { service -> String? in
             var router = RPCRouter()
@@ -74,7 +108,7 @@ public struct Application: Sendable {
         self.server = SkiffServer(
             configuration: configuration,
             services: services,
-            interceptors: [AuthenticationInterceptor(authenticator: AccountsAuthenticator(store: accountsStore))],
+            interceptors: [authentication],
             logger: logger,
             observer: observer
         )

@@ -1,0 +1,255 @@
+import Foundation
+import SkiffDomain
+import Synchronization
+
+/// A ``ListingsStore`` that keeps everything in memory, for tests and demos.
+///
+/// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
+/// so each use case is atomic as a database transaction would be. Search scans every listing through
+/// `ListingSearchEngine`, the same code that decides SQLite's results.
+public final class InMemoryListingsStore: ListingsStore {
+    private struct RequestKey: Hashable {
+        var sellerID: String
+        var requestID: String
+    }
+
+    private struct State {
+        var listings: [String: Listing] = [:]
+        var requests: [RequestKey: (listingID: String, fingerprint: String)] = [:]
+        var images: [String: StoredImage] = [:]
+        /// Saved-at per user and listing.
+        var saved: [String: [String: Date]] = [:]
+        var changes: [ListingChangeEvent] = []
+        var lastSequence: Int64 = 0
+
+        mutating func record(
+            _ listing: Listing,
+            kind: ListingChangeKind,
+            oldPrice: Int64,
+            at now: Date
+        ) -> ListingChangeEvent {
+            lastSequence += 1
+            let event = ListingChangeEvent(
+                sequence: lastSequence,
+                listingID: listing.id,
+                title: listing.title,
+                kind: kind,
+                newPriceCents: listing.priceCents,
+                oldPriceCents: oldPrice,
+                changedAt: now
+            )
+            changes.append(event)
+            return event
+        }
+
+        func checkImages(_ ids: [String], ownerID: String) throws(DomainError) {
+            for id in ids {
+                guard let image = images[id] else { throw ListingsStoreError.imageNotFound(id) }
+                guard image.ownerID == ownerID else { throw ListingsStoreError.imageNotOwned(id) }
+            }
+        }
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty store.
+    public init() {}
+
+    // MARK: Listings
+
+    public func createListing(_ listing: Listing, requestID: String?) async throws -> Listing {
+        let stored = listing.rounded
+        return try state.withLock { (state) throws(DomainError) -> Listing in
+            let fingerprint = stored.fields.fingerprint
+            if let requestID {
+                let key = RequestKey(sellerID: stored.sellerID, requestID: requestID)
+                if let previous = state.requests[key] {
+                    guard previous.fingerprint == fingerprint, let existing = state.listings[previous.listingID] else {
+                        throw ListingsStoreError.requestIDReused
+                    }
+                    return existing
+                }
+            }
+            try state.checkImages(stored.imageIDs, ownerID: stored.sellerID)
+            guard state.listings[stored.id] == nil else { throw ListingsStoreError.listingIDTaken }
+            state.listings[stored.id] = stored
+            if let requestID {
+                state.requests[RequestKey(sellerID: stored.sellerID, requestID: requestID)] = (stored.id, fingerprint)
+            }
+            return stored
+        }
+    }
+
+    public func listing(id: String) async throws -> Listing? {
+        state.withLock { $0.listings[id] }
+    }
+
+    public func updateListing(
+        id: String,
+        sellerID: String,
+        changes: ListingChanges,
+        now: Date
+    ) async throws -> ListingUpdate {
+        let now = now.roundedToMilliseconds
+        return try state.withLock { (state) throws(DomainError) -> ListingUpdate in
+            guard var listing = state.listings[id] else { throw ListingsStoreError.listingNotFound }
+            guard listing.sellerID == sellerID else { throw ListingsStoreError.notSeller }
+            guard listing.status == .active else { throw ListingsStoreError.notActive }
+            if let imageIDs = changes.imageIDs { try state.checkImages(imageIDs, ownerID: sellerID) }
+            let fields = changes.applied(to: listing.fields)
+            guard fields != listing.fields else { return ListingUpdate(listing: listing, event: nil) }
+            let oldPrice = listing.priceCents
+            listing.fields = fields
+            listing.updatedAt = now
+            state.listings[id] = listing
+            let kind: ListingChangeKind = fields.priceCents != oldPrice ? .priceChanged : .updated
+            let event = state.record(listing, kind: kind, oldPrice: oldPrice, at: now)
+            return ListingUpdate(listing: listing, event: event)
+        }
+    }
+
+    public func setStatus(
+        id: String,
+        to status: ListingStatus,
+        by actor: StatusActor,
+        now: Date
+    ) async throws -> StatusTransition {
+        precondition(status != .active, "setStatus moves a listing to sold or withdrawn")
+        let now = now.roundedToMilliseconds
+        return try state.withLock { (state) throws(DomainError) -> StatusTransition in
+            guard var listing = state.listings[id] else { throw ListingsStoreError.listingNotFound }
+            if case .seller(let sellerID) = actor, listing.sellerID != sellerID { throw ListingsStoreError.notSeller }
+            switch (listing.status, status) {
+            case (.active, _):
+                listing.status = status
+                listing.updatedAt = now
+                state.listings[id] = listing
+                let event = state.record(
+                    listing,
+                    kind: status == .sold ? .sold : .withdrawn,
+                    oldPrice: listing.priceCents,
+                    at: now
+                )
+                return StatusTransition(listing: listing, event: event)
+            case (.sold, .sold), (.withdrawn, .withdrawn):
+                return StatusTransition(listing: listing, event: nil)
+            case (.sold, _):
+                throw ListingsStoreError.alreadySold
+            default:
+                throw ListingsStoreError.alreadyWithdrawn
+            }
+        }
+    }
+
+    public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
+        let compiled = try CompiledListingQuery(query, page: page)
+        let listings = state.withLock { Array($0.listings.values) }
+        let hits = listings.compactMap { ListingSearchEngine.hit($0, compiled) }
+        return ListingSearchEngine.page(hits, compiled, size: page.size)
+    }
+
+    public func sellerListings(
+        sellerID: String,
+        statuses: Set<ListingStatus>,
+        page: PageRequest
+    ) async throws -> Page<Listing> {
+        let cursor = try ListingsPaging.sellerCursor(page, sellerID: sellerID, statuses: statuses)
+        let fetched: [Listing] = state.withLock { state in
+            var matches = state.listings.values.filter { listing in
+                listing.sellerID == sellerID && (statuses.isEmpty || statuses.contains(listing.status))
+                    && (cursor.map { ListingsPaging.isAfter(listing, $0) } ?? true)
+            }
+            matches.sort(by: ListingsPaging.newestFirst)
+            return Array(matches.prefix(page.size + 1))
+        }
+        return ListingsPaging.sellerPage(fetched, size: page.size, sellerID: sellerID, statuses: statuses)
+    }
+
+    // MARK: Images
+
+    public func putImage(_ image: StoredImage) async throws {
+        var stored = image
+        stored.createdAt = image.createdAt.roundedToMilliseconds
+        let value = stored
+        try state.withLock { (state) throws(DomainError) in
+            guard state.images[value.id] == nil else { throw ListingsStoreError.imageIDTaken }
+            state.images[value.id] = value
+        }
+    }
+
+    public func image(id: String) async throws -> StoredImage? {
+        state.withLock { $0.images[id] }
+    }
+
+    // MARK: Saved listings
+
+    public func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing {
+        let now = now.roundedToMilliseconds
+        return try state.withLock { (state) throws(DomainError) -> SavedListing in
+            guard let listing = state.listings[listingID] else { throw ListingsStoreError.listingNotFound }
+            if let savedAt = state.saved[userID]?[listingID] { return SavedListing(listing: listing, savedAt: savedAt) }
+            guard listing.status == .active else { throw ListingsStoreError.notActive }
+            guard (state.saved[userID]?.count ?? 0) < limit else { throw ListingsStoreError.savedLimit }
+            state.saved[userID, default: [:]][listingID] = now
+            return SavedListing(listing: listing, savedAt: now)
+        }
+    }
+
+    public func unsaveListing(userID: String, listingID: String) async throws {
+        state.withLock { _ = $0.saved[userID]?.removeValue(forKey: listingID) }
+    }
+
+    public func savedListings(userID: String, page: PageRequest) async throws -> Page<SavedListing> {
+        let cursor = try ListingsPaging.savedCursor(page, userID: userID)
+        let fetched: [SavedListing] = state.withLock { state in
+            var matches: [SavedListing] = []
+            for (listingID, savedAt) in state.saved[userID] ?? [:] {
+                guard let listing = state.listings[listingID] else { continue }
+                if let cursor {
+                    let time = savedAt.millisecondsSince1970
+                    let after =
+                        time < cursor.t || (time == cursor.t && listingID.utf8.lexicographicallyPrecedes(cursor.i.utf8))
+                    guard after else { continue }
+                }
+                matches.append(SavedListing(listing: listing, savedAt: savedAt))
+            }
+            matches.sort { lhs, rhs in
+                let (left, right) = (lhs.savedAt.millisecondsSince1970, rhs.savedAt.millisecondsSince1970)
+                return left == right ? rhs.listing.id.utf8.lexicographicallyPrecedes(lhs.listing.id.utf8) : left > right
+            }
+            return Array(matches.prefix(page.size + 1))
+        }
+        return ListingsPaging.savedPage(fetched, size: page.size, userID: userID)
+    }
+
+    public func savers(listingID: String) async throws -> [String] {
+        state.withLock { state in
+            state.saved.compactMap { $0.value[listingID] == nil ? nil : $0.key }.sorted()
+        }
+    }
+
+    // MARK: Change events
+
+    public func changes(forUser userID: String, after sequence: Int64, limit: Int) async throws -> [ListingChangeEvent]
+    {
+        state.withLock { state in
+            let saved = state.saved[userID] ?? [:]
+            return Array(
+                state.changes.lazy.filter { $0.sequence > sequence && saved[$0.listingID] != nil }.prefix(limit)
+            )
+        }
+    }
+
+    public func change(sequence: Int64) async throws -> ListingChangeEvent? {
+        state.withLock { state in state.changes.first { $0.sequence == sequence } }
+    }
+
+    public func pruneChanges(before date: Date) async throws -> Int {
+        let cutoff = date.millisecondsSince1970
+        return state.withLock { state in
+            let before = state.changes.count
+            state.changes.removeAll { $0.changedAt.millisecondsSince1970 < cutoff }
+            return before - state.changes.count
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import SkiffDomain
+
+/// Search semantics shared by every ``ListingsStore`` backend: matching, distance, ordering and keyset
+/// paging. Backends may narrow candidates first (SQLite: SQL filters, FTS5, a bounding box), but the final
+/// decision and order come from here, so all backends return identical pages.
+package struct CompiledListingQuery: Sendable {
+    package let query: ListingQuery
+    /// The keyword terms (``SearchText/tokens(_:)`` of the text).
+    package let terms: [String]
+    /// The required tags, normalized.
+    package let tags: [String]
+    package let statuses: Set<ListingStatus>
+    /// The cursor to continue after, if this is not the first page.
+    package let cursor: ListingSearchEngine.Cursor?
+    /// A hash of everything that defines the result list; page tokens carry it.
+    package let fingerprint: String
+
+    package init(_ query: ListingQuery, page: PageRequest) throws(DomainError) {
+        self.query = query
+        self.terms = SearchText.tokens(query.text)
+        self.tags = query.filter.tags.map(ListingRules.normalizedTag)
+        self.statuses = query.filter.effectiveStatuses
+        self.fingerprint = Self.fingerprint(query, terms: terms, tags: tags, statuses: statuses)
+        if let token = page.token {
+            let cursor = try PageToken.decode(
+                token,
+                as: ListingSearchEngine.Cursor.self,
+                kind: ListingSearchEngine.kind
+            )
+            guard cursor.f == fingerprint else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
+            self.cursor = cursor
+        } else {
+            self.cursor = nil
+        }
+    }
+
+    private static func fingerprint(
+        _ query: ListingQuery,
+        terms: [String],
+        tags: [String],
+        statuses: Set<ListingStatus>
+    ) -> String {
+        let filter = query.filter
+        var parts: [String] = [
+            "q=" + terms.joined(separator: " "),
+            "s=" + query.sort.rawValue,
+            "v=" + (query.viewerID ?? ""),
+            "d=\(query.postedWithinDays)",
+            "c=" + filter.categories.map(\.rawValue).sorted().joined(separator: ","),
+            "k=" + filter.conditions.map(\.rawValue).sorted().joined(separator: ","),
+            "p=\(filter.minPriceCents.map(String.init) ?? "")-\(filter.maxPriceCents.map(String.init) ?? "")",
+            "t=" + tags.sorted().joined(separator: ","),
+            "m=\(filter.madeOnCampus.map { $0 ? "1" : "0" } ?? "")",
+            "u=" + (filter.sellerID ?? ""),
+            "st=" + statuses.map(\.rawValue).sorted().joined(separator: ","),
+        ]
+        if let near = filter.near {
+            parts.append("n=\(near.center.latitude),\(near.center.longitude),\(near.radiusKm)")
+        }
+        // FNV-1a, 64 bits: short, stable across processes (unlike `Hasher`).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in parts.joined(separator: "|").utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}
+
+/// Matching, ordering and paging of listing search (see ``CompiledListingQuery``).
+package enum ListingSearchEngine {
+    static let kind = "listings.search"
+    /// The Earth's mean radius, in kilometres.
+    package static let earthRadiusKm = 6371.0088
+
+    /// The position after a search result: the query's fingerprint, then the sort key.
+    package struct Cursor: Codable, Hashable, Sendable {
+        package var f: String
+        /// Price, for price sorts.
+        package var p: Int64?
+        /// Title sort key, for title sort.
+        package var t: String?
+        /// Score, for relevance sort.
+        package var r: Int?
+        /// Distance, for distance sort.
+        package var d: Double?
+        /// `createdAt` in milliseconds.
+        package var c: Int64
+        /// The listing id.
+        package var i: String
+    }
+
+    /// A matching listing with what it is ordered by.
+    package struct Hit: Sendable {
+        package var listing: Listing
+        package var distanceKm: Double?
+        package var score: Int
+        package var titleKey: String
+    }
+
+    /// The hit for a listing if it matches every filter and keyword, else `nil`.
+    package static func hit(_ listing: Listing, _ query: CompiledListingQuery) -> Hit? {
+        let filter = query.query.filter
+        guard query.statuses.contains(listing.status) else { return nil }
+        if !filter.categories.isEmpty, !filter.categories.contains(listing.category) { return nil }
+        if !filter.conditions.isEmpty, !filter.conditions.contains(listing.condition) { return nil }
+        if let min = filter.minPriceCents, listing.priceCents < min { return nil }
+        if let max = filter.maxPriceCents, listing.priceCents > max { return nil }
+        if let made = filter.madeOnCampus, listing.madeOnCampus != made { return nil }
+        if let seller = filter.sellerID {
+            guard listing.sellerID == seller, !listing.anonymous || query.query.viewerID == seller else { return nil }
+        }
+        if let since = filter.postedSince,
+            listing.createdAt.millisecondsSince1970 < since.millisecondsSince1970
+        {
+            return nil
+        }
+        for tag in query.tags where !listing.tags.contains(tag) { return nil }
+        var distance: Double?
+        if let near = filter.near {
+            guard let point = listing.location.point else { return nil }
+            let km = distanceKm(near.center, point)
+            guard km <= near.radiusKm else { return nil }
+            distance = km
+        }
+        var score = 0
+        if !query.terms.isEmpty {
+            let tokens = SearchText.DocumentTokens(listing.fields)
+            guard SearchText.matches(tokens: tokens, terms: query.terms) else { return nil }
+            if query.query.sort == .relevance { score = SearchText.score(of: tokens, terms: query.terms) }
+        }
+        let titleKey = query.query.sort == .title ? SearchText.sortKey(listing.title) : ""
+        return Hit(listing: listing, distanceKm: distance, score: score, titleKey: titleKey)
+    }
+
+    /// The great-circle distance between two points (haversine), in kilometres.
+    package static func distanceKm(_ a: GeoPoint, _ b: GeoPoint) -> Double {
+        let radians = Double.pi / 180
+        let dLat = (b.latitude - a.latitude) * radians
+        let dLng = (b.longitude - a.longitude) * radians
+        let h =
+            sin(dLat / 2) * sin(dLat / 2)
+            + cos(a.latitude * radians) * cos(b.latitude * radians) * sin(dLng / 2) * sin(dLng / 2)
+        return 2 * earthRadiusKm * asin(min(1, sqrt(h)))
+    }
+
+    /// A latitude/longitude box containing the circle (with a margin), for prefiltering in SQL.
+    /// `longitude` is `nil` when the box would wrap around the antimeridian or reach a pole.
+    package static func boundingBox(
+        _ circle: GeoCircle
+    ) -> (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) {
+        let degrees = circle.radiusKm / (earthRadiusKm * Double.pi / 180) * 1.01 + 1e-6
+        let minLat = circle.center.latitude - degrees
+        let maxLat = circle.center.latitude + degrees
+        let latitude = max(-90, minLat)...min(90, maxLat)
+        guard minLat > -89, maxLat < 89 else { return (latitude, nil) }
+        let lngDegrees = degrees / cos(max(abs(minLat), abs(maxLat)) * Double.pi / 180)
+        let minLng = circle.center.longitude - lngDegrees
+        let maxLng = circle.center.longitude + lngDegrees
+        guard minLng >= -180, maxLng <= 180 else { return (latitude, nil) }
+        return (latitude, minLng...maxLng)
+    }
+
+    /// The cursor of a hit, for the given query.
+    static func cursor(of hit: Hit, _ query: CompiledListingQuery) -> Cursor {
+        var cursor = Cursor(f: query.fingerprint, c: hit.listing.createdAt.millisecondsSince1970, i: hit.listing.id)
+        switch query.query.sort {
+        case .newest: break
+        case .priceAscending, .priceDescending: cursor.p = hit.listing.priceCents
+        case .title: cursor.t = hit.titleKey
+        case .relevance: cursor.r = hit.score
+        case .distance: cursor.d = hit.distanceKm ?? 0
+        }
+        return cursor
+    }
+
+    /// Whether key `a` comes before key `b` in the query's order (ties: newest first, then id descending).
+    static func precedes(_ a: Cursor, _ b: Cursor, sort: ListingSort) -> Bool {
+        switch sort {
+        case .newest: break
+        case .priceAscending: if a.p != b.p { return (a.p ?? 0) < (b.p ?? 0) }
+        case .priceDescending: if a.p != b.p { return (a.p ?? 0) > (b.p ?? 0) }
+        case .title:
+            if a.t != b.t { return (a.t ?? "").utf8.lexicographicallyPrecedes((b.t ?? "").utf8) }
+        case .relevance: if a.r != b.r { return (a.r ?? 0) > (b.r ?? 0) }
+        case .distance: if a.d != b.d { return (a.d ?? 0) < (b.d ?? 0) }
+        }
+        if a.c != b.c { return a.c > b.c }
+        return b.i.utf8.lexicographicallyPrecedes(a.i.utf8)
+    }
+
+    /// Orders hits, drops those up to the cursor and returns one page.
+    package static func page(_ hits: [Hit], _ query: CompiledListingQuery, size: Int) -> Page<ListingSearchHit> {
+        let sort = query.query.sort
+        var keyed = hits.map { (key: cursor(of: $0, query), hit: $0) }
+        if let after = query.cursor {
+            keyed.removeAll { !precedes(after, $0.key, sort: sort) }
+        }
+        keyed.sort { precedes($0.key, $1.key, sort: sort) }
+        return makePage(Array(keyed.prefix(size + 1)), query, size: size)
+    }
+
+    /// Builds a page from up to `size + 1` hits already in order and after the cursor.
+    package static func page(ordered hits: [Hit], _ query: CompiledListingQuery, size: Int) -> Page<ListingSearchHit> {
+        makePage(hits.map { (key: cursor(of: $0, query), hit: $0) }, query, size: size)
+    }
+
+    private static func makePage(
+        _ keyed: [(key: Cursor, hit: Hit)],
+        _ query: CompiledListingQuery,
+        size: Int
+    ) -> Page<ListingSearchHit> {
+        let items = keyed.prefix(size).map { ListingSearchHit(listing: $0.hit.listing, distanceKm: $0.hit.distanceKm) }
+        let next = keyed.count > size ? PageToken.encode(keyed[size - 1].key, kind: kind) : nil
+        return Page(items: items, nextPageToken: next)
+    }
+}

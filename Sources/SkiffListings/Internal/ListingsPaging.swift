@@ -1,0 +1,86 @@
+import Foundation
+import SkiffDomain
+
+/// Keyset cursors for the seller's and the saved lists, shared by every ``ListingsStore`` backend.
+package enum ListingsPaging {
+    static let sellerKind = "listings.mine"
+    static let savedKind = "listings.saved"
+
+    /// The position after a listing in a seller's list (newest first, then id descending).
+    package struct SellerCursor: Codable, Hashable, Sendable {
+        /// The seller and statuses (a token is only valid for the same list).
+        package var s: String
+        package var c: Int64
+        package var i: String
+    }
+
+    /// The position after a saved listing (most recently saved first, then listing id descending).
+    package struct SavedCursor: Codable, Hashable, Sendable {
+        package var u: String
+        package var t: Int64
+        package var i: String
+    }
+
+    package static func sellerScope(_ sellerID: String, _ statuses: Set<ListingStatus>) -> String {
+        sellerID + "|" + statuses.map(\.rawValue).sorted().joined(separator: ",")
+    }
+
+    package static func sellerCursor(
+        _ page: PageRequest,
+        sellerID: String,
+        statuses: Set<ListingStatus>
+    ) throws(DomainError) -> SellerCursor? {
+        guard let token = page.token else { return nil }
+        let cursor = try PageToken.decode(token, as: SellerCursor.self, kind: sellerKind)
+        guard cursor.s == sellerScope(sellerID, statuses) else {
+            throw DomainError(.invalidArgument, PageToken.invalidMessage)
+        }
+        return cursor
+    }
+
+    package static func savedCursor(_ page: PageRequest, userID: String) throws(DomainError) -> SavedCursor? {
+        guard let token = page.token else { return nil }
+        let cursor = try PageToken.decode(token, as: SavedCursor.self, kind: savedKind)
+        guard cursor.u == userID else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
+        return cursor
+    }
+
+    /// Builds a seller page from up to `size + 1` listings fetched in order.
+    package static func sellerPage(
+        _ fetched: [Listing],
+        size: Int,
+        sellerID: String,
+        statuses: Set<ListingStatus>
+    ) -> Page<Listing> {
+        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
+        let items = Array(fetched.prefix(size))
+        let last = items[size - 1]
+        let cursor = SellerCursor(
+            s: sellerScope(sellerID, statuses),
+            c: last.createdAt.millisecondsSince1970,
+            i: last.id
+        )
+        return Page(items: items, nextPageToken: PageToken.encode(cursor, kind: sellerKind))
+    }
+
+    /// Builds a saved page from up to `size + 1` saved listings fetched in order.
+    package static func savedPage(_ fetched: [SavedListing], size: Int, userID: String) -> Page<SavedListing> {
+        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
+        let items = Array(fetched.prefix(size))
+        let last = items[size - 1]
+        let cursor = SavedCursor(u: userID, t: last.savedAt.millisecondsSince1970, i: last.listing.id)
+        return Page(items: items, nextPageToken: PageToken.encode(cursor, kind: savedKind))
+    }
+
+    /// Newest first, then id descending (byte order, as SQLite's BINARY collation).
+    package static func newestFirst(_ a: Listing, _ b: Listing) -> Bool {
+        let (left, right) = (a.createdAt.millisecondsSince1970, b.createdAt.millisecondsSince1970)
+        return left == right ? b.id.utf8.lexicographicallyPrecedes(a.id.utf8) : left > right
+    }
+
+    /// Whether a listing comes after the seller cursor.
+    package static func isAfter(_ listing: Listing, _ cursor: SellerCursor) -> Bool {
+        let time = listing.createdAt.millisecondsSince1970
+        return time < cursor.c || (time == cursor.c && listing.id.utf8.lexicographicallyPrecedes(cursor.i.utf8))
+    }
+}

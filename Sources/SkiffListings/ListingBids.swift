@@ -1,0 +1,35 @@
+/// What Listings asks of Bids; the Bids service provides it (in process, or through its typed client).
+///
+/// Listings calls it to refuse turning bidding off while bids are pending, and to have pending bids
+/// rejected when a listing is withdrawn or marked sold outside the app.
+public protocol ListingBids: Sendable {
+    /// Whether the listing has bids waiting for the seller's answer.
+    func hasPendingBids(listingID: String) async throws -> Bool
+
+    /// The listing left the market (`sold` or `withdrawn`): reject its pending bids.
+    func listingClosed(listingID: String, status: ListingStatus) async throws
+}
+
+/// No bids: for a server that runs Listings without Bids.
+public struct NoListingBids: ListingBids {
+    public init() {}
+    public func hasPendingBids(listingID: String) async throws -> Bool { false }
+    public func listingClosed(listingID: String, status: ListingStatus) async throws {}
+}
+
+/// Settings of the Listings service.
+public struct ListingsConfiguration: Hashable, Sendable {
+    /// How long change events are kept for resuming watches (7 days).
+    public var changeRetention: Duration = .seconds(7 * 24 * 3600)
+    /// The most undelivered changes one watcher may have before it is cut off.
+    public var watcherBufferSize = 256
+    /// The size of DownloadImage chunks (64 KiB).
+    public var downloadChunkSize = 64 * 1024
+    /// The most saved listings per user.
+    public var maximumSavedListings = ListingRules.maximumSavedListings
+
+    public init() {}
+
+    /// The defaults.
+    public static var defaults: ListingsConfiguration { ListingsConfiguration() }
+}

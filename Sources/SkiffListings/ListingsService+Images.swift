@@ -1,0 +1,63 @@
+import Foundation
+public import SkiffAPI
+public import SkiffCore
+import SkiffDomain
+import SwiftProtobuf
+
+extension ListingsService {
+    public func uploadImage(
+        requests: RPCAsyncSequence<Skiff_Listings_V1_UploadImageRequest>,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_UploadImageResponse {
+        let user = try context.requireUser()
+        var upload = ImageUpload()
+        var isFirst = true
+        for try await message in requests {
+            switch message.data {
+            case .metadata(let metadata):
+                guard isFirst else {
+                    throw DomainError(.invalidArgument, "metadata may only be sent in the first message.")
+                }
+                guard metadata.filename.count <= 255 else {
+                    throw DomainError(.invalidArgument, "metadata.filename is too long: use at most 255 characters.")
+                }
+            case .chunk(let chunk):
+                // Checked per chunk, before it is kept: a client cannot make the server buffer over 5 MiB.
+                try upload.append(chunk)
+            case nil:
+                break
+            }
+            isFirst = false
+        }
+        let (contentType, bytes) = try upload.finish()
+        let image = StoredImage(
+            id: EntityID.make(.image),
+            ownerID: user.id,
+            contentType: contentType,
+            bytes: bytes,
+            createdAt: time.now()
+        )
+        try await store.putImage(image)
+        return .with { $0.image = image.info }
+    }
+
+    public func downloadImage(
+        request: Skiff_Listings_V1_DownloadImageRequest,
+        response: RPCWriter<Skiff_Listings_V1_DownloadImageResponse>,
+        context: ServerContext
+    ) async throws {
+        guard !request.imageID.isEmpty else { throw DomainError(.invalidArgument, "image_id is empty.") }
+        guard let image = try await store.image(id: request.imageID) else {
+            throw DomainError(.notFound, "No image has the id \"\(request.imageID)\".")
+        }
+        try await response.write(.with { $0.info = image.info })
+        let chunkSize = configuration.downloadChunkSize
+        var offset = image.bytes.startIndex
+        while offset < image.bytes.endIndex {
+            let end = min(offset + chunkSize, image.bytes.endIndex)
+            let chunk = image.bytes[offset..<end]
+            try await response.write(.with { $0.chunk = Data(chunk) })
+            offset = end
+        }
+    }
+}

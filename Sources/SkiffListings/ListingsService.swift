@@ -1,0 +1,189 @@
+import Foundation
+public import SkiffAPI
+public import SkiffCore
+public import SkiffDomain
+import SwiftProtobuf
+
+/// The Listings service: posting, editing and closing listings, search, images, saved items and live
+/// change events.
+///
+/// Domain rules live in ``ListingRules``; storage goes through ``ListingsStore``; live delivery through the
+/// ``ChangeBroadcaster`` this service owns; the wire types are converted at this edge only. Guests may read
+/// (GetListing, SearchListings, DownloadImage); every write needs a signed-in user.
+public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
+    let store: any ListingsStore
+    let bids: any ListingBids
+    let time: any TimeSource
+    let configuration: ListingsConfiguration
+    /// The live change feed (exposed for tests and for other in-process services).
+    public let broadcaster: ChangeBroadcaster
+
+    /// Creates the service.
+    ///
+    /// - Parameters:
+    ///   - store: Where listings, images, saved items and change events live.
+    ///   - bids: What Listings asks of Bids (pending bids); ``NoListingBids`` without Bids.
+    ///   - time: The clock.
+    ///   - configuration: Limits and retention.
+    public init(
+        store: any ListingsStore,
+        bids: any ListingBids = NoListingBids(),
+        time: any TimeSource = SystemTimeSource(),
+        configuration: ListingsConfiguration = .defaults
+    ) {
+        self.store = store
+        self.bids = bids
+        self.time = time
+        self.configuration = configuration
+        self.broadcaster = ChangeBroadcaster(bufferSize: configuration.watcherBufferSize)
+    }
+
+    // MARK: Listings
+
+    public func createListing(
+        request: Skiff_Listings_V1_CreateListingRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_CreateListingResponse {
+        let user = try context.requireUser()
+        guard request.hasListing else {
+            throw DomainError(.invalidArgument, "listing is missing: send the new listing's fields.")
+        }
+        let fields = try ListingRules.validate(try ListingFields(proto: request.listing))
+        let requestID = request.requestID.trimmingCharacters(in: .whitespaces)
+        guard requestID.utf8.count <= 128 else {
+            throw DomainError(.invalidArgument, "request_id is too long: use at most 128 characters (e.g. a UUID).")
+        }
+        let listing = Listing(id: EntityID.make(.listing), sellerID: user.id, fields: fields, createdAt: time.now())
+        let created = try await store.createListing(listing, requestID: requestID.isEmpty ? nil : requestID)
+        return .with { $0.listing = created.proto(viewerID: user.id) }
+    }
+
+    public func getListing(
+        request: Skiff_Listings_V1_GetListingRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_GetListingResponse {
+        guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
+        let viewer = context.user?.id
+        let isService = context.user?.isService == true
+        guard let listing = try await store.listing(id: request.listingID),
+            listing.status != .withdrawn || listing.sellerID == viewer || isService
+        else { throw Self.notFound(request.listingID) }
+        // Other Skiff services (Bids) see what the seller sees.
+        return .with { $0.listing = listing.proto(viewerID: isService ? listing.sellerID : viewer) }
+    }
+
+    public func updateListing(
+        request: Skiff_Listings_V1_UpdateListingRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_UpdateListingResponse {
+        let user = try context.requireUser()
+        let id = request.listing.listingID
+        guard !id.isEmpty else {
+            throw DomainError(.invalidArgument, "listing.listing_id is empty: name the listing to change.")
+        }
+        let changes = try ListingRules.validate(try Self.changes(request))
+        if changes.biddingEnabled == false, let current = try await store.listing(id: id),
+            current.sellerID == user.id, current.status == .active, current.biddingEnabled,
+            try await bids.hasPendingBids(listingID: id)
+        {
+            throw DomainError(
+                .failedPrecondition,
+                "Bidding cannot be turned off while bids are pending: accept or reject them first."
+            )
+        }
+        let update = try await store.updateListing(id: id, sellerID: user.id, changes: changes, now: time.now())
+        if let event = update.event { await publish(event) }
+        return .with { $0.listing = update.listing.proto(viewerID: user.id) }
+    }
+
+    static let updatablePaths =
+        "title, description, price_cents, category, condition, size, tags, made_on_campus, bidding_enabled, "
+        + "anonymous, location, image_ids"
+
+    /// The changes named by the request's mask (not yet validated).
+    static func changes(_ request: Skiff_Listings_V1_UpdateListingRequest) throws(DomainError) -> ListingChanges {
+        let paths = request.updateMask.paths
+        guard !paths.isEmpty else {
+            throw DomainError(.invalidArgument, "update_mask is empty: name the fields to change (\(updatablePaths)).")
+        }
+        let proto = request.listing
+        var changes = ListingChanges()
+        for path in paths {
+            switch path {
+            case "title": changes.title = proto.title
+            case "description": changes.description = proto.description_p
+            case "price_cents": changes.priceCents = proto.priceCents
+            case "category": changes.category = try ListingCategory(proto: proto.category, field: "listing.category")
+            case "condition":
+                changes.condition = try ListingCondition(proto: proto.condition, field: "listing.condition")
+            case "size": changes.size = proto.size
+            case "tags": changes.tags = proto.tags
+            case "made_on_campus": changes.madeOnCampus = proto.madeOnCampus
+            case "bidding_enabled": changes.biddingEnabled = proto.biddingEnabled
+            case "anonymous": changes.anonymous = proto.anonymous
+            case "location": changes.location = ListingLocation(proto: proto.location)
+            case "image_ids": changes.imageIDs = proto.imageIds
+            default:
+                throw DomainError(
+                    .invalidArgument,
+                    "update_mask path \"\(path)\" cannot be changed; allowed: \(updatablePaths)."
+                )
+            }
+        }
+        return changes
+    }
+
+    public func withdrawListing(
+        request: Skiff_Listings_V1_WithdrawListingRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_WithdrawListingResponse {
+        let listing = try await close(request.listingID, to: .withdrawn, context: context)
+        return .with { $0.listing = listing }
+    }
+
+    public func markSold(
+        request: Skiff_Listings_V1_MarkSoldRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_MarkSoldResponse {
+        if context.user?.isService == true {
+            // Bids marks a listing sold when the seller accepts a bid: exactly once, from active.
+            guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
+            let transition = try await store.setStatus(id: request.listingID, to: .sold, by: .system, now: time.now())
+            guard let event = transition.event else {
+                throw DomainError(.failedPrecondition, "The listing is no longer for sale.")
+            }
+            try? await bids.listingClosed(listingID: request.listingID, status: .sold)
+            await publish(event)
+            return .with { $0.listing = transition.listing.proto(viewerID: transition.listing.sellerID) }
+        }
+        let listing = try await close(request.listingID, to: .sold, context: context)
+        return .with { $0.listing = listing }
+    }
+
+    private func close(
+        _ id: String,
+        to status: ListingStatus,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_Listing {
+        let user = try context.requireUser()
+        guard !id.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
+        let transition = try await store.setStatus(id: id, to: status, by: .seller(user.id), now: time.now())
+        if let event = transition.event {
+            // The listing is closed whatever happens next; Bids' clean-up and delivery are best effort here
+            // (watchers that miss a change get it from the store when they resume).
+            try? await bids.listingClosed(listingID: id, status: status)
+            await publish(event)
+        }
+        return transition.listing.proto(viewerID: user.id)
+    }
+
+    /// Hands a committed change to the live watchers of the users who saved the listing.
+    func publish(_ event: ListingChangeEvent) async {
+        guard let savers = try? await store.savers(listingID: event.listingID), !savers.isEmpty else { return }
+        broadcaster.publish(event, to: savers)
+    }
+
+    static func notFound(_ id: String) -> DomainError {
+        DomainError(.notFound, "No listing has the id \"\(id)\".")
+    }
+}

@@ -1,0 +1,142 @@
+public import Foundation
+public import SkiffDomain
+
+/// Persistence for the Listings service: one method per use case, each atomic.
+///
+/// Every backend (``InMemoryListingsStore``, the SQLite store, PostgreSQL later) must behave exactly alike,
+/// search included; the shared conformance suite in `Tests/SkiffStorageTests` proves it.
+///
+/// ## Implementation requirements
+/// - Each method is one atomic step; concurrent calls behave as if they ran one after another.
+/// - Failures are thrown as ``SkiffDomain/DomainError`` with the values in ``ListingsStoreError``, checked in
+///   the order documented here; no backend type crosses this protocol.
+/// - Dates are kept at millisecond precision; values read back are rounded.
+/// - Inputs are validated by ``ListingRules``; stores enforce existence, ownership and state.
+/// - Search decides matches and order with `ListingSearchEngine` (backends may only narrow candidates
+///   first), so results are identical everywhere.
+public protocol ListingsStore: Sendable {
+    // MARK: Listings
+
+    /// Stores a new listing.
+    ///
+    /// With a `requestID`, a repeat by the same seller with the same fields returns the listing created
+    /// first instead of a new one.
+    ///
+    /// - Throws: `alreadyExists` (``ListingsStoreError/requestIDReused``) if the seller used `requestID` for
+    ///   different fields; for each image id in order, `notFound` if it does not exist or `permissionDenied`
+    ///   if someone else uploaded it; `alreadyExists` if the listing id is taken.
+    func createListing(_ listing: Listing, requestID: String?) async throws -> Listing
+
+    /// The listing with this id, in any status, or `nil`.
+    func listing(id: String) async throws -> Listing?
+
+    /// Applies changes to an active listing of `sellerID` and records a change event (price changed if the
+    /// price changed, else updated; none if nothing changed).
+    ///
+    /// - Throws: `notFound`; `permissionDenied` if the seller is someone else; `failedPrecondition` if the
+    ///   listing is not active; image errors as in ``createListing(_:requestID:)``.
+    func updateListing(id: String, sellerID: String, changes: ListingChanges, now: Date) async throws -> ListingUpdate
+
+    /// Moves a listing to `sold` or `withdrawn` and records the change event.
+    ///
+    /// Exactly-once: only the call that finds the listing active transitions it (and gets the event);
+    /// asking again for the status it already has succeeds without an event.
+    ///
+    /// - Precondition: `status` is not `active`.
+    /// - Throws: `notFound`; `permissionDenied` when `actor` is another seller; `failedPrecondition` when the
+    ///   listing has the other final status.
+    func setStatus(
+        id: String,
+        to status: ListingStatus,
+        by actor: StatusActor,
+        now: Date
+    ) async throws
+        -> StatusTransition
+
+    /// Searches listings: see ``ListingQuery``. Keyset paging; at most `page.size` results.
+    ///
+    /// - Throws: `invalidArgument` for a page token that is malformed or belongs to another query.
+    func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit>
+
+    /// A seller's listings in the given statuses (all when empty), newest first, then id descending.
+    func sellerListings(
+        sellerID: String,
+        statuses: Set<ListingStatus>,
+        page: PageRequest
+    ) async throws
+        -> Page<Listing>
+
+    // MARK: Images
+
+    /// Stores an image.
+    ///
+    /// - Throws: `alreadyExists` if the id is taken.
+    func putImage(_ image: StoredImage) async throws
+
+    /// The image with this id, bytes included, or `nil`.
+    func image(id: String) async throws -> StoredImage?
+
+    // MARK: Saved listings
+
+    /// Saves a listing for a user; saving it again keeps the first `savedAt`.
+    ///
+    /// - Throws: `notFound`; `failedPrecondition` if the listing is not active;
+    ///   `resourceExhausted` if the user already saved `limit` listings.
+    func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing
+
+    /// Removes a saved listing. Removing one that is not saved is not an error.
+    func unsaveListing(userID: String, listingID: String) async throws
+
+    /// A user's saved listings, most recently saved first (then listing id descending), in any status.
+    func savedListings(userID: String, page: PageRequest) async throws -> Page<SavedListing>
+
+    /// The users who saved a listing, sorted.
+    func savers(listingID: String) async throws -> [String]
+
+    // MARK: Change events
+
+    /// The change events of the listings `userID` has saved, with a sequence above `after`, oldest first.
+    func changes(forUser userID: String, after sequence: Int64, limit: Int) async throws -> [ListingChangeEvent]
+
+    /// The change event with this sequence number, or `nil` (never recorded, or pruned).
+    func change(sequence: Int64) async throws -> ListingChangeEvent?
+
+    /// Deletes change events recorded before `date` (housekeeping; events are kept 7 days).
+    @discardableResult
+    func pruneChanges(before date: Date) async throws -> Int
+}
+
+/// The errors every ``ListingsStore`` throws, so that all backends use the same codes and messages.
+public enum ListingsStoreError {
+    public static let listingNotFound = DomainError(.notFound, "The listing does not exist.")
+    public static let notSeller = DomainError(.permissionDenied, "Only the listing's seller can change it.")
+    public static let notActive = DomainError(
+        .failedPrecondition,
+        "The listing is no longer active (sold or withdrawn), so it cannot be changed or saved."
+    )
+    public static let alreadySold = DomainError(.failedPrecondition, "The listing is sold; it cannot be withdrawn.")
+    public static let alreadyWithdrawn = DomainError(
+        .failedPrecondition,
+        "The listing was withdrawn; it cannot be marked sold."
+    )
+    public static let listingIDTaken = DomainError(.alreadyExists, "A listing with this id already exists.")
+    public static let requestIDReused = DomainError(
+        .alreadyExists,
+        "request_id was already used for a different listing: use a new request_id for a new listing."
+    )
+    public static let imageIDTaken = DomainError(.alreadyExists, "An image with this id already exists.")
+    public static let savedLimit = DomainError(
+        .resourceExhausted,
+        "You have saved \(ListingRules.maximumSavedListings) listings, the most allowed: unsave some first."
+    )
+
+    /// An image id that does not exist.
+    public static func imageNotFound(_ id: String) -> DomainError {
+        DomainError(.notFound, "image \"\(id)\" does not exist: upload it with UploadImage first.")
+    }
+
+    /// An image uploaded by someone else.
+    public static func imageNotOwned(_ id: String) -> DomainError {
+        DomainError(.permissionDenied, "image \"\(id)\" was uploaded by someone else: use your own images.")
+    }
+}

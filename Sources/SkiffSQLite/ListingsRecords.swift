@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+import SkiffDomain
+import SkiffListings
+
+// Rows of the Listings tables (see `SQLiteSchema+Listings`, migration "listings-v1"). Internal: they never
+// cross the `ListingsStore` protocol. Dates are INTEGER milliseconds since 1970; tags and image ids are JSON
+// arrays of strings.
+
+enum ListingRow {
+    /// The columns written for a listing (all but `docID`).
+    static let columns = [
+        "id", "sellerID", "title", "titleKey", "description", "priceCents", "category", "condition", "size", "tags",
+        "madeOnCampus", "biddingEnabled", "anonymous", "zipCode", "latitude", "longitude", "imageIDs", "status",
+        "createdAt", "updatedAt", "searchTitle", "searchDescription", "searchTags",
+    ]
+
+    static func values(_ listing: Listing) -> [(any DatabaseValueConvertible)?] {
+        let fields = listing.fields
+        return [
+            listing.id, listing.sellerID, fields.title, SearchText.sortKey(fields.title), fields.description,
+            fields.priceCents, fields.category.rawValue, fields.condition.rawValue, fields.size, json(fields.tags),
+            fields.madeOnCampus, fields.biddingEnabled, fields.anonymous, fields.location.zipCode,
+            fields.location.point?.latitude, fields.location.point?.longitude, json(fields.imageIDs),
+            listing.status.rawValue, listing.createdAt.millisecondsSince1970, listing.updatedAt.millisecondsSince1970,
+            SearchText.indexText(fields.title), SearchText.indexText(fields.description),
+            SearchText.indexText(tags: fields.tags),
+        ]
+    }
+
+    static func insert(_ db: Database, _ listing: Listing) throws {
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        try db.execute(
+            sql: "INSERT INTO listing (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
+            arguments: StatementArguments(values(listing))
+        )
+        try replaceTags(db, listing)
+    }
+
+    static func update(_ db: Database, _ listing: Listing) throws {
+        let assignments = columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
+        let arguments = StatementArguments(Array(values(listing).dropFirst()) + [listing.id])
+        try db.execute(sql: "UPDATE listing SET \(assignments) WHERE id = ?", arguments: arguments)
+        try replaceTags(db, listing)
+    }
+
+    private static func replaceTags(_ db: Database, _ listing: Listing) throws {
+        try db.execute(sql: "DELETE FROM listingTag WHERE listingID = ?", arguments: [listing.id])
+        for tag in listing.tags {
+            try db.execute(sql: "INSERT INTO listingTag (listingID, tag) VALUES (?, ?)", arguments: [listing.id, tag])
+        }
+    }
+
+    static func fetchOne(_ db: Database, id: String) throws -> Listing? {
+        try Row.fetchOne(db, sql: "SELECT * FROM listing WHERE id = ?", arguments: [id]).map(listing)
+    }
+
+    static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Listing] {
+        try Row.fetchAll(db, sql: sql, arguments: arguments).map(listing)
+    }
+
+    static func listing(_ row: Row) -> Listing {
+        let latitude: Double? = row["latitude"]
+        let longitude: Double? = row["longitude"]
+        let point = latitude.flatMap { lat in longitude.map { GeoPoint(latitude: lat, longitude: $0) } }
+        let fields = ListingFields(
+            title: row["title"],
+            description: row["description"],
+            priceCents: row["priceCents"],
+            category: ListingCategory(rawValue: row["category"]) ?? .other,
+            condition: ListingCondition(rawValue: row["condition"]) ?? .heavilyUsed,
+            size: row["size"],
+            tags: strings(row["tags"]),
+            madeOnCampus: row["madeOnCampus"],
+            biddingEnabled: row["biddingEnabled"],
+            anonymous: row["anonymous"],
+            location: ListingLocation(zipCode: row["zipCode"], point: point),
+            imageIDs: strings(row["imageIDs"])
+        )
+        return Listing(
+            id: row["id"],
+            sellerID: row["sellerID"],
+            fields: fields,
+            status: ListingStatus(rawValue: row["status"]) ?? .withdrawn,
+            createdAt: Date(millisecondsSince1970: row["createdAt"]),
+            updatedAt: Date(millisecondsSince1970: row["updatedAt"])
+        )
+    }
+
+    private static func json(_ strings: [String]) -> String {
+        (try? JSONEncoder().encode(strings)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    private static func strings(_ text: String) -> [String] {
+        (try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? []
+    }
+}
+
+enum ListingChangeRow {
+    static func insert(
+        _ db: Database,
+        _ listing: Listing,
+        kind: ListingChangeKind,
+        oldPrice: Int64,
+        at now: Int64
+    ) throws -> ListingChangeEvent {
+        try db.execute(
+            sql: """
+                INSERT INTO listingChange (listingID, title, kind, newPriceCents, oldPriceCents, changedAt)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [listing.id, listing.title, kind.rawValue, listing.priceCents, oldPrice, now]
+        )
+        return ListingChangeEvent(
+            sequence: db.lastInsertedRowID,
+            listingID: listing.id,
+            title: listing.title,
+            kind: kind,
+            newPriceCents: listing.priceCents,
+            oldPriceCents: oldPrice,
+            changedAt: Date(millisecondsSince1970: now)
+        )
+    }
+
+    static func event(_ row: Row) -> ListingChangeEvent {
+        ListingChangeEvent(
+            sequence: row["sequence"],
+            listingID: row["listingID"],
+            title: row["title"],
+            kind: ListingChangeKind(rawValue: row["kind"]) ?? .updated,
+            newPriceCents: row["newPriceCents"],
+            oldPriceCents: row["oldPriceCents"],
+            changedAt: Date(millisecondsSince1970: row["changedAt"])
+        )
+    }
+}
+
+enum ImageRow {
+    static func image(_ row: Row) -> StoredImage {
+        StoredImage(
+            id: row["id"],
+            ownerID: row["ownerID"],
+            contentType: ImageContentType(rawValue: row["contentType"]) ?? .jpeg,
+            bytes: row["bytes"],
+            createdAt: Date(millisecondsSince1970: row["createdAt"])
+        )
+    }
+
+    /// Checks, in order, that each image exists and belongs to `ownerID` (as the in-memory store does).
+    static func check(_ db: Database, _ ids: [String], ownerID: String) throws {
+        for id in ids {
+            guard let owner = try String.fetchOne(db, sql: "SELECT ownerID FROM image WHERE id = ?", arguments: [id])
+            else { throw ListingsStoreError.imageNotFound(id) }
+            guard owner == ownerID else { throw ListingsStoreError.imageNotOwned(id) }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import GRDB
+
+extension SQLiteSchema {
+    // MARK: Listings
+
+    static func registerListingsMigrations(in migrator: inout DatabaseMigrator) {
+        // Shipped once merged: do not edit; append "listings-v2" instead. Dates are INTEGER milliseconds since
+        // 1970. `docID` is the stable rowid the FTS5 index refers to; `id` is the public id. The search*
+        // columns hold the text of `SearchText.indexText` (tokens already folded and split by the shared
+        // tokenizer); `listingSearch` is an external-content FTS5 index over them, kept in sync by triggers.
+        migrator.registerMigration("listings-v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE listing (
+                        docID INTEGER PRIMARY KEY,
+                        id TEXT NOT NULL UNIQUE,
+                        sellerID TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        titleKey TEXT NOT NULL,
+                        description TEXT NOT NULL,
+                        priceCents INTEGER NOT NULL CHECK (priceCents >= 0),
+                        category TEXT NOT NULL,
+                        condition TEXT NOT NULL,
+                        size TEXT NOT NULL,
+                        tags TEXT NOT NULL,
+                        madeOnCampus INTEGER NOT NULL CHECK (madeOnCampus IN (0, 1)),
+                        biddingEnabled INTEGER NOT NULL CHECK (biddingEnabled IN (0, 1)),
+                        anonymous INTEGER NOT NULL CHECK (anonymous IN (0, 1)),
+                        zipCode TEXT NOT NULL,
+                        latitude REAL,
+                        longitude REAL,
+                        imageIDs TEXT NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('active', 'sold', 'withdrawn')),
+                        createdAt INTEGER NOT NULL,
+                        updatedAt INTEGER NOT NULL,
+                        searchTitle TEXT NOT NULL,
+                        searchDescription TEXT NOT NULL,
+                        searchTags TEXT NOT NULL
+                    ) STRICT;
+                    CREATE INDEX listing_status_createdAt_id ON listing(status, createdAt, id);
+                    CREATE INDEX listing_status_priceCents ON listing(status, priceCents, createdAt, id);
+                    CREATE INDEX listing_status_titleKey ON listing(status, titleKey, createdAt, id);
+                    CREATE INDEX listing_sellerID_createdAt_id ON listing(sellerID, createdAt, id);
+                    CREATE INDEX listing_latitude_longitude ON listing(latitude, longitude);
+
+                    CREATE TABLE listingTag (
+                        listingID TEXT NOT NULL REFERENCES listing(id) ON DELETE CASCADE,
+                        tag TEXT NOT NULL,
+                        PRIMARY KEY (listingID, tag)
+                    ) STRICT, WITHOUT ROWID;
+                    CREATE INDEX listingTag_tag_listingID ON listingTag(tag, listingID);
+
+                    CREATE TABLE listingRequest (
+                        sellerID TEXT NOT NULL,
+                        requestID TEXT NOT NULL,
+                        listingID TEXT NOT NULL REFERENCES listing(id) ON DELETE CASCADE,
+                        fingerprint TEXT NOT NULL,
+                        PRIMARY KEY (sellerID, requestID)
+                    ) STRICT, WITHOUT ROWID;
+
+                    CREATE TABLE image (
+                        id TEXT NOT NULL PRIMARY KEY,
+                        ownerID TEXT NOT NULL,
+                        contentType TEXT NOT NULL,
+                        sizeBytes INTEGER NOT NULL CHECK (sizeBytes > 0),
+                        bytes BLOB NOT NULL,
+                        createdAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX image_ownerID ON image(ownerID);
+
+                    CREATE TABLE savedListing (
+                        userID TEXT NOT NULL,
+                        listingID TEXT NOT NULL REFERENCES listing(id) ON DELETE CASCADE,
+                        savedAt INTEGER NOT NULL,
+                        PRIMARY KEY (userID, listingID)
+                    ) STRICT, WITHOUT ROWID;
+                    CREATE INDEX savedListing_userID_savedAt_listingID ON savedListing(userID, savedAt, listingID);
+                    CREATE INDEX savedListing_listingID ON savedListing(listingID);
+
+                    CREATE TABLE listingChange (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        listingID TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        newPriceCents INTEGER NOT NULL,
+                        oldPriceCents INTEGER NOT NULL,
+                        changedAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX listingChange_listingID_sequence ON listingChange(listingID, sequence);
+                    CREATE INDEX listingChange_changedAt ON listingChange(changedAt);
+
+                    CREATE VIRTUAL TABLE listingSearch USING fts5(
+                        searchTitle, searchDescription, searchTags,
+                        content = 'listing', content_rowid = 'docID',
+                        tokenize = 'unicode61 remove_diacritics 2'
+                    );
+                    CREATE TRIGGER listing_ai AFTER INSERT ON listing BEGIN
+                        INSERT INTO listingSearch(rowid, searchTitle, searchDescription, searchTags)
+                        VALUES (new.docID, new.searchTitle, new.searchDescription, new.searchTags);
+                    END;
+                    CREATE TRIGGER listing_ad AFTER DELETE ON listing BEGIN
+                        INSERT INTO listingSearch(listingSearch, rowid, searchTitle, searchDescription, searchTags)
+                        VALUES ('delete', old.docID, old.searchTitle, old.searchDescription, old.searchTags);
+                    END;
+                    CREATE TRIGGER listing_au AFTER UPDATE OF searchTitle, searchDescription, searchTags ON listing
+                    BEGIN
+                        INSERT INTO listingSearch(listingSearch, rowid, searchTitle, searchDescription, searchTags)
+                        VALUES ('delete', old.docID, old.searchTitle, old.searchDescription, old.searchTags);
+                        INSERT INTO listingSearch(rowid, searchTitle, searchDescription, searchTags)
+                        VALUES (new.docID, new.searchTitle, new.searchDescription, new.searchTags);
+                    END;
+                    """
+            )
+        }
+    }
+}

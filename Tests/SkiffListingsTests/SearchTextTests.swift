@@ -1,0 +1,86 @@
+import Foundation
+import SkiffDomain
+import Testing
+
+@testable import SkiffListings
+
+@Suite("Search text and the change broadcaster")
+struct SearchTextTests {
+    @Test("Tokens: lowercase, no diacritics, split on anything but letters and numbers")
+    func tokens() {
+        #expect(SearchText.tokens("Crème-Brûlée x2!") == ["creme", "brulee", "x2"])
+        #expect(SearchText.tokens("  ÉCOLE  Straße ") == ["ecole", "strasse"])
+        #expect(SearchText.tokens("iPhone 15/Pro, $999") == ["iphone", "15", "pro", "999"])
+        #expect(SearchText.tokens("日本語 テキスト") == ["日本語", "テキスト"])
+        #expect(SearchText.tokens("🚲 bike") == ["bike"])
+        #expect(SearchText.tokens("") == [])
+        #expect(SearchText.ftsExpression(["red", "bi"]) == "\"red\" \"bi\"*")
+    }
+
+    @Test("Every word must match; the last as a prefix; scores are integers")
+    func matching() {
+        let fields = ListingFields(
+            title: "Red bike",
+            description: "bicycle bike",
+            priceCents: 0,
+            category: .other,
+            condition: .new,
+            tags: ["Bike"],
+            location: ListingLocation(zipCode: "1")
+        )
+        let tokens = SearchText.DocumentTokens(fields)
+        #expect(SearchText.matches(tokens: tokens, terms: ["bi"]))
+        #expect(!SearchText.matches(tokens: tokens, terms: ["bi", "red"]))
+        #expect(SearchText.matches(tokens: tokens, terms: ["bike", "re"]))
+        #expect(SearchText.score(of: tokens, terms: ["bike"]) == 3 + 2 + 1)
+        #expect(SearchText.score(of: tokens, terms: ["bi"]) == 3 + 2 + 2)
+    }
+
+    @Test("Haversine distance and a bounding box that contains the circle")
+    func geometry() {
+        let a = GeoPoint(latitude: 36.1447, longitude: -86.8027)
+        let b = GeoPoint(latitude: 36.1627, longitude: -86.7816)
+        #expect(abs(ListingSearchEngine.distanceKm(a, b) - 2.77) < 0.05)
+        #expect(ListingSearchEngine.distanceKm(a, a) == 0)
+        let box = ListingSearchEngine.boundingBox(GeoCircle(center: a, radiusKm: 10))
+        #expect(box.latitude.contains(a.latitude + 0.0899))
+        #expect(box.longitude?.contains(a.longitude - 0.111) == true)
+        #expect(
+            ListingSearchEngine.boundingBox(GeoCircle(center: GeoPoint(latitude: 0, longitude: 179.9), radiusKm: 50))
+                .longitude == nil
+        )
+    }
+
+    @Test("A watcher that falls behind is cut off; others are unaffected")
+    func broadcaster() async throws {
+        let broadcaster = ChangeBroadcaster(bufferSize: 2)
+        let slow = broadcaster.subscribe(userID: "usr_slow")
+        let fast = broadcaster.subscribe(userID: "usr_fast")
+        func event(_ sequence: Int64) -> ListingChangeEvent {
+            ListingChangeEvent(
+                sequence: sequence,
+                listingID: "lst_1",
+                title: "T",
+                kind: .updated,
+                newPriceCents: 1,
+                oldPriceCents: 1,
+                changedAt: Date(millisecondsSince1970: 0)
+            )
+        }
+        for sequence: Int64 in 1...3 {
+            broadcaster.publish(event(sequence), to: ["usr_slow", "usr_fast", "usr_none"])
+            #expect(try await fast.next().sequence == sequence)
+        }
+        await #expect(throws: ChangeWatcher.fellBehind) { _ = try await slow.next() }
+        let waiting = Task { try await fast.next().sequence }
+        try await Task.sleep(for: .milliseconds(20))
+        broadcaster.publish(event(4), to: ["usr_fast"])
+        #expect(try await waiting.value == 4)
+        let cancelled = Task { try await fast.next() }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await cancelled.value }
+        broadcaster.unsubscribe(slow)
+        broadcaster.unsubscribe(fast)
+        #expect(broadcaster.watcherCount == 0)
+    }
+}

@@ -1,0 +1,478 @@
+import Foundation
+import SkiffAPI
+import SkiffClient
+import SkiffCore
+import SkiffServerApp
+import SwiftProtobuf
+import Synchronization
+import Testing
+
+typealias ListingsClient = Skiff_Listings_V1_Listings.Client
+
+/// The Listings service through its generated typed client, over a real socket, on both storage backends.
+@Suite("Listings end to end")
+struct ListingsServiceTests {
+    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<150_000).map { UInt8($0 % 251) }
+    static let campus = (latitude: 36.1447, longitude: -86.8027)
+
+    static func newListing(_ title: String, price: Int64 = 2500, images: [String] = []) -> Skiff_Listings_V1_Listing {
+        .with {
+            $0.title = title
+            $0.description_p = "Barely used, pick up near the library"
+            $0.priceCents = price
+            $0.category = .furniture
+            $0.condition = .lightlyUsed
+            $0.tags = ["Dorm", "lamp"]
+            $0.location.zipCode = "37235"
+            $0.location.point = .with {
+                $0.latitude = campus.latitude + 0.001
+                $0.longitude = campus.longitude
+            }
+            $0.imageIds = images
+        }
+    }
+
+    static func upload(
+        _ client: ListingsClient,
+        _ auth: Metadata,
+        _ bytes: [UInt8]
+    ) async throws
+        -> Skiff_Listings_V1_ImageInfo
+    {
+        try await client.uploadImage(metadata: auth) { writer in
+            try await writer.write(
+                .with {
+                    $0.metadata = .with {
+                        $0.filename = "lamp.png"
+                        $0.declaredContentType = "image/jpeg"
+                    }
+                }
+            )
+            var rest = bytes[...]
+            while !rest.isEmpty {
+                try await writer.write(.with { $0.chunk = Data(rest.prefix(60_000)) })
+                rest = rest.dropFirst(60_000)
+            }
+        }.image
+    }
+
+    /// Two signed-in users: a seller and a buyer.
+    static func users(
+        _ app: Application,
+        _ connection: ClientConnection
+    ) async throws
+        -> (seller: (id: String, auth: Metadata), buyer: (id: String, auth: Metadata))
+    {
+        let accounts = AccountsClient(transport: connection)
+        let seller = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "sam@campus.edu", name: "Sam")
+        let buyer = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "bo@campus.edu", name: "Bo")
+        return (seller, buyer)
+    }
+
+    @Test("post with images → download → search → get → update → withdraw", arguments: Backend.allCases)
+    func story(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let listings = ListingsClient(transport: connection)
+            let (seller, buyer) = try await Self.users(app, connection)
+
+            let image = try await Self.upload(listings, seller.auth, Self.png)
+            #expect(image.contentType == "image/png")
+            #expect(image.sizeBytes == Int64(Self.png.count))
+            let parts = try await listings.downloadImage(.with { $0.imageID = image.imageID }) { response in
+                try await response.messages.collect()
+            }
+            #expect(parts.first?.info == image)
+            let chunks = parts.dropFirst().compactMap { part -> Data? in
+                if case .chunk(let data) = part.data { return data } else { return nil }
+            }
+            #expect(chunks.allSatisfy { $0.count <= 64 * 1024 })
+            #expect(chunks.reduce(Data(), +) == Data(Self.png))
+
+            let created = try await listings.createListing(
+                .with { $0.listing = Self.newListing("Desk Lamp", images: [image.imageID]) },
+                metadata: seller.auth
+            ).listing
+            #expect(created.sellerID == seller.id)
+            #expect(created.status == .active)
+            #expect(created.tags == ["dorm", "lamp"])
+            #expect(created.location.hasPoint)
+
+            // Others see the zip code, not the exact point.
+            let seen = try await listings.getListing(.with { $0.listingID = created.listingID }).listing
+            #expect(seen.sellerID == seller.id)
+            #expect(!seen.location.hasPoint)
+            #expect(seen.location.zipCode == "37235")
+
+            let found = try await listings.searchListings(
+                .with {
+                    $0.query = "desk LAM"
+                    $0.filter.near = .with {
+                        $0.center = .with {
+                            $0.latitude = Self.campus.latitude
+                            $0.longitude = Self.campus.longitude
+                        }
+                        $0.radiusKm = 5
+                    }
+                    $0.sortOrder = .distance
+                }
+            )
+            #expect(found.results.map(\.listing.listingID) == [created.listingID])
+            #expect(found.results.first.map { abs($0.distanceKm - 0.111) < 0.01 } == true)
+            #expect(found.results.first?.listing.location.hasPoint == false)
+
+            await expectStatus(.permissionDenied) {
+                _ = try await listings.updateListing(
+                    .with {
+                        $0.listing.listingID = created.listingID
+                        $0.listing.priceCents = 1
+                        $0.updateMask.paths = ["price_cents"]
+                    },
+                    metadata: buyer.auth
+                )
+            }
+            let updated = try await listings.updateListing(
+                .with {
+                    $0.listing.listingID = created.listingID
+                    $0.listing.priceCents = 1900
+                    $0.listing.title = "ignored: not in the mask"
+                    $0.updateMask.paths = ["price_cents"]
+                },
+                metadata: seller.auth
+            ).listing
+            #expect(updated.priceCents == 1900)
+            #expect(updated.title == "Desk Lamp")
+
+            await expectStatus(.permissionDenied) {
+                _ = try await listings.withdrawListing(.with { $0.listingID = created.listingID }, metadata: buyer.auth)
+            }
+            let withdrawn = try await listings.withdrawListing(
+                .with { $0.listingID = created.listingID },
+                metadata: seller.auth
+            ).listing
+            #expect(withdrawn.status == .withdrawn)
+            _ = try await listings.withdrawListing(.with { $0.listingID = created.listingID }, metadata: seller.auth)
+            await expectStatus(.failedPrecondition) {
+                _ = try await listings.markSold(.with { $0.listingID = created.listingID }, metadata: seller.auth)
+            }
+            await expectStatus(.notFound) {
+                _ = try await listings.getListing(.with { $0.listingID = created.listingID })
+            }
+            let own = try await listings.getListing(.with { $0.listingID = created.listingID }, metadata: seller.auth)
+            #expect(own.listing.status == .withdrawn)
+            #expect(try await listings.searchListings(.with { $0.query = "lamp" }).results.isEmpty)
+            let mine = try await listings.listMyListings(.init(), metadata: seller.auth)
+            #expect(mine.listings.map(\.listingID) == [created.listingID])
+            #expect(
+                try await listings.listMyListings(.with { $0.statuses = [.active] }, metadata: seller.auth).listings
+                    .isEmpty
+            )
+        }
+    }
+
+    @Test("anonymous listings hide the seller from everyone but the seller", arguments: Backend.allCases)
+    func anonymous(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let listings = ListingsClient(transport: connection)
+            let (seller, buyer) = try await Self.users(app, connection)
+            var input = Self.newListing("Secret santa gift")
+            input.anonymous = true
+            let created = try await listings.createListing(.with { $0.listing = input }, metadata: seller.auth).listing
+            #expect(created.sellerID == seller.id)
+            for auth in [Metadata(), buyer.auth] {
+                #expect(
+                    try await listings.getListing(.with { $0.listingID = created.listingID }, metadata: auth).listing
+                        .sellerID == ""
+                )
+                let bySeller = try await listings.searchListings(
+                    .with { $0.filter.sellerID = seller.id },
+                    metadata: auth
+                )
+                #expect(bySeller.results.isEmpty)
+                let byWord = try await listings.searchListings(.with { $0.query = "santa" }, metadata: auth)
+                #expect(byWord.results.map(\.listing.sellerID) == [""])
+            }
+            let own = try await listings.searchListings(.with { $0.filter.sellerID = seller.id }, metadata: seller.auth)
+            #expect(own.results.map(\.listing.listingID) == [created.listingID])
+        }
+    }
+}
+
+extension ListingsServiceTests {
+    @Test("invalid input, missing sign-in and permissions fail with exact codes", arguments: Backend.allCases)
+    func failures(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let listings = ListingsClient(transport: connection)
+            let (seller, buyer) = try await Self.users(app, connection)
+            func create(
+                _ listing: Skiff_Listings_V1_Listing,
+                _ auth: Metadata,
+                request: String = ""
+            ) async throws
+                -> Skiff_Listings_V1_Listing
+            {
+                try await listings.createListing(
+                    .with {
+                        $0.listing = listing
+                        $0.requestID = request
+                    },
+                    metadata: auth
+                ).listing
+            }
+            await expectStatus(.unauthenticated) { _ = try await create(Self.newListing("Lamp"), [:]) }
+            let bad: [(Skiff_Listings_V1_Listing) -> Skiff_Listings_V1_Listing] = [
+                {
+                    var l = $0
+                    l.title = " "
+                    return l
+                },
+                {
+                    var l = $0
+                    l.title = String(repeating: "x", count: 81)
+                    return l
+                },
+                {
+                    var l = $0
+                    l.priceCents = -1
+                    return l
+                },
+                {
+                    var l = $0
+                    l.category = .unspecified
+                    return l
+                },
+                {
+                    var l = $0
+                    l.condition = .unspecified
+                    return l
+                },
+                {
+                    var l = $0
+                    l.location.zipCode = ""
+                    return l
+                },
+                {
+                    var l = $0
+                    l.tags = (0..<11).map { "t\($0)" }
+                    return l
+                },
+                {
+                    var l = $0
+                    l.location.point.latitude = 95
+                    return l
+                },
+            ]
+            for change in bad {
+                let error = await expectStatus(.invalidArgument) {
+                    _ = try await create(change(Self.newListing("Lamp")), seller.auth)
+                }
+                #expect(error?.message.isEmpty == false)
+            }
+            await expectStatus(.notFound) {
+                _ = try await create(Self.newListing("Lamp", images: ["img_nope"]), seller.auth)
+            }
+            let buyersImage = try await Self.upload(listings, buyer.auth, Array(Self.png.prefix(64)))
+            await expectStatus(.permissionDenied) {
+                _ = try await create(Self.newListing("Lamp", images: [buyersImage.imageID]), seller.auth)
+            }
+            let first = try await create(Self.newListing("Lamp"), seller.auth, request: "r-1")
+            #expect(try await create(Self.newListing("Lamp"), seller.auth, request: "r-1").listingID == first.listingID)
+            await expectStatus(.alreadyExists) {
+                _ = try await create(Self.newListing("Other"), seller.auth, request: "r-1")
+            }
+
+            // Search and paging.
+            let searches: [Skiff_Listings_V1_SearchListingsRequest] = [
+                .with { $0.query = String(repeating: "q", count: 201) },
+                .with {
+                    $0.filter.minPriceCents = 10
+                    $0.filter.maxPriceCents = 5
+                },
+                .with { $0.filter.minPriceCents = -1 },
+                .with { $0.filter.near.radiusKm = -1 },
+                .with { $0.filter.statuses = [.withdrawn] },
+                .with { $0.sortOrder = .relevance },
+                .with { $0.sortOrder = .distance },
+                .with { $0.pageToken = "garbage" },
+                .with { $0.pageSize = -1 },
+            ]
+            for search in searches {
+                await expectStatus(.invalidArgument) { _ = try await listings.searchListings(search) }
+            }
+            await expectStatus(.invalidArgument) { _ = try await listings.getListing(.init()) }
+            await expectStatus(.notFound) { _ = try await listings.getListing(.with { $0.listingID = "lst_nope" }) }
+
+            // Updates and status changes.
+            func update(_ paths: [String], _ auth: Metadata) async throws {
+                _ = try await listings.updateListing(
+                    .with {
+                        $0.listing.listingID = first.listingID
+                        $0.listing.title = "New"
+                        $0.updateMask.paths = paths
+                    },
+                    metadata: auth
+                )
+            }
+            await expectStatus(.unauthenticated) { try await update(["title"], [:]) }
+            await expectStatus(.invalidArgument) { try await update([], seller.auth) }
+            await expectStatus(.invalidArgument) { try await update(["status"], seller.auth) }
+            await expectStatus(.invalidArgument) { try await update(["category"], seller.auth) }
+            await expectStatus(.permissionDenied) { try await update(["title"], buyer.auth) }
+            await expectStatus(.permissionDenied) {
+                _ = try await listings.markSold(.with { $0.listingID = first.listingID }, metadata: buyer.auth)
+            }
+            await expectStatus(.notFound) {
+                _ = try await listings.markSold(.with { $0.listingID = "lst_nope" }, metadata: seller.auth)
+            }
+            _ = try await listings.markSold(.with { $0.listingID = first.listingID }, metadata: seller.auth)
+            _ = try await listings.markSold(.with { $0.listingID = first.listingID }, metadata: seller.auth)
+            await expectStatus(.failedPrecondition) { try await update(["title"], seller.auth) }
+            await expectStatus(.failedPrecondition) {
+                _ = try await listings.withdrawListing(.with { $0.listingID = first.listingID }, metadata: seller.auth)
+            }
+            // Sold listings stay readable, and searchable on request.
+            #expect(try await listings.getListing(.with { $0.listingID = first.listingID }).listing.status == .sold)
+            let sold = try await listings.searchListings(.with { $0.filter.statuses = [.sold] })
+            #expect(sold.results.map(\.listing.listingID) == [first.listingID])
+
+            // Images.
+            await expectStatus(.unauthenticated) { _ = try await Self.upload(listings, [:], Self.png) }
+            await expectStatus(.invalidArgument) {
+                _ = try await Self.upload(listings, seller.auth, Array("GIF89a-not-accepted".utf8))
+            }
+            await expectStatus(.invalidArgument) { _ = try await listings.uploadImage(metadata: seller.auth) { _ in } }
+            await expectStatus(.invalidArgument) {
+                _ = try await listings.uploadImage(metadata: seller.auth) { writer in
+                    try await writer.write(.with { $0.chunk = Data(Self.png.prefix(32)) })
+                    try await writer.write(.with { $0.metadata = .init() })
+                }
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await listings.uploadImage(metadata: seller.auth) { writer in
+                    for _ in 0..<6 {
+                        try await writer.write(.with { $0.chunk = Data(Self.png.prefix(8)) + Data(count: 1_000_000) })
+                    }
+                }
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await listings.downloadImage(.init()) { try await $0.messages.collect() }
+            }
+            await expectStatus(.notFound) {
+                _ = try await listings.downloadImage(.with { $0.imageID = "img_nope" }) {
+                    try await $0.messages.collect()
+                }
+            }
+
+            // Saved items.
+            await expectStatus(.unauthenticated) {
+                _ = try await listings.saveListing(.with { $0.listingID = first.listingID })
+            }
+            await expectStatus(.notFound) {
+                _ = try await listings.saveListing(.with { $0.listingID = "lst_nope" }, metadata: buyer.auth)
+            }
+            await expectStatus(.failedPrecondition) {
+                _ = try await listings.saveListing(.with { $0.listingID = first.listingID }, metadata: buyer.auth)
+            }
+            await expectStatus(.invalidArgument) { _ = try await listings.unsaveListing(.init(), metadata: buyer.auth) }
+            await expectStatus(.unauthenticated) { _ = try await listings.listSavedListings(.init()) }
+            await expectStatus(.unauthenticated) { _ = try await listings.listMyListings(.init()) }
+            await expectStatus(.invalidArgument) {
+                _ = try await listings.watchSavedListings(.with { $0.resumeToken = "nope" }, metadata: buyer.auth) {
+                    try await $0.messages.collect()
+                }
+            }
+            await expectStatus(.unauthenticated) {
+                _ = try await listings.watchSavedListings(.init()) { try await $0.messages.collect() }
+            }
+        }
+    }
+
+    @Test(
+        "saved items, and a watch that receives a price change and a sold event, then resumes",
+        arguments: Backend.allCases
+    )
+    func savedAndWatch(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let listings = ListingsClient(transport: connection)
+            let (seller, buyer) = try await Self.users(app, connection)
+            let lamp = try await listings.createListing(
+                .with { $0.listing = Self.newListing("Lamp") },
+                metadata: seller.auth
+            ).listing
+            let saved = try await listings.saveListing(.with { $0.listingID = lamp.listingID }, metadata: buyer.auth)
+                .savedListing
+            #expect(saved.listing.listingID == lamp.listingID)
+            _ = try await listings.saveListing(.with { $0.listingID = lamp.listingID }, metadata: buyer.auth)
+            let list = try await listings.listSavedListings(.init(), metadata: buyer.auth)
+            #expect(list.savedListings.map(\.listing.listingID) == [lamp.listingID])
+
+            let log = ChangeLog()
+            let watch = Task {
+                try await listings.watchSavedListings(.init(), metadata: buyer.auth) { response in
+                    for try await message in response.messages { log.append(message.change) }
+                }
+            }
+            defer { watch.cancel() }
+            // The watch subscribes asynchronously: change the price until the first change arrives.
+            var price: Int64 = 2400
+            while log.all.isEmpty, price > 2000 {
+                _ = try await listings.updateListing(
+                    .with {
+                        $0.listing.listingID = lamp.listingID
+                        $0.listing.priceCents = price
+                        $0.updateMask.paths = ["price_cents"]
+                    },
+                    metadata: seller.auth
+                )
+                price -= 100
+                _ = await log.wait(milliseconds: 300) { !$0.isEmpty }
+            }
+            let priceChange = try #require(log.all.first)
+            #expect(priceChange.kind == .priceChanged)
+            #expect(priceChange.listingTitle == "Lamp")
+            #expect(priceChange.oldPriceCents == priceChange.newPriceCents + 100)
+            _ = try await listings.markSold(.with { $0.listingID = lamp.listingID }, metadata: seller.auth)
+            #expect(await log.wait(milliseconds: 3000) { $0.contains { $0.kind == .sold } })
+            #expect(log.all.last?.kind == .sold)
+            #expect(log.all.last?.newPriceCents == price + 100)
+            watch.cancel()
+
+            // Resuming after the first change replays what followed, ending with the sale.
+            let replay = try await listings.watchSavedListings(
+                .with { $0.resumeToken = priceChange.resumeToken },
+                metadata: buyer.auth
+            ) {
+                response in
+                var kinds: [Skiff_Listings_V1_ListingChangeKind] = []
+                for try await message in response.messages {
+                    kinds.append(message.change.kind)
+                    if message.change.kind == .sold { break }
+                }
+                return kinds
+            }
+            #expect(replay.last == .sold)
+            #expect(replay.dropLast().allSatisfy { $0 == .priceChanged })
+            let after = try await listings.listSavedListings(.init(), metadata: buyer.auth)
+            #expect(after.savedListings.first?.listing.status == .sold)
+            _ = try await listings.unsaveListing(.with { $0.listingID = lamp.listingID }, metadata: buyer.auth)
+            #expect(try await listings.listSavedListings(.init(), metadata: buyer.auth).savedListings.isEmpty)
+        }
+    }
+}
+
+/// The changes a watch received, shared between the watching task and the test.
+final class ChangeLog: Sendable {
+    private let changes = Mutex<[Skiff_Listings_V1_ListingChange]>([])
+
+    func append(_ change: Skiff_Listings_V1_ListingChange) { changes.withLock { $0.append(change) } }
+
+    var all: [Skiff_Listings_V1_ListingChange] { changes.withLock { $0 } }
+
+    /// Polls until `condition` holds or the time is up; returns whether it held.
+    func wait(milliseconds: Int, until condition: ([Skiff_Listings_V1_ListingChange]) -> Bool) async -> Bool {
+        for _ in 0..<(milliseconds / 10) {
+            if condition(all) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition(all)
+    }
+}
