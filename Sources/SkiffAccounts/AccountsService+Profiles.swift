@@ -93,15 +93,15 @@ extension AccountsService {
         guard let sale = try await sales.sale(id: request.saleID) else {
             throw DomainError(.notFound, "No sale has the id \"\(request.saleID)\".")
         }
+        guard sale.buyerID == user.id else {
+            throw DomainError(.permissionDenied, "Only the buyer of a sale can rate its seller.")
+        }
         let comment = try AccountRules.validateRating(
             stars: Int(request.stars),
             comment: request.comment,
             sellerID: sale.sellerID,
             buyerID: user.id
         )
-        guard sale.buyerID == user.id else {
-            throw DomainError(.permissionDenied, "Only the buyer of a sale can rate its seller.")
-        }
         guard let completedAt = sale.completedAt else {
             throw DomainError(
                 .failedPrecondition,
