@@ -19,6 +19,8 @@ public struct Application: Sendable {
     public let mailer: OutboxMailer
     /// The open SQLite databases, one per file.
     public let databases: [SQLiteDatabase]
+    /// Periodic clean-up of the stores (expired sessions, old change events).
+    public let housekeeping: Housekeeping
 
     /// Builds the server from options: opens storage, wires services and interceptors.
     ///
@@ -104,6 +106,18 @@ public struct Application: Sendable {
         services.append(health)
         self.health = health
         self.mailer = mailer
+        self.housekeeping = Housekeeping(
+            jobs: [
+                .init(name: "expired sessions and tokens") { try await accountsStore.deleteExpired(now: Date()) },
+                .init(name: "listing changes past the replay window") {
+                    let retention = ListingsConfiguration.defaults.changeRetention.components.seconds
+                    return try await listingsStore.pruneChanges(
+                        before: Date().addingTimeInterval(-TimeInterval(retention))
+                    )
+                },
+            ],
+            logger: logger
+        )
         self.databases = Array(databases.values)
         self.server = SkiffServer(
             configuration: configuration,

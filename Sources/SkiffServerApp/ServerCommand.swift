@@ -47,6 +47,7 @@ public struct ServerCommand: AsyncParsableCommand {
                 )
             )
         }
+        services.append(.init(service: app.housekeeping))
         services.append(.init(service: app.server))
         let group = ServiceGroup(
             configuration: .init(

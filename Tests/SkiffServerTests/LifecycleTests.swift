@@ -9,6 +9,7 @@ import SkiffServerApp
 import SkiffStandardServices
 import SkiffWire
 import SwiftProtobuf
+import Synchronization
 import Testing
 
 @Suite("Server lifecycle and options")
@@ -70,5 +71,36 @@ struct LifecycleTests {
             logger: quietLogger
         )
         #expect(withTests.server.router.handler(forPath: "/skiff.testing.v1.TestService/EmptyCall") != nil)
+    }
+}
+
+@Suite("Housekeeping")
+struct HousekeepingTests {
+    final class Runs: Sendable {
+        let count = Mutex(0)
+    }
+
+    @Test("runs every job at start, keeps going after a failing job, and stops on graceful shutdown")
+    func jobs() async throws {
+        let runs = Runs()
+        struct Boom: Error {}
+        let housekeeping = Housekeeping(
+            interval: .milliseconds(20),
+            jobs: [
+                .init(name: "failing") { throw Boom() },
+                .init(name: "counting") {
+                    runs.count.withLock { $0 += 1 }
+                    return 1
+                },
+            ],
+            logger: quietLogger
+        )
+        let group = ServiceGroup(services: [housekeeping], logger: quietLogger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try await waitUntil { runs.count.withLock { $0 } >= 3 }
+            await group.triggerGracefulShutdown()
+            try await tasks.next()
+        }
     }
 }

@@ -131,7 +131,13 @@ struct RuntimeTests {
                 }
                 // The client never returns credit: at most one stream window (8 MiB) plus the
                 // write buffer (256 KiB) of 64 KiB messages can leave the handler.
-                try await Task.sleep(for: .milliseconds(500))
+                // Wait until the handler is writing, then until it has stalled (no progress for 300 ms).
+                try await waitUntil { probe.written.load(ordering: .relaxed) > 0 }
+                var last = -1
+                while probe.written.load(ordering: .relaxed) != last {
+                    last = probe.written.load(ordering: .relaxed)
+                    try await Task.sleep(for: .milliseconds(300))
+                }
                 let written = probe.written.load(ordering: .relaxed)
                 let bound = (8 * 1024 * 1024 + server.configuration.streamWriteBufferHighWater) / (64 * 1024) + 2
                 #expect(written > 0)

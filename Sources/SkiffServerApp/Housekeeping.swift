@@ -1,0 +1,49 @@
+public import Logging
+public import ServiceLifecycle
+
+/// Periodic clean-up the stores need: expired sessions and one-time tokens, old listing-change
+/// events past their replay window. Runs once at start, then every ``interval``, until graceful
+/// shutdown.
+public struct Housekeeping: Service {
+    /// One clean-up job: its name (for the log) and the work, returning how many rows it removed.
+    public struct Job: Sendable {
+        public var name: String
+        public var run: @Sendable () async throws -> Int
+
+        public init(name: String, run: @escaping @Sendable () async throws -> Int) {
+            self.name = name
+            self.run = run
+        }
+    }
+
+    public let interval: Duration
+    public let jobs: [Job]
+    public let logger: Logger
+
+    public init(interval: Duration = .seconds(600), jobs: [Job], logger: Logger) {
+        self.interval = interval
+        self.jobs = jobs
+        self.logger = logger
+    }
+
+    /// Runs every job once; a failing job is logged and does not stop the others.
+    public func runOnce() async {
+        for job in jobs {
+            do {
+                let removed = try await job.run()
+                if removed > 0 {
+                    logger.info("housekeeping", metadata: ["job": "\(job.name)", "removed": "\(removed)"])
+                }
+            } catch {
+                logger.error("housekeeping failed", metadata: ["job": "\(job.name)", "error": "\(error)"])
+            }
+        }
+    }
+
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            await runOnce()
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+}
