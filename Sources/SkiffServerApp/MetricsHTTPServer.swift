@@ -1,18 +1,34 @@
-import Logging
-import NIOCore
+public import Logging
+public import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Prometheus
-import ServiceLifecycle
+public import Prometheus
+public import ServiceLifecycle
 
 /// Serves the Prometheus text exposition of the metrics registry on `GET /metrics`.
-struct MetricsHTTPServer: Service {
+public struct MetricsHTTPServer: Service {
     let host: String
     let port: Int
     let registry: PrometheusCollectorRegistry
     let logger: Logger
+    let onBound: @Sendable (SocketAddress) -> Void
 
-    func run() async throws {
+    /// Creates the endpoint; `onBound` learns the bound address (port 0 picks a free port).
+    public init(
+        host: String,
+        port: Int,
+        registry: PrometheusCollectorRegistry,
+        logger: Logger,
+        onBound: @escaping @Sendable (SocketAddress) -> Void = { _ in }
+    ) {
+        self.host = host
+        self.port = port
+        self.registry = registry
+        self.logger = logger
+        self.onBound = onBound
+    }
+
+    public func run() async throws {
         let registry = self.registry
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -24,6 +40,7 @@ struct MetricsHTTPServer: Service {
             }
             .bind(host: host, port: port).get()
         logger.info("metrics listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        if let address = channel.localAddress { onBound(address) }
         await withGracefulShutdownHandler {
             try? await channel.closeFuture.get()
         } onGracefulShutdown: {
@@ -65,7 +82,11 @@ private final class MetricsHTTPHandler: ChannelInboundHandler {
                 promise: nil
             )
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            // One response per connection: scrapers reconnect, and nothing is left half-open.
+            let context = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.value.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+                context.value.close(promise: nil)
+            }
         }
     }
 }
