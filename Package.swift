@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SkiffAPI", targets: ["SkiffAPI"]),
         .executable(name: "skiff-server", targets: ["skiff-server"]),
         .executable(name: "protoc-gen-skiff", targets: ["protoc-gen-skiff"]),
+        .executable(name: "skiff-load", targets: ["skiff-load"]),
         .plugin(name: "GenerateCode", targets: ["GenerateCode"]),
     ],
     dependencies: [
@@ -32,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
     ],
     targets: [
         // I/O-free core: status codes, errors, metadata, descriptors, handler and interceptor protocols.
@@ -163,6 +165,25 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The load-test harness as a library (public client API only), and the thin executable.
+        .target(
+            name: "SkiffLoad",
+            dependencies: [
+                "SkiffCore",
+                "SkiffClient",
+                "SkiffAPI",
+                "SkiffStandardServices",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "skiff-load",
+            dependencies: ["SkiffLoad"],
             swiftSettings: swiftSettings
         ),
         // Domain primitives shared by every service: errors, ids, time, paging. No I/O.
@@ -352,6 +373,24 @@ let package = Package(
                 "SkiffBids",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The load harness against an in-process server.
+        .testTarget(
+            name: "SkiffLoadTests",
+            dependencies: [
+                "SkiffLoad",
+                "SkiffCore",
+                "SkiffAPI",
+                "SkiffClient",
+                "SkiffServer",
+                "SkiffServerApp",
+                "SkiffStandardServices",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

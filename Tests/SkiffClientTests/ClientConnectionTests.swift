@@ -299,6 +299,8 @@ struct ClientConnectionTests {
         let port = server.port
         try await withTimeout {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                // Connected first: a deadline that passes while still connecting opens no stream.
+                try await connection.connect()
                 let start = ContinuousClock.now
                 let error = await #expect(throws: RPCError.self) {
                     _ = try await connection.unary(

@@ -27,7 +27,9 @@ struct MetricsEndpointTests {
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"))
+            try await outbound.write(
+                ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            )
             var response = ""
             for try await chunk in inbound { response += String(buffer: chunk) }
             return response

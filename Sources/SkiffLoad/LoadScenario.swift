@@ -1,0 +1,93 @@
+public import SkiffCore
+
+/// One kind of call a load test repeats, e.g. an echo call or a realistic marketplace mix.
+///
+/// Adding a scenario is one file: conform a type to this protocol and add a factory to
+/// ``LoadScenarios/all``. The runner calls ``prepare(_:)`` once, then ``perform(_:)`` from many
+/// tasks at once; a call that throws counts as failed, keyed by its status code (see
+/// ``LoadFailure/key(for:)``). Scenarios use only the public client API (typed clients over
+/// ``ClientTransport``).
+public protocol LoadScenario: Sendable {
+    /// The name given to `skiff-load run`, e.g. `echo-unary`.
+    var name: String { get }
+
+    /// Seeds or looks up whatever the calls need (accounts, listings, …) before the clock starts.
+    /// - Parameter context: the transport, options and progress output.
+    func prepare(_ context: LoadContext) async throws
+
+    /// Makes one call (or one logical operation) and returns when it has completed.
+    ///
+    /// - Parameter transport: the connection pool under test.
+    /// - Throws: an `RPCError` when the call fails with a non-OK status; any other error counts as
+    ///   a transport failure.
+    func perform(_ transport: any ClientTransport) async throws
+}
+
+extension LoadScenario {
+    /// Scenarios that need no preparation do nothing here.
+    public func prepare(_ context: LoadContext) async throws {}
+}
+
+/// What a scenario gets to prepare itself.
+public struct LoadContext: Sendable {
+    /// The transport calls go through (the pool under test).
+    public var transport: any ClientTransport
+    /// Prints seeding progress; a bar on a terminal, plain lines otherwise, nothing in tests.
+    public var progress: ProgressOutput
+
+    /// Creates a context.
+    public init(transport: any ClientTransport, progress: ProgressOutput) {
+        self.transport = transport
+        self.progress = progress
+    }
+}
+
+/// The options scenarios are built from (the scenario-specific part of the command line).
+public struct ScenarioOptions: Sendable {
+    /// Bytes of payload in each request and response of the echo scenarios.
+    public var payloadSize = 64
+    /// Responses per call of `echo-stream`, and request/response pairs per call of `echo-bidi`.
+    public var messagesPerCall = 10
+    /// Accounts the marketplace scenario makes sure exist.
+    public var seedUsers = 20
+    /// Listings the marketplace scenario makes sure exist.
+    public var seedListings = 200
+    /// Where the marketplace scenario keeps the seeded accounts and listings between runs.
+    public var statePath = ".skiff-load-state.json"
+    /// Where verification tokens come from when accounts must be created.
+    public var tokenSource: (any VerificationTokenSource)?
+    /// The e-mail domain of the marketplace scenario's accounts.
+    public var emailDomain = "campus.edu"
+
+    /// Default options.
+    public init() {}
+}
+
+/// The registry of named scenarios.
+public enum LoadScenarios {
+    /// Every scenario's name and how to make it.
+    public static let all: [(name: String, make: @Sendable (ScenarioOptions) -> any LoadScenario)] = [
+        ("echo-unary", { EchoUnaryScenario(options: $0) }),
+        ("echo-stream", { EchoStreamScenario(options: $0) }),
+        ("echo-bidi", { EchoBidiScenario(options: $0) }),
+        ("marketplace", { MarketplaceScenario(options: $0, domain: $0.emailDomain) }),
+    ]
+
+    /// The names of every scenario.
+    public static var names: [String] { all.map(\.name) }
+
+    /// Makes the scenario called `name`, or `nil` if there is none.
+    public static func make(_ name: String, options: ScenarioOptions) -> (any LoadScenario)? {
+        all.first { $0.name == name }?.make(options)
+    }
+}
+
+/// How failed calls are grouped in a report.
+public enum LoadFailure {
+    /// The status code name of an `RPCError` (e.g. `UNAVAILABLE`), else `TRANSPORT(<type>)`.
+    public static func key(for error: any Error) -> String {
+        if let rpc = error as? RPCError { return rpc.code.name }
+        if error is CancellationError { return "CANCELLED(client)" }
+        return "TRANSPORT(\(type(of: error)))"
+    }
+}

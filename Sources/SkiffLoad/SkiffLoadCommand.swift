@@ -1,0 +1,246 @@
+public import ArgumentParser
+import Foundation
+import SkiffClient
+import SkiffCore
+
+/// The `skiff-load` command: `run` (the default) a scenario against a server, or `compare` two results.
+public struct SkiffLoadCommand: AsyncParsableCommand {
+    /// The command's configuration.
+    public static let configuration = CommandConfiguration(
+        commandName: "skiff-load",
+        abstract: "Load-test a running Skiff server and compare results.",
+        subcommands: [RunCommand.self, CompareCommand.self],
+        defaultSubcommand: RunCommand.self
+    )
+
+    /// Creates the command (for ArgumentParser).
+    public init() {}
+
+    /// Parses the process arguments and runs; the executable's whole `main`.
+    public static func start() async { await main() }
+}
+
+/// `skiff-load run <scenario>`: run a scenario, print a report, optionally write JSON.
+public struct RunCommand: AsyncParsableCommand {
+    /// The command's configuration.
+    public static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a scenario against a server.",
+        discussion: """
+            Scenarios: \(LoadScenarios.names.joined(separator: ", ")). The echo scenarios need a server \
+            started with --enable-test-service. `marketplace` seeds accounts and listings first; creating \
+            accounts needs the verification tokens from the server's log: start it with \
+            `--log-level debug 2> server.log` and pass `--mail-log server.log`. Seeded data is kept in \
+            --state and reused by later runs.
+            Exits non-zero if any call failed, unless --allow-errors.
+            """
+    )
+
+    /// The scenario: see ``LoadScenarios``.
+    @Argument(help: "The scenario: \(LoadScenarios.names.joined(separator: ", ")).")
+    public var scenario: String
+
+    /// host:port of the server.
+    @Option(help: "host:port of the server.")
+    public var target = "127.0.0.1:7700"
+
+    /// Calls in flight (closed loop; open loop caps calls in flight at 10,000 instead).
+    @Option(help: "Calls in flight (closed loop; open loop caps calls in flight at 10,000 instead).")
+    public var concurrency = 16
+
+    /// Connections the calls are spread over.
+    @Option(help: "Connections the calls are spread over.")
+    public var connections = 1
+
+    /// Open loop: start this many calls per second (latency from the intended start time).
+    @Option(help: "Open loop: start this many calls per second (latency from the intended start time).")
+    public var rate: Double?
+
+    /// Seconds to measure.
+    @Option(help: "Seconds to measure.")
+    public var duration = 10.0
+
+    /// Seconds to run before measuring.
+    @Option(help: "Seconds to run before measuring.")
+    public var warmup = 1.0
+
+    /// Stop after starting this many calls (warm-up included).
+    @Option(help: "Stop after starting this many calls (warm-up included).")
+    public var maxCalls: Int?
+
+    /// Payload bytes per message (echo scenarios).
+    @Option(help: "Payload bytes per message (echo scenarios).")
+    public var payloadSize = 64
+
+    /// Responses per call (echo-stream), request/response pairs per call (echo-bidi).
+    @Option(help: "Responses per call (echo-stream), request/response pairs per call (echo-bidi).")
+    public var messages = 10
+
+    /// Verified accounts the marketplace scenario makes sure exist.
+    @Option(help: "Verified accounts the marketplace scenario makes sure exist.")
+    public var seedUsers = 20
+
+    /// Listings the marketplace scenario makes sure exist.
+    @Option(help: "Listings the marketplace scenario makes sure exist.")
+    public var seedListings = 200
+
+    /// Where seeded accounts and listings are kept between runs.
+    @Option(help: "Where seeded accounts and listings are kept between runs.")
+    public var state = ".skiff-load-state.json"
+
+    /// The server's log (stderr at --log-level debug), read for e-mail verification tokens.
+    @Option(help: "The server's log (stderr at --log-level debug), read for e-mail verification tokens.")
+    public var mailLog: String?
+
+    /// E-mail domain of seeded accounts.
+    @Option(help: "E-mail domain of seeded accounts.")
+    public var emailDomain = "campus.edu"
+
+    /// Write the full result as JSON to this file.
+    @Option(help: "Write the full result as JSON to this file.")
+    public var json: String?
+
+    /// Exit 0 even if calls failed.
+    @Flag(help: "Exit 0 even if calls failed.")
+    public var allowErrors = false
+
+    /// No live progress line.
+    @Flag(help: "No live progress line.")
+    public var quiet = false
+
+    /// Creates the command (for ArgumentParser).
+    public init() {}
+
+    public func validate() throws {
+        guard LoadScenarios.names.contains(scenario) else {
+            throw ValidationError(
+                "unknown scenario '\(scenario)'; one of: \(LoadScenarios.names.joined(separator: ", "))"
+            )
+        }
+        _ = try parsedTarget()
+        guard concurrency > 0, connections > 0 else {
+            throw ValidationError("--concurrency and --connections must be > 0")
+        }
+        guard duration > 0, warmup >= 0 else { throw ValidationError("--duration must be > 0, --warmup >= 0") }
+        if let rate, rate <= 0 { throw ValidationError("--rate must be > 0") }
+        if let maxCalls, maxCalls <= 0 { throw ValidationError("--max-calls must be > 0") }
+        guard payloadSize >= 0, messages > 0 else { throw ValidationError("--payload-size >= 0, --messages > 0") }
+    }
+
+    /// `(host, port)` from `--target`.
+    func parsedTarget() throws -> (String, Int) {
+        guard let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]),
+            (0...65535).contains(port), colon != target.startIndex
+        else { throw ValidationError("--target must be host:port, e.g. 127.0.0.1:7700") }
+        return (String(target[..<colon]), port)
+    }
+
+    /// The settings recorded in the result.
+    public var settings: LoadSettings {
+        LoadSettings(
+            scenario: scenario,
+            target: target,
+            concurrency: concurrency,
+            connections: connections,
+            rate: rate,
+            duration: duration,
+            warmup: warmup,
+            maxCalls: maxCalls,
+            payloadSize: payloadSize,
+            messagesPerCall: messages
+        )
+    }
+
+    /// The scenario options from the command line; `tokenSource` overrides `--mail-log`.
+    public func scenarioOptions(tokenSource: (any VerificationTokenSource)? = nil) -> ScenarioOptions {
+        var options = ScenarioOptions()
+        options.payloadSize = payloadSize
+        options.messagesPerCall = messages
+        options.seedUsers = seedUsers
+        options.seedListings = seedListings
+        options.statePath = state
+        options.emailDomain = emailDomain
+        options.tokenSource = tokenSource ?? mailLog.map { MailLogTokenSource(path: $0) }
+        return options
+    }
+
+    /// Prepares and runs the scenario, writes `--json` if asked, and returns the result (without
+    /// printing or exiting).
+    public func execute(
+        tokenSource: (any VerificationTokenSource)? = nil,
+        progress: ProgressOutput = .standardError
+    ) async throws -> LoadResult {
+        let (host, port) = try parsedTarget()
+        guard let scenario = LoadScenarios.make(scenario, options: scenarioOptions(tokenSource: tokenSource)) else {
+            throw ValidationError("unknown scenario '\(self.scenario)'")
+        }
+        let pool = ClientConnectionPool(target: .host(host, port: port), size: connections)
+        do {
+            try await pool.connect()
+            try await scenario.prepare(LoadContext(transport: pool, progress: progress))
+            let result = await LoadRunner(settings: settings, progress: progress).run(scenario, transport: pool)
+            if let json { try result.jsonData().write(to: URL(fileURLWithPath: json)) }
+            await pool.close()
+            return result
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+
+    public func run() async throws {
+        let result: LoadResult
+        do {
+            result = try await execute(progress: quiet ? .silent : .standardError)
+        } catch let error as RPCError {
+            throw LoadCommandError("setup failed against \(target): \(error)")
+        }
+        print(LoadReport.summary(result))
+        if let json { print("result written to \(json)") }
+        if result.failedIncludingWarmup > 0 && !allowErrors {
+            FileHandle.standardError.write(Data("skiff-load: \(result.failedIncludingWarmup) call(s) failed\n".utf8))
+            throw ExitCode(1)
+        }
+        if result.succeeded == 0 && !allowErrors {
+            FileHandle.standardError.write(Data("skiff-load: no call completed in the measured window\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `skiff-load compare A.json B.json`: two results side by side with B/A ratios.
+public struct CompareCommand: ParsableCommand {
+    /// The command's configuration.
+    public static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "Print two --json results side by side with ratios."
+    )
+
+    /// The baseline result.
+    @Argument(help: "The baseline result.")
+    public var a: String
+
+    /// The result compared with it.
+    @Argument(help: "The result compared with it.")
+    public var b: String
+
+    /// Creates the command (for ArgumentParser).
+    public init() {}
+
+    /// The comparison table.
+    public func render() throws -> String {
+        let first = try LoadResult.decode(Data(contentsOf: URL(fileURLWithPath: a)))
+        let second = try LoadResult.decode(Data(contentsOf: URL(fileURLWithPath: b)))
+        return LoadReport.compare(first, second, nameA: a, nameB: b)
+    }
+
+    public func run() throws {
+        print(try render())
+    }
+}
+
+/// A failure reported to the user as one line.
+struct LoadCommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NIOCore
+import SkiffServer
+import SkiffServerApp
+
+let quietLogger = Logger(label: "skiff.load.test") { _ in SwiftLogNoOpLogHandler() }
+
+/// Runs the production server (``Application``) in process on 127.0.0.1, any port, memory storage,
+/// with the conformance service; hands `body` the app and `host:port`.
+func withServer<R: Sendable>(_ body: @Sendable (Application, String) async throws -> R) async throws -> R {
+    let options = try ServerOptions.parse(
+        ["--port", "0", "--storage", "memory", "--password-hash-rounds", "1000", "--enable-test-service"]
+    )
+    let app = try Application(options: options, logger: quietLogger)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await app.server.run() }
+        defer { group.cancelAll() }
+        let port = try await app.server.listeningAddress.port!
+        return try await body(app, "127.0.0.1:\(port)")
+    }
+}
+
+/// A fresh temporary file path.
+func temporaryPath(_ name: String) -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("skiff-load-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent(name).path
+}

@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import NIOCore
+import SkiffLoad
+import SkiffServer
+import SkiffServerApp
+import Testing
+
+/// Checks what every successful result must satisfy.
+func expectWellFormed(_ result: LoadResult, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    #expect(result.succeeded > 0, sourceLocation: sourceLocation)
+    #expect(result.errors.isEmpty, "\(result.errors) \(result.errorSamples)", sourceLocation: sourceLocation)
+    #expect(result.warmupErrors.isEmpty, "\(result.warmupErrors)", sourceLocation: sourceLocation)
+    #expect(result.throughput > 0, sourceLocation: sourceLocation)
+    let l = result.latency
+    #expect(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999, sourceLocation: sourceLocation)
+    #expect(l.p999 <= l.max && l.max > 0, sourceLocation: sourceLocation)
+    #expect(result.histogram.totalCount == UInt64(result.succeeded), sourceLocation: sourceLocation)
+    #expect(!result.distribution.isEmpty, sourceLocation: sourceLocation)
+    // Round trip through JSON.
+    let decoded = try LoadResult.decode(result.jsonData())
+    #expect(decoded.settings == result.settings, sourceLocation: sourceLocation)
+    #expect(decoded.latency == result.latency, sourceLocation: sourceLocation)
+    #expect(decoded.distribution == result.distribution, sourceLocation: sourceLocation)
+    #expect(decoded.histogram.totalCount == result.histogram.totalCount, sourceLocation: sourceLocation)
+    #expect(
+        decoded.histogram.valueAtPercentile(99) == result.histogram.valueAtPercentile(99),
+        sourceLocation: sourceLocation
+    )
+}
+
+@Suite("skiff-load against an in-process server")
+struct RunTests {
+    @Test(
+        "echo scenarios, closed and open loop, JSON and compare",
+        arguments: ["echo-unary", "echo-stream", "echo-bidi"]
+    )
+    func echo(_ scenario: String) async throws {
+        try await withServer { _, target in
+            let closedJSON = temporaryPath("closed.json")
+            let openJSON = temporaryPath("open.json")
+            let closed = try #require(
+                try SkiffLoadCommand.parseAsRoot([
+                    "run", scenario, "--target", target, "--concurrency", "8", "--connections", "2",
+                    "--duration", "0.8", "--warmup", "0.2", "--payload-size", "128", "--messages", "5",
+                    "--json", closedJSON,
+                ]) as? RunCommand
+            )
+            let closedResult = try await closed.execute(progress: .silent)
+            try expectWellFormed(closedResult)
+            #expect(closedResult.settings.mode == "closed")
+            #expect(closedResult.warmupCalls > 0)
+
+            let open = try #require(
+                try SkiffLoadCommand.parseAsRoot([
+                    "run", scenario, "--target", target, "--rate", "300", "--duration", "0.8", "--warmup", "0.2",
+                    "--payload-size", "128", "--messages", "5", "--json", openJSON,
+                ]) as? RunCommand
+            )
+            let openResult = try await open.execute(progress: .silent)
+            try expectWellFormed(openResult)
+            #expect(openResult.settings.rate == 300)
+            // About 300/s × 0.8 s scheduled in the measured window.
+            #expect(openResult.succeeded >= 120 && openResult.succeeded <= 260, "\(openResult.succeeded)")
+
+            // The files decode and compare side by side.
+            let fromFile = try LoadResult.decode(Data(contentsOf: URL(fileURLWithPath: closedJSON)))
+            #expect(fromFile.succeeded == closedResult.succeeded)
+            let compare = try #require(
+                try SkiffLoadCommand.parseAsRoot(["compare", closedJSON, openJSON]) as? CompareCommand
+            )
+            let table = try compare.render()
+            for label in ["calls/s", "p50", "p99.9", "max", "B/A"] { #expect(table.contains(label), "\(table)") }
+            #expect(LoadReport.summary(closedResult).contains("errors      none"))
+        }
+    }
+
+    @Test("--max-calls bounds the run")
+    func maxCalls() async throws {
+        try await withServer { _, target in
+            let command = try #require(
+                try SkiffLoadCommand.parseAsRoot([
+                    "echo-unary", "--target", target, "--concurrency", "4", "--duration", "5", "--warmup", "0",
+                    "--max-calls", "50",
+                ]) as? RunCommand
+            )
+            let result = try await command.execute(progress: .silent)
+            #expect(result.succeeded == 50)
+            #expect(result.measuredSeconds < 4)
+        }
+    }
+
+    @Test("failed calls are counted by status code, never dropped")
+    func failuresCounted() async throws {
+        // A server without the conformance service: every echo call is UNIMPLEMENTED.
+        let options = try ServerOptions.parse(["--port", "0", "--storage", "memory"])
+        let app = try Application(options: options, logger: quietLogger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.server.run() }
+            defer { group.cancelAll() }
+            let port = try await app.server.listeningAddress.port!
+            let command = try #require(
+                try SkiffLoadCommand.parseAsRoot([
+                    "echo-unary", "--target", "127.0.0.1:\(port)", "--duration", "0.5", "--warmup", "0",
+                ]) as? RunCommand
+            )
+            let result = try await command.execute(progress: .silent)
+            #expect(result.succeeded == 0)
+            #expect(result.errors["UNIMPLEMENTED", default: 0] > 0, "\(result.errors)")
+            #expect(result.failedIncludingWarmup > 0)
+            #expect(LoadReport.summary(result).contains("UNIMPLEMENTED"))
+
+            // The command exits non-zero, unless --allow-errors.
+            let args = ["echo-unary", "--target", "127.0.0.1:\(port)", "--duration", "0.2", "--warmup", "0", "--quiet"]
+            let failing = try #require(try SkiffLoadCommand.parseAsRoot(args) as? RunCommand)
+            await #expect(throws: ExitCode.self) { try await failing.run() }
+            let allowed = try #require(try SkiffLoadCommand.parseAsRoot(args + ["--allow-errors"]) as? RunCommand)
+            try await allowed.run()
+        }
+    }
+}
