@@ -56,10 +56,9 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         try AccountRules.validatePassword(request.password)
         let displayName = try AccountRules.validateDisplayName(request.displayName)
         let now = time.now()
-        try emails.check(["mail:" + email], now: now, what: "e-mails to this address")
+        try rationEmail(to: email, now: now)
         // Hash before looking the address up, so both answers take the same time.
         let passwordHash = try await hasher.hash(request.password)
-        emails.record(["mail:" + email], now: now)
         let account = Account(
             id: EntityID.make(.account),
             email: email,
@@ -89,24 +88,46 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     }
 
     private func sendVerification(to account: Account, now: Date) async throws {
+        try await sendToken(
+            .emailVerification,
+            lifetime: configuration.verificationTokenLifetime,
+            to: account,
+            now: now,
+            subject: "Verify your Skiff account",
+            text: "Welcome, \(account.displayName)! Confirm this address to start using Skiff.",
+            label: "Verification token"
+        )
+    }
+
+    /// Stores a new one-time token for the account and mails it, on a line `<label>: <token>`.
+    private func sendToken(
+        _ kind: OneTimeToken.Kind,
+        lifetime: Duration,
+        to account: Account,
+        now: Date,
+        subject: String,
+        text: String,
+        label: String
+    ) async throws {
         let token = SecretToken.generate()
         try await store.insertOneTimeToken(
             OneTimeToken(
                 tokenHash: token.hash,
-                kind: .emailVerification,
+                kind: kind,
                 accountID: account.id,
-                expiresAt: now.addingTimeInterval(configuration.verificationTokenLifetime.timeInterval),
+                expiresAt: now.addingTimeInterval(lifetime.timeInterval),
                 createdAt: now
             )
         )
         try await mailer.send(
-            MailMessage(
-                to: account.email,
-                subject: "Verify your Skiff account",
-                body: "Welcome, \(account.displayName)! Confirm this address to start using Skiff.\n\n"
-                    + "Verification token: \(token.value)\n"
-            )
+            MailMessage(to: account.email, subject: subject, body: "\(text)\n\n\(label): \(token.value)\n")
         )
+    }
+
+    /// Counts an e-mail to an address against its hourly allowance.
+    private func rationEmail(to email: String, now: Date) throws {
+        try emails.check(["mail:" + email], now: now, what: "e-mails to this address")
+        emails.record(["mail:" + email], now: now)
     }
 
     public func verifyEmail(
@@ -133,8 +154,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     ) async throws -> Skiff_Accounts_V1_ResendVerificationResponse {
         let email = try rules.validateEmail(request.email)
         let now = time.now()
-        try emails.check(["mail:" + email], now: now, what: "e-mails to this address")
-        emails.record(["mail:" + email], now: now)
+        try rationEmail(to: email, now: now)
         if let account = try await store.account(email: email), !account.verified {
             try await sendVerification(to: account, now: now)
         }
@@ -214,26 +234,17 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     ) async throws -> Skiff_Accounts_V1_RequestPasswordResetResponse {
         let email = try rules.validateEmail(request.email)
         let now = time.now()
-        try emails.check(["mail:" + email], now: now, what: "e-mails to this address")
-        emails.record(["mail:" + email], now: now)
+        try rationEmail(to: email, now: now)
         if let account = try await store.account(email: email) {
-            let token = SecretToken.generate()
-            try await store.insertOneTimeToken(
-                OneTimeToken(
-                    tokenHash: token.hash,
-                    kind: .passwordReset,
-                    accountID: account.id,
-                    expiresAt: now.addingTimeInterval(configuration.resetTokenLifetime.timeInterval),
-                    createdAt: now
-                )
-            )
-            try await mailer.send(
-                MailMessage(
-                    to: account.email,
-                    subject: "Reset your Skiff password",
-                    body: "Use this token within an hour to choose a new password. "
-                        + "If you did not ask for it, ignore this e-mail.\n\nReset token: \(token.value)\n"
-                )
+            try await sendToken(
+                .passwordReset,
+                lifetime: configuration.resetTokenLifetime,
+                to: account,
+                now: now,
+                subject: "Reset your Skiff password",
+                text:
+                    "Use this token within an hour to choose a new password. If you did not ask for it, ignore this e-mail.",
+                label: "Reset token"
             )
         }
         return Skiff_Accounts_V1_RequestPasswordResetResponse()
