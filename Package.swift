@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SkiffAPI", targets: ["SkiffAPI"]),
         .executable(name: "skiff-server", targets: ["skiff-server"]),
         .executable(name: "protoc-gen-skiff", targets: ["protoc-gen-skiff"]),
+        .executable(name: "skiff", targets: ["skiff"]),
         .executable(name: "skiff-load", targets: ["skiff-load"]),
         .plugin(name: "GenerateCode", targets: ["GenerateCode"]),
     ],
@@ -132,6 +133,7 @@ let package = Package(
                 "SkiffBids",
                 "SkiffAPI",
                 "SkiffSQLite",
+                "SkiffReflection",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -242,6 +244,32 @@ let package = Package(
                 "SkiffListings",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // Server reflection, the descriptor registry and the descriptor-driven JSON transcoder (client-safe).
+        .target(
+            name: "SkiffReflection",
+            dependencies: [
+                "SkiffCore",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The `skiff` command-line client as a library; the executable is thin over it.
+        .target(
+            name: "SkiffCLI",
+            dependencies: [
+                "SkiffCore",
+                "SkiffClient",
+                "SkiffReflection",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "skiff",
+            dependencies: ["SkiffCLI"],
             swiftSettings: swiftSettings
         ),
         .plugin(
@@ -376,7 +404,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The load harness against an in-process server.
+            // The load harness against an in-process server.
         .testTarget(
             name: "SkiffLoadTests",
             dependencies: [
@@ -391,6 +419,26 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The `skiff` CLI, its transcoder and the reflection service, end to end against a real server.
+        .testTarget(
+            name: "SkiffCLITests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffCLI",
+                "SkiffReflection",
+                "SkiffClient",
+                "SkiffAPI",
+                "SkiffAccounts",
+                "SkiffStandardServices",
+                "SkiffServerApp",
+                "SkiffServer",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -64,6 +64,8 @@ public struct FileGenerator {
             writer.line()
             service.write(into: &writer)
         }
+        writer.line()
+        try DescriptorEmbedding.write(for: file, into: &writer)
         return GeneratedFile(name: options.outputFileName(forProto: file.name), contents: writer.contents)
     }
 }

@@ -122,6 +122,17 @@ struct ServiceGenerator {
             writer.line(
                 "\(v)static let descriptor = SkiffCore.ServiceDescriptor(name: name, methods: Method.descriptors)"
             )
+            writer.line()
+            writer.line(
+                "/// The serialized `google.protobuf.FileDescriptorProto` of \(service.file.name), which declares the service."
+            )
+            writer.line("\(v)static var fileDescriptor: [Swift.UInt8] { \(DescriptorEmbedding.constantName)[0] }")
+            writer.line()
+            writer.line(
+                "/// The serialized `FileDescriptorProto`s of \(service.file.name) and of its transitive dependencies,"
+            )
+            writer.line("/// the file's own first: what a reflection service needs to describe the service.")
+            writer.line("\(v)static var fileDescriptors: [[Swift.UInt8]] { \(DescriptorEmbedding.constantName) }")
             if options.generateServer {
                 writer.line()
                 writeServiceProtocol(into: &writer)

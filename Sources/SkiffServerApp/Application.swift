@@ -1,10 +1,12 @@
 import Foundation
 public import Logging
+import SkiffAPI
 public import SkiffAccounts
 import SkiffBids
 import SkiffCore
 import SkiffDomain
 import SkiffListings
+import SkiffReflection
 import SkiffSQLite
 public import SkiffServer
 import SkiffStandardServices
@@ -104,6 +106,14 @@ public struct Application: Sendable {
         }
         let health = HealthService(services: names)
         services.append(health)
+        services.append(
+            ReflectionService(
+                services: services,
+                fileDescriptors: Skiff_Accounts_V1_Accounts.fileDescriptors + Skiff_Listings_V1_Listings.fileDescriptors
+                    + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Health_V1_Health.fileDescriptors
+                    + Skiff_Testing_V1_TestService.fileDescriptors
+            )
+        )
         self.health = health
         self.mailer = mailer
         self.housekeeping = Housekeeping(

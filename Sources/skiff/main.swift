@@ -1,0 +1,3 @@
+import SkiffCLI
+
+await SkiffMain.main()
