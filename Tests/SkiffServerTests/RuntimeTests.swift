@@ -109,12 +109,10 @@ struct RuntimeTests {
                     )
                 }
                 #expect(error?.code == .deadlineExceeded)
+                // On a loaded machine the handler may start only after the deadline; either way it
+                // runs once and sees its task cancelled.
+                try await waitUntil { probe.cancellations.load(ordering: .relaxed) == 1 }
                 #expect(probe.started.load(ordering: .relaxed) == 1)
-                try await withTimeout(.seconds(5)) {
-                    while probe.cancellations.load(ordering: .relaxed) == 0 {
-                        try await Task.sleep(for: .milliseconds(5))
-                    }
-                }
             }
         }
     }
