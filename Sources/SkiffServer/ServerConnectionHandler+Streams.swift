@@ -168,6 +168,9 @@ extension ServerConnectionHandler {
         stream.handlerStarted = true
         stream.handlerRunning = true
         let context = stream.context!
+        // The context refers back to the stream (its metadata sink): drop the stored copy so the
+        // stream is freed once its task and the connection let go of it.
+        stream.context = nil
         let interceptors = self.interceptors
         let handler = stream.handler
         let loopBound = stream.connection
@@ -210,6 +213,7 @@ extension ServerConnectionHandler {
     func retireIfDone(_ stream: ServerStream) {
         guard stream.serverClosed, !stream.handlerRunning, stream.outbound.isEmpty else { return }
         guard streams.removeValue(forKey: stream.id) != nil else { return }
+        stream.context = nil  // a stream whose handler never started still holds it
         stream.close()
         let status = stream.finalStatus ?? .cancelled
         let duration = ContinuousClock.now - stream.startTime

@@ -58,6 +58,11 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     let startTime = ContinuousClock.now
     var finalStatus: StatusCode?
 
+    /// Streams alive now, for leak tests.
+    static let live = Atomic<Int>(0)
+
+    deinit { Self.live.wrappingSubtract(1, ordering: .relaxed) }
+
     init(
         id: UInt32,
         eventLoop: any EventLoop,
@@ -77,6 +82,7 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         self.recvWindow = recvWindow
         self.sendWindow = sendWindow
         self.creditThreshold = max(1, recvWindow / 4)
+        Self.live.wrappingAdd(1, ordering: .relaxed)
     }
 
     private func onLoop(_ body: @escaping @Sendable (ServerConnectionHandler) -> Void) {

@@ -43,7 +43,7 @@ struct RunTests {
             let closed = try #require(
                 try SkiffLoadCommand.parseAsRoot([
                     "run", scenario, "--target", target, "--concurrency", "8", "--connections", "2",
-                    "--duration", "0.8", "--warmup", "0.2", "--payload-size", "128", "--messages", "5",
+                    "--duration", "2", "--warmup", "0.2", "--payload-size", "128", "--messages", "5",
                     "--json", closedJSON,
                 ]) as? RunCommand
             )
@@ -54,15 +54,15 @@ struct RunTests {
 
             let open = try #require(
                 try SkiffLoadCommand.parseAsRoot([
-                    "run", scenario, "--target", target, "--rate", "300", "--duration", "0.8", "--warmup", "0.2",
+                    "run", scenario, "--target", target, "--rate", "300", "--duration", "2", "--warmup", "0.2",
                     "--payload-size", "128", "--messages", "5", "--json", openJSON,
                 ]) as? RunCommand
             )
             let openResult = try await open.execute(progress: .silent)
             try expectWellFormed(openResult)
             #expect(openResult.settings.rate == 300)
-            // About 300/s × 0.8 s scheduled in the measured window.
-            #expect(openResult.succeeded >= 120 && openResult.succeeded <= 260, "\(openResult.succeeded)")
+            // About 300/s × 2 s scheduled in the measured window (a loaded machine completes fewer).
+            #expect(openResult.succeeded >= 150 && openResult.succeeded <= 700, "\(openResult.succeeded)")
 
             // The files decode and compare side by side.
             let fromFile = try LoadResult.decode(Data(contentsOf: URL(fileURLWithPath: closedJSON)))

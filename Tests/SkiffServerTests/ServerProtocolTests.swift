@@ -256,7 +256,7 @@ struct ServerProtocolTests {
         try await withTestServer { _, port in
             try await withRawConnection(port: port) { conn in
                 _ = try await conn.handshake()
-                let request = Skiff_Testing_V1_SimpleRequest.with { $0.sleepMs = 5_000 }
+                let request = Skiff_Testing_V1_SimpleRequest.with { $0.sleepMs = 20_000 }
                 let start = ContinuousClock.now
                 try await conn.send {
                     $0.writeHeaders(streamID: 1, path: unaryCall, metadata: ["grpc-timeout": "100m"])
@@ -264,7 +264,8 @@ struct ServerProtocolTests {
                 }
                 let frame = try await conn.next { $0.streamID == 1 }
                 #expect(frame.trailers?.status == .deadlineExceeded)
-                #expect(ContinuousClock.now - start < .seconds(2))
+                // Long before the handler would have answered (generous: the machine may be loaded).
+                #expect(ContinuousClock.now - start < .seconds(10))
             }
         }
     }

@@ -1,0 +1,262 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+
+/// One executable for all three targets: `serve` starts a server, `load` drives one with the same closed loop
+/// whatever the target, `idle` holds many idle connections open and reports the server's RSS.
+@main
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Skiff versus grpc-swift-2 (HTTP/2) and raw SwiftNIO on the conformance service's calls.",
+        subcommands: [Serve.self, Load.self, Idle.self]
+    )
+}
+
+/// What is measured.
+enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case skiff
+    case grpc
+    case raw
+}
+
+/// Unary `UnaryCall` (250 B response) or server-streaming `StreamingOutputCall` (100 × 250 B responses).
+enum Mode: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case unary
+    case stream
+}
+
+/// The payload of every call, the same for all targets.
+enum Workload {
+    /// Response payload bytes (unary and per streamed message).
+    static let payloadSize: Int32 = 250
+    /// Messages per streaming call.
+    static let messagesPerCall = 100
+}
+
+/// One target's client: `call()` makes one call of the mode and returns the messages it received.
+protocol BenchClient: Sendable {
+    func call() async throws -> Int
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve UnaryCall and StreamingOutputCall.")
+
+    @Option(help: "skiff, grpc or raw.")
+    var target: Target
+
+    @Option(help: "TCP port on 127.0.0.1 (0: any free port).")
+    var port = 0
+
+    func run() async throws {
+        switch target {
+        case .skiff: try await SkiffTarget.serve(port: port)
+        case .grpc: try await GRPCTarget.serve(port: port)
+        case .raw: try await RawTarget.serve(port: port)
+        }
+    }
+}
+
+struct Load: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Closed loop over one connection; prints one JSON line per run."
+    )
+
+    @Option(help: "skiff, grpc or raw.")
+    var target: Target
+
+    @Option(help: "The server's port on 127.0.0.1.")
+    var port: Int
+
+    @Option(help: "Calls in flight.")
+    var concurrency = 16
+
+    @Option(help: "Seconds measured.")
+    var duration = 5.0
+
+    @Option(help: "Seconds of warm-up before measuring.")
+    var warmup = 1.0
+
+    @Option(help: "unary or stream.")
+    var mode = Mode.unary
+
+    @Option(help: "The server's process id, to read its peak RSS (VmHWM) after the run.")
+    var serverPid: Int32?
+
+    @Option(help: "A label copied into the JSON line.")
+    var label = ""
+
+    func run() async throws {
+        let settings = LoopSettings(concurrency: concurrency, warmup: warmup, duration: duration)
+        let result: LoopResult
+        switch target {
+        case .skiff:
+            result = try await SkiffTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
+        case .grpc:
+            result = try await GRPCTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
+        case .raw:
+            result = try await RawTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
+        }
+        let rss = serverPid.flatMap { peakRSSMegabytes(pid: $0) }
+        printJSON([
+            "label": label,
+            "target": target.rawValue,
+            "mode": mode.rawValue,
+            "concurrency": concurrency,
+            "connections": 1,
+            "duration_s": duration,
+            "warmup_s": warmup,
+            "calls": result.calls,
+            "calls_per_s": (Double(result.calls) / duration).rounded(),
+            "msgs_per_s": (Double(result.messages) / duration).rounded(),
+            "p50_us": result.percentileMicroseconds(50),
+            "p90_us": result.percentileMicroseconds(90),
+            "p99_us": result.percentileMicroseconds(99),
+            "p999_us": result.percentileMicroseconds(99.9),
+            "errors": result.errors,
+            "server_rss_mb": orNull(rss),
+        ])
+    }
+}
+
+struct Idle: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Opens N idle Skiff connections, holds them, prints the server's peak RSS as JSON."
+    )
+
+    @Option(help: "The Skiff server's port on 127.0.0.1.")
+    var port: Int
+
+    @Option(help: "Idle connections to open.")
+    var connections = 1000
+
+    @Option(help: "Seconds to hold them before reading the RSS.")
+    var hold = 2.0
+
+    @Option(help: "The server's process id.")
+    var serverPid: Int32
+
+    func run() async throws {
+        let before = peakRSSMegabytes(pid: serverPid)
+        let opened = try await SkiffTarget.holdIdleConnections(port: port, count: connections, seconds: hold) {
+            (peakRSSMegabytes(pid: serverPid), currentRSSMegabytes(pid: serverPid))
+        }
+        printJSON([
+            "label": "idle",
+            "target": "skiff",
+            "mode": "idle",
+            "connections": opened.count,
+            "server_rss_before_mb": orNull(before),
+            "server_rss_mb": orNull(opened.peak),
+            "server_rss_now_mb": orNull(opened.current),
+        ])
+    }
+}
+
+/// Closed-loop settings.
+struct LoopSettings: Sendable {
+    var concurrency: Int
+    var warmup: Double
+    var duration: Double
+}
+
+/// Calls and messages completed inside the measured window, and the latencies of calls that started and ended in it.
+struct LoopResult: Sendable {
+    var calls = 0
+    var messages = 0
+    var errors = 0
+    /// Nanoseconds, sorted.
+    var latencies: [Int64] = []
+
+    /// Nearest-rank percentile, in microseconds with one decimal.
+    func percentileMicroseconds(_ p: Double) -> Double {
+        guard !latencies.isEmpty else { return 0 }
+        let rank = Int((p / 100 * Double(latencies.count)).rounded(.up))
+        let index = min(latencies.count - 1, max(0, rank - 1))
+        return (Double(latencies[index]) / 100).rounded() / 10
+    }
+}
+
+/// The one load loop for all targets: `concurrency` tasks, each calling back to back until the window ends.
+func runClosedLoop(_ client: some BenchClient, _ settings: LoopSettings) async throws -> LoopResult {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let measureFrom = start + .seconds(settings.warmup)
+    let end = measureFrom + .seconds(settings.duration)
+    var total = try await withThrowingTaskGroup(of: LoopResult.self) { group in
+        for _ in 0..<settings.concurrency {
+            group.addTask {
+                var local = LoopResult()
+                local.latencies.reserveCapacity(1 << 16)
+                while true {
+                    let t0 = clock.now
+                    if t0 >= end { break }
+                    var messages = 0
+                    var failed = false
+                    do {
+                        messages = try await client.call()
+                    } catch {
+                        failed = true
+                    }
+                    let t1 = clock.now
+                    guard t1 >= measureFrom && t1 <= end else { continue }
+                    if failed {
+                        local.errors += 1
+                        continue
+                    }
+                    local.calls += 1
+                    local.messages += messages
+                    if t0 >= measureFrom {
+                        let (seconds, attoseconds) = (t1 - t0).components
+                        local.latencies.append(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                    }
+                }
+                return local
+            }
+        }
+        var all = LoopResult()
+        for try await part in group {
+            all.calls += part.calls
+            all.messages += part.messages
+            all.errors += part.errors
+            all.latencies.append(contentsOf: part.latencies)
+        }
+        return all
+    }
+    total.latencies.sort()
+    return total
+}
+
+/// `VmHWM` of `/proc/PID/status`, in MB (10^6 bytes).
+func peakRSSMegabytes(pid: Int32) -> Double? { procStatusMegabytes(pid: pid, field: "VmHWM:") }
+
+/// `VmRSS` of `/proc/PID/status`, in MB (10^6 bytes).
+func currentRSSMegabytes(pid: Int32) -> Double? { procStatusMegabytes(pid: pid, field: "VmRSS:") }
+
+private func procStatusMegabytes(pid: Int32, field: String) -> Double? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix(field) {
+        let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first
+        return kilobytes.map { ($0 * 1024 / 1e5).rounded() / 10 }
+    }
+    return nil
+}
+
+/// Prints one JSON object on one line, keys sorted.
+func printJSON(_ object: [String: Any]) {
+    let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+    fflush(nil)
+}
+
+/// Prints the ready line that run.sh waits for.
+func announceListening(_ target: Target, port: Int) {
+    print("listening target=\(target.rawValue) port=\(port) pid=\(getpid())")
+    fflush(nil)
+}
+
+/// A JSON value: the number, or null.
+func orNull(_ value: Double?) -> Any {
+    guard let value else { return NSNull() }
+    return value
+}
