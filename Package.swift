@@ -131,6 +131,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffListings",
                 "SkiffBids",
+                "SkiffChat",
                 "SkiffAPI",
                 "SkiffSQLite",
                 "SkiffReflection",
@@ -191,7 +192,10 @@ let package = Package(
         // Domain primitives shared by every service: errors, ids, time, paging. No I/O.
         .target(
             name: "SkiffDomain",
-            dependencies: ["SkiffCore"],
+            dependencies: [
+                "SkiffCore",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Accounts: domain rules, the store protocol and its in-memory store, password hashing.
@@ -217,7 +221,7 @@ let package = Package(
                 "SkiffDomain",
                 "SkiffAPI",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -234,6 +238,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Chat: conversations, messages, blocks and every user's live feed; the store protocol and its
+        // in-memory store.
+        .target(
+            name: "SkiffChat",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The SQLite (GRDB) backend for every service's store.
         .target(
             name: "SkiffSQLite",
@@ -242,6 +259,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffBids",
                 "SkiffListings",
+                "SkiffChat",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -336,6 +354,7 @@ let package = Package(
                 "SkiffAPI",
                 "SkiffAccounts",
                 "SkiffListings",
+                "SkiffChat",
                 "SkiffDomain",
                 "SkiffClient",
                 "SkiffServer",
@@ -382,11 +401,24 @@ let package = Package(
             name: "SkiffStorageTests",
             dependencies: [
                 "SkiffDomain",
+                "SkiffChat",
                 "SkiffAccounts",
                 "SkiffBids",
                 "SkiffListings",
                 "SkiffSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Chat service in process, through its generated typed client.
+        .testTarget(
+            name: "SkiffChatTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                "SkiffChat",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -65,15 +65,17 @@ extension AccountsService {
         request: Skiff_Accounts_V1_SearchUsersRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_SearchUsersResponse {
-        _ = try context.requireUser()
+        let user = try context.requireUser()
         let query = try AccountRules.validateSearchQuery(request.query)
         guard !query.isEmpty else {
             throw DomainError(.invalidArgument, "query is empty: type 1 to 100 characters of a display name.")
         }
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.searchUsers(nameQuery: query, page: page)
+        // People the caller blocked are left out (so a page may hold fewer than page_size).
+        let blocked = try await blockedUsers.blockedUserIDs(of: user.id)
         var profiles: [Skiff_Accounts_V1_Profile] = []
-        for account in result.items {
+        for account in result.items where !blocked.contains(account.id) {
             profiles.append(account.profile(try await store.ratingSummary(sellerID: account.id)))
         }
         return .with {

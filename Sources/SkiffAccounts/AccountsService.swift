@@ -13,6 +13,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     let hasher: PasswordHasher
     let mailer: any Mailer
     let sales: any SaleDirectory
+    let blockedUsers: any BlockedUserDirectory
     let time: any TimeSource
     let configuration: AccountsConfiguration
     let rules: AccountRules
@@ -25,6 +26,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         hasher: PasswordHasher = PasswordHasher(),
         mailer: any Mailer,
         sales: any SaleDirectory = NoSales(),
+        blockedUsers: any BlockedUserDirectory = NoBlockedUsers(),
         time: any TimeSource = SystemTimeSource(),
         configuration: AccountsConfiguration = AccountsConfiguration()
     ) {
@@ -32,6 +34,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         self.hasher = hasher
         self.mailer = mailer
         self.sales = sales
+        self.blockedUsers = blockedUsers
         self.time = time
         self.configuration = configuration
         self.rules = AccountRules(allowedEmailDomains: configuration.allowedEmailDomains)

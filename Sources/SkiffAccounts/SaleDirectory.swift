@@ -27,3 +27,16 @@ public struct NoSales: SaleDirectory {
     public init() {}
     public func sale(id: String) async throws -> SaleSummary? { nil }
 }
+
+/// The users someone blocked; the Chat service provides it. Accounts leaves them out of that
+/// person's user search.
+public protocol BlockedUserDirectory: Sendable {
+    /// The ids of the users `userID` blocked. Called on behalf of `userID`.
+    func blockedUserIDs(of userID: String) async throws -> Set<String>
+}
+
+/// No blocks, for a server that runs Accounts without Chat.
+public struct NoBlockedUsers: BlockedUserDirectory {
+    public init() {}
+    public func blockedUserIDs(of userID: String) async throws -> Set<String> { [] }
+}

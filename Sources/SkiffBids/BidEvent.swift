@@ -1,4 +1,5 @@
 import Foundation
+public import SkiffDomain
 
 /// A notification for one user about a bid or a sale, recorded by the store in the same transaction as
 /// the change, and numbered per user (1, 2, 3, …) so a live feed can resume after a reconnect with no
@@ -119,5 +120,20 @@ public struct Recorded<Value: Sendable>: Sendable {
     public init(_ value: Value, events: [BidEvent]) {
         self.value = value
         self.events = events
+    }
+}
+
+extension BidEvent {
+    /// The event as a live-feed notification, keyed by the user's Bids sequence so that publishing
+    /// it again delivers nothing twice.
+    public var feedNotification: FeedNotification {
+        FeedNotification(
+            userID: userID,
+            idempotencyKey: "bids:\(sequence)",
+            kind: .bid(
+                .init(kind: kind.rawValue, bidID: bidID, listingID: listingID, saleID: saleID, amountCents: amountCents)
+            ),
+            occurredAt: createdAt
+        )
     }
 }

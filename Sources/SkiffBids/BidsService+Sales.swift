@@ -84,7 +84,7 @@ extension BidsService {
                 ),
                 now: time.now()
             )
-            hub.publish(recorded.events)
+            await announce(recorded.events)
             return recorded.value
         } catch {
             logger.error(
@@ -123,7 +123,7 @@ extension BidsService {
         let user = try context.requireUser()
         let saleID = try Self.requireSaleID(request.saleID)
         let recorded = try await store.confirmHandoff(saleID: saleID, userID: user.id, now: time.now())
-        hub.publish(recorded.events)
+        await announce(recorded.events)
         var sale = recorded.value.sale
         if recorded.value.completedNow {
             do {

@@ -28,6 +28,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     let conversations: any ConversationOpener
     let paymentHandles: any PaymentHandleDirectory
     let hub: BidEventHub
+    let feed: any FeedPublisher
     let time: any TimeSource
     let onSaleCompleted: @Sendable (Sale) async throws -> Void
     let logger: Logger
@@ -39,7 +40,8 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     ///   - listings: Reads listings and marks them sold.
     ///   - conversations: Opens the buyer–seller conversation at acceptance.
     ///   - paymentHandles: The sellers' payment handles, shown on sales.
-    ///   - hub: Where recorded events are published for live delivery.
+    ///   - hub: Where recorded events are published for live delivery in this process.
+    ///   - feed: Where recorded events are published for users' live feeds (the Chat service).
     ///   - time: The clock.
     ///   - onSaleCompleted: Called once per sale, when it completes (e.g. to count the seller's items
     ///     sold). Its failure is logged, not returned: the sale is completed either way.
@@ -50,6 +52,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         conversations: any ConversationOpener,
         paymentHandles: any PaymentHandleDirectory = NoPaymentHandles(),
         hub: BidEventHub = BidEventHub(),
+        feed: any FeedPublisher = NoFeed(),
         time: any TimeSource = SystemTimeSource(),
         onSaleCompleted: @escaping @Sendable (Sale) async throws -> Void = { _ in },
         logger: Logger = Logger(label: "skiff.bids")
@@ -59,9 +62,26 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         self.conversations = conversations
         self.paymentHandles = paymentHandles
         self.hub = hub
+        self.feed = feed
         self.time = time
         self.onSaleCompleted = onSaleCompleted
         self.logger = logger
+    }
+
+    /// Hands events the store recorded to live subscribers and to the users' feeds. The feed is
+    /// best effort here: the events stay in the Bids store, and publishing is idempotent per user
+    /// and sequence, so a failure is logged, not returned.
+    func announce(_ events: [BidEvent]) async {
+        guard !events.isEmpty else { return }
+        hub.publish(events)
+        do {
+            try await feed.publish(events.map(\.feedNotification))
+        } catch {
+            logger.warning(
+                "Could not publish bid events to the feed",
+                metadata: ["events": "\(events.count)", "error": "\(error)"]
+            )
+        }
     }
 
     // MARK: Bidding
@@ -104,7 +124,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             ),
             now: time.now()
         )
-        hub.publish(recorded.events)
+        await announce(recorded.events)
         return .with { $0.bid = recorded.value.bid.proto }
     }
 
@@ -118,7 +138,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             bidderID: user.id,
             now: time.now()
         )
-        hub.publish(recorded.events)
+        await announce(recorded.events)
         return .with { $0.bid = recorded.value.proto }
     }
 
@@ -133,7 +153,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             throw DomainError(.invalidArgument, "reason must be at most \(Self.reasonMaximumLength) characters.")
         }
         let recorded = try await store.rejectBid(id: bidID, sellerID: user.id, reason: reason, now: time.now())
-        hub.publish(recorded.events)
+        await announce(recorded.events)
         return .with { $0.bid = recorded.value.proto }
     }
 
@@ -158,7 +178,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             amountCents: request.amountCents,
             now: time.now()
         )
-        hub.publish(recorded.events)
+        await announce(recorded.events)
         return .with { $0.bid = recorded.value.proto }
     }
 
@@ -172,7 +192,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             bidderID: user.id,
             now: time.now()
         )
-        hub.publish(recorded.events)
+        await announce(recorded.events)
         return .with { $0.bid = recorded.value.proto }
     }
 

@@ -146,4 +146,17 @@ extension ServerContext {
         }
         return user
     }
+
+    /// Checks that the caller is another Skiff service (it presented the service token), for calls
+    /// that only services may make.
+    ///
+    /// - Throws: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a signed-in user.
+    public func requireService() throws {
+        guard let user else {
+            throw RPCError(code: .unauthenticated, message: "This call is for Skiff services: send the service token.")
+        }
+        guard user.isService else {
+            throw RPCError(code: .permissionDenied, message: "Only Skiff services may make this call.")
+        }
+    }
 }

@@ -23,6 +23,7 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
             case unauthenticated
             case resourceExhausted
             case aborted
+            case outOfRange
         }
 
         private let value: Value
@@ -44,6 +45,9 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let resourceExhausted = Code(.resourceExhausted)
         /// A concurrent change got in the way; retrying the whole operation may succeed.
         public static let aborted = Code(.aborted)
+        /// A position or amount lies past the valid range (e.g. beyond the last message), whatever
+        /// else is right with the request.
+        public static let outOfRange = Code(.outOfRange)
 
         /// The status code this maps to on the wire.
         public var statusCode: StatusCode {
@@ -56,6 +60,7 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
             case .unauthenticated: .unauthenticated
             case .resourceExhausted: .resourceExhausted
             case .aborted: .aborted
+            case .outOfRange: .outOfRange
             }
         }
 

@@ -8,7 +8,7 @@ public import Foundation
 /// through a ``FeedPublisher``.
 public struct FeedNotification: Hashable, Sendable {
     /// The kinds of notification, with what each carries.
-    public enum Kind: Hashable, Sendable {
+    public enum Kind: Codable, Hashable, Sendable {
         /// A bid or sale changed (placed, accepted, rejected, countered, …).
         case bid(Bid)
         /// A listing the user saved changed (price, sold, withdrawn, details).
@@ -18,7 +18,7 @@ public struct FeedNotification: Hashable, Sendable {
     }
 
     /// A bid notification.
-    public struct Bid: Hashable, Sendable {
+    public struct Bid: Codable, Hashable, Sendable {
         /// What happened, spelled as the Bids API spells its event kinds (`placed`, `accepted`,
         /// `rejected`, `countered`, `withdrawn`, `superseded`, `counter_accepted`,
         /// `counter_declined`, `handoff_confirmed`, `completed`).
@@ -40,7 +40,7 @@ public struct FeedNotification: Hashable, Sendable {
     }
 
     /// A saved-listing notification.
-    public struct Listing: Hashable, Sendable {
+    public struct Listing: Codable, Hashable, Sendable {
         /// What happened: `price_changed`, `sold`, `withdrawn` or `updated`.
         public var kind: String
         public var listingID: String
@@ -59,7 +59,7 @@ public struct FeedNotification: Hashable, Sendable {
     }
 
     /// A lost-and-found match notification, sent to the reporter of the lost item.
-    public struct LostFoundMatch: Hashable, Sendable {
+    public struct LostFoundMatch: Codable, Hashable, Sendable {
         /// The user's lost item.
         public var lostItemID: String
         /// The found item that may be it.

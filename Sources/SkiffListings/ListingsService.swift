@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 public import SkiffAPI
 public import SkiffCore
 public import SkiffDomain
@@ -13,8 +14,10 @@ import SwiftProtobuf
 public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
     let store: any ListingsStore
     let bids: any ListingBids
+    let feed: any FeedPublisher
     let time: any TimeSource
     let configuration: ListingsConfiguration
+    let logger: Logger
     /// The live change feed (exposed for tests and for other in-process services).
     public let broadcaster: ChangeBroadcaster
 
@@ -23,18 +26,24 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
     /// - Parameters:
     ///   - store: Where listings, images, saved items and change events live.
     ///   - bids: What Listings asks of Bids (pending bids); ``NoListingBids`` without Bids.
+    ///   - feed: Where changes to saved listings are published for the savers' live feeds (Chat).
     ///   - time: The clock.
     ///   - configuration: Limits and retention.
+    ///   - logger: For failures that do not fail the call.
     public init(
         store: any ListingsStore,
         bids: any ListingBids = NoListingBids(),
+        feed: any FeedPublisher = NoFeed(),
         time: any TimeSource = SystemTimeSource(),
-        configuration: ListingsConfiguration = .defaults
+        configuration: ListingsConfiguration = .defaults,
+        logger: Logger = Logger(label: "skiff.listings")
     ) {
         self.store = store
         self.bids = bids
+        self.feed = feed
         self.time = time
         self.configuration = configuration
+        self.logger = logger
         self.broadcaster = ChangeBroadcaster(bufferSize: configuration.watcherBufferSize)
     }
 
@@ -181,6 +190,31 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
     func publish(_ event: ListingChangeEvent) async {
         guard let savers = try? await store.savers(listingID: event.listingID), !savers.isEmpty else { return }
         broadcaster.publish(event, to: savers)
+        // Users' feeds (Chat): keyed by the change's sequence, so a retry delivers nothing twice.
+        let notifications = savers.map { userID in
+            FeedNotification(
+                userID: userID,
+                idempotencyKey: "listings:\(event.sequence)",
+                kind: .listing(
+                    .init(
+                        kind: event.kind.rawValue,
+                        listingID: event.listingID,
+                        title: event.title,
+                        newPriceCents: event.newPriceCents,
+                        oldPriceCents: event.oldPriceCents
+                    )
+                ),
+                occurredAt: event.changedAt
+            )
+        }
+        do {
+            try await feed.publish(notifications)
+        } catch {
+            logger.warning(
+                "Could not publish a listing change to the feed",
+                metadata: ["listing": "\(event.listingID)", "error": "\(error)"]
+            )
+        }
     }
 
     static func notFound(_ id: String) -> DomainError {

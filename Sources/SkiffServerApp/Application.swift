@@ -3,6 +3,7 @@ public import Logging
 import SkiffAPI
 public import SkiffAccounts
 import SkiffBids
+import SkiffChat
 import SkiffCore
 import SkiffDomain
 import SkiffListings
@@ -67,6 +68,30 @@ public struct Application: Sendable {
         case .sqlite(let path): bidsStore = try database(path).bidsStore()
         }
 
+        let chatStore: any ChatStore
+        switch storage.backend(for: "chat") {
+        case .memory: chatStore = InMemoryChatStore()
+        case .sqlite(let path): chatStore = try database(path).chatStore()
+        }
+
+        // Services in this process call each other through their typed clients over an
+        // in-process transport that runs the same interceptors as the server. It is bound once
+        // every service exists, since they call each other in a cycle. Calls a service makes on
+        // its own behalf carry the per-process service token; calls made for the user being
+        // served forward the user's credentials.
+        let serviceToken = SecretToken.generate().value
+        let authentication = AuthenticationInterceptor(
+            authenticator: AccountsAuthenticator(store: accountsStore),
+            serviceToken: serviceToken
+        )
+        let inProcess = LateBoundTransport()
+        let asService = InterceptedTransport(
+            inProcess,
+            interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
+        )
+        let asCaller = InterceptedTransport(inProcess, interceptors: [ForwardCredentialsInterceptor()])
+        let feed = ChatClientFeedPublisher(client: Skiff_Chat_V1_Chat.Client(transport: asService))
+
         let mailer = OutboxMailer(logger: logger)
         var accountsConfiguration = AccountsConfiguration()
         accountsConfiguration.allowedEmailDomains = options.emailDomains
@@ -75,29 +100,33 @@ public struct Application: Sendable {
             hasher: PasswordHasher(rounds: options.passwordHashRounds),
             mailer: mailer,
             sales: BidsSaleDirectory(store: bidsStore),
+            blockedUsers: ChatClientBlockedUsers(client: Skiff_Chat_V1_Chat.Client(transport: asCaller)),
             configuration: accountsConfiguration
         )
 
-        let listings = ListingsService(store: listingsStore)
+        let listings = ListingsService(store: listingsStore, feed: feed, logger: logger)
 
-        // Services in this process call each other through their typed clients over an
-        // in-process transport that runs the same interceptors as the server.
-        let serviceToken = SecretToken.generate().value
-        let authentication = AuthenticationInterceptor(
-            authenticator: AccountsAuthenticator(store: accountsStore),
-            serviceToken: serviceToken
-        )
-        let inProcess = InProcessTransport(services: [listings], interceptors: [authentication])
-        let bids = BidsService(
-            store: bidsStore,
-            listings: ListingsClientDirectory(transport: inProcess, serviceToken: serviceToken),
-            conversations: NoChatYet(),
-            paymentHandles: AccountsPaymentHandles(store: accountsStore),
-            onSaleCompleted: { sale in _ = try await accountsStore.incrementItemsSold(accountID: sale.sellerID) },
+        let chat = ChatService(
+            store: chatStore,
+            directory: ClientChatDirectory(
+                accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
+                listings: Skiff_Listings_V1_Listings.Client(transport: asService)
+            ),
             logger: logger
         )
 
-        var services: [any RegistrableService] = [accounts, listings, bids]
+        let bids = BidsService(
+            store: bidsStore,
+            listings: ListingsClientDirectory(transport: inProcess, serviceToken: serviceToken),
+            conversations: ChatClientConversations(client: Skiff_Chat_V1_Chat.Client(transport: asService)),
+            paymentHandles: AccountsPaymentHandles(store: accountsStore),
+            feed: feed,
+            onSaleCompleted: { sale in _ = try await accountsStore.incrementItemsSold(accountID: sale.sellerID) },
+            logger: logger
+        )
+        inProcess.bind(InProcessTransport(services: [accounts, listings, bids, chat], interceptors: [authentication]))
+
+        var services: [any RegistrableService] = [accounts, listings, bids, chat]
         if options.enableTestService { services.append(TestService()) }
         let names = services.compactMap { service -> String? in
             var router = RPCRouter()
@@ -110,7 +139,8 @@ public struct Application: Sendable {
             ReflectionService(
                 services: services,
                 fileDescriptors: Skiff_Accounts_V1_Accounts.fileDescriptors + Skiff_Listings_V1_Listings.fileDescriptors
-                    + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Health_V1_Health.fileDescriptors
+                    + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Chat_V1_Chat.fileDescriptors
+                    + Skiff_Health_V1_Health.fileDescriptors
                     + Skiff_Testing_V1_TestService.fileDescriptors
             )
         )
@@ -124,6 +154,10 @@ public struct Application: Sendable {
                     return try await listingsStore.pruneChanges(
                         before: Date().addingTimeInterval(-TimeInterval(retention))
                     )
+                },
+                .init(name: "feed events past the replay window") {
+                    let retention = ChatConfiguration.defaults.feedRetention.components.seconds
+                    return try await chatStore.pruneFeed(before: Date().addingTimeInterval(-TimeInterval(retention)))
                 },
             ],
             logger: logger

@@ -1,6 +1,7 @@
 import SkiffAPI
 import SkiffAccounts
 import SkiffBids
+import SkiffChat
 import SkiffCore
 import SkiffDomain
 import SwiftProtobuf
@@ -43,17 +44,73 @@ struct ListingsClientDirectory: ListingDirectory {
     }
 }
 
-/// Until the Chat service exists, an accepted bid opens no conversation: the sale records an
-/// empty conversation id (and Bids tries again on later reads).
-struct NoChatYet: ConversationOpener {
-    func openConversation(buyerID: String, sellerID: String, listingID: String) async throws -> String { "" }
-}
-
 /// The seller's payment handle for a sale's buyer. Accounts has no RPC that reveals it to another
 /// user, so the composition root reads it from the Accounts store (see the issue notes).
 struct AccountsPaymentHandles: PaymentHandleDirectory {
     let store: any AccountsStore
     func paymentHandle(userID: String) async throws -> String? {
         try await store.account(id: userID)?.paymentHandle
+    }
+}
+
+/// Bids opens the buyer–seller conversation through the Chat client (service token).
+struct ChatClientConversations: ConversationOpener {
+    let client: Skiff_Chat_V1_Chat.Client
+
+    func openConversation(buyerID: String, sellerID: String, listingID: String) async throws -> String {
+        try await client.openConversation(
+            .with {
+                $0.firstUserID = buyerID
+                $0.secondUserID = sellerID
+                $0.listingID = listingID
+            }
+        ).conversationID
+    }
+}
+
+/// Chat asks Accounts whether a recipient exists and Listings whether a listing does (service
+/// token, so withdrawn listings count as existing).
+struct ClientChatDirectory: ChatDirectory {
+    let accounts: Skiff_Accounts_V1_Accounts.Client
+    let listings: Skiff_Listings_V1_Listings.Client
+
+    func userExists(_ userID: String) async throws -> Bool {
+        do {
+            _ = try await accounts.getProfile(.with { $0.userID = userID })
+            return true
+        } catch let error as RPCError where error.code == .notFound || error.code == .invalidArgument {
+            return false
+        }
+    }
+
+    func listingExists(_ listingID: String) async throws -> Bool {
+        do {
+            _ = try await listings.getListing(.with { $0.listingID = listingID })
+            return true
+        } catch let error as RPCError where error.code == .notFound || error.code == .invalidArgument {
+            return false
+        }
+    }
+}
+
+/// Accounts asks Chat whom the searching user blocked, with that user's own credentials (the
+/// call is made while Accounts handles their request).
+struct ChatClientBlockedUsers: BlockedUserDirectory {
+    let client: Skiff_Chat_V1_Chat.Client
+
+    func blockedUserIDs(of userID: String) async throws -> Set<String> {
+        var blocked: Set<String> = []
+        var token = ""
+        repeat {
+            let page = try await client.listBlockedUsers(
+                .with {
+                    $0.pageSize = 100
+                    $0.pageToken = token
+                }
+            )
+            blocked.formUnion(page.blockedUsers.map(\.userID))
+            token = page.nextPageToken
+        } while !token.isEmpty
+        return blocked
     }
 }

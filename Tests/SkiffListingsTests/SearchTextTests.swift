@@ -81,6 +81,6 @@ struct SearchTextTests {
         await #expect(throws: CancellationError.self) { _ = try await cancelled.value }
         broadcaster.unsubscribe(slow)
         broadcaster.unsubscribe(fast)
-        #expect(broadcaster.watcherCount == 0)
+        #expect(broadcaster.subscriberCount == 0)
     }
 }

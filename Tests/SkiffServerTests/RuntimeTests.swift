@@ -104,7 +104,8 @@ struct RuntimeTests {
                     _ = try await connection.unary(
                         ProbeService.wait,
                         request: Skiff_Testing_V1_Empty(),
-                        options: CallOptions(timeout: .milliseconds(300)),
+                        // Long enough for the request to leave a loaded machine before it expires.
+                        options: CallOptions(timeout: .seconds(1)),
                         responseType: Skiff_Testing_V1_Empty.self
                     )
                 }

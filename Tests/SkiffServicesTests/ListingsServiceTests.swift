@@ -459,20 +459,5 @@ extension ListingsServiceTests {
     }
 }
 
-/// The changes a watch received, shared between the watching task and the test.
-final class ChangeLog: Sendable {
-    private let changes = Mutex<[Skiff_Listings_V1_ListingChange]>([])
-
-    func append(_ change: Skiff_Listings_V1_ListingChange) { changes.withLock { $0.append(change) } }
-
-    var all: [Skiff_Listings_V1_ListingChange] { changes.withLock { $0 } }
-
-    /// Polls until `condition` holds or the time is up; returns whether it held.
-    func wait(milliseconds: Int, until condition: ([Skiff_Listings_V1_ListingChange]) -> Bool) async -> Bool {
-        for _ in 0..<(milliseconds / 10) {
-            if condition(all) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition(all)
-    }
-}
+/// The changes a watch received.
+typealias ChangeLog = StreamLog<Skiff_Listings_V1_ListingChange>

@@ -16,7 +16,7 @@ let pngBytes: Data = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Da
 @Suite("Marketplace story end to end")
 struct MarketplaceStoryTests {
     @Test(
-        "sign up → verify → log in → post with images → search → bid → counter → accept → confirm → rate → profile",
+        "sign up → verify → log in → post with images → search → bid → counter → accept → chat opened → confirm → rate → profile",
         arguments: Backend.allCases
     )
     func story(_ backend: Backend) async throws {
@@ -127,6 +127,29 @@ struct MarketplaceStoryTests {
             #expect(sale.state == .pendingHandoff)
             #expect(sale.sellerPaymentHandle == "@sam-pays")
             #expect(sale.sustainabilityImpact.co2EGramsSaved > 0)
+
+            // Accepting opened the buyer–seller conversation about the listing: both see it and can talk.
+            #expect(!sale.conversationID.isEmpty)
+            let chat = Skiff_Chat_V1_Chat.Client(transport: connection)
+            let opened = try await chat.getConversation(
+                .with { $0.conversationID = sale.conversationID },
+                metadata: buyer.auth
+            )
+            .conversation
+            #expect(opened.otherUserID == seller.id)
+            #expect(opened.listingID == sale.listingID)
+            let hello = try await chat.sendMessage(
+                .with {
+                    $0.recipientID = seller.id
+                    $0.listingID = sale.listingID
+                    $0.text = "When can I pick it up?"
+                },
+                metadata: buyer.auth
+            ).message
+            #expect(hello.conversationID == sale.conversationID)
+            let sellerView = try await chat.listConversations(.init(), metadata: seller.auth).conversations
+            #expect(sellerView.map(\.conversationID) == [sale.conversationID])
+            #expect(sellerView.first?.unreadCount == 1)
 
             // Sold: out of default search, still readable by id.
             #expect(try await listings.searchListings(.with { $0.query = "jacket" }).results.isEmpty)

@@ -9,6 +9,7 @@ import SkiffCore
 import SkiffServer
 import SkiffServerApp
 import SwiftProtobuf
+import Synchronization
 import Testing
 
 let quietLogger = Logger(label: "skiff.test") { _ in SwiftLogNoOpLogHandler() }
@@ -109,5 +110,23 @@ func expectStatus(
     } catch {
         Issue.record("expected RPCError \(code), got \(error)", sourceLocation: sourceLocation)
         return nil
+    }
+}
+
+/// What a streaming call received, shared between the reading task and the test.
+final class StreamLog<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+
+    func append(_ item: Element) { items.withLock { $0.append(item) } }
+
+    var all: [Element] { items.withLock { $0 } }
+
+    /// Polls until `condition` holds or the time is up; returns whether it held.
+    func wait(milliseconds: Int, until condition: ([Element]) -> Bool) async -> Bool {
+        for _ in 0..<(milliseconds / 10) {
+            if condition(all) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition(all)
     }
 }

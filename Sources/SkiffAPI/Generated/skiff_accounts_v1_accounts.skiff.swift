@@ -241,7 +241,8 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// Finds users by display name (e.g. to start a conversation), best matches first. E-mail
         /// addresses are never searched. Requires a logged-in caller, to keep the directory from being
-        /// scraped.
+        /// scraped. Users the caller blocked (skiff.chat.v1.Chat.BlockUser) are left out, so a page may
+        /// hold fewer than `page_size` profiles; keep paging while `next_page_token` is set.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a query outside 1–100 characters or a bad page
         /// token; RESOURCE_EXHAUSTED.
@@ -494,7 +495,8 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// Finds users by display name (e.g. to start a conversation), best matches first. E-mail
         /// addresses are never searched. Requires a logged-in caller, to keep the directory from being
-        /// scraped.
+        /// scraped. Users the caller blocked (skiff.chat.v1.Chat.BlockUser) are left out, so a page may
+        /// hold fewer than `page_size` profiles; keep paging while `next_page_token` is set.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a query outside 1–100 characters or a bad page
         /// token; RESOURCE_EXHAUSTED.

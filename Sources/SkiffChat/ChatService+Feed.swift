@@ -1,0 +1,205 @@
+import Foundation
+public import SkiffAPI
+public import SkiffCore
+import SkiffDomain
+import SwiftProtobuf
+
+/// What a feed subscriber receives: events from the hub, and on a Connect stream the failures of
+/// its own requests.
+public enum FeedDelivery: Sendable {
+    case event(FeedEvent)
+    case requestFailed(requestID: String, error: RPCError)
+}
+
+extension ChatService {
+    public func subscribeFeed(
+        request: Skiff_Chat_V1_SubscribeFeedRequest,
+        response: RPCWriter<Skiff_Chat_V1_FeedEvent>,
+        context: ServerContext
+    ) async throws {
+        let user = try context.requireUser()
+        let follower = try await FeedFollower.start(service: self, userID: user.id, request: request)
+        defer { hub.unsubscribe(follower.subscription) }
+        try await follower.run { delivery in
+            if case .event(let event) = delivery { try await response.write(event.proto) }
+        }
+    }
+
+    public func connect(
+        requests: RPCAsyncSequence<Skiff_Chat_V1_ConnectRequest>,
+        response: RPCWriter<Skiff_Chat_V1_ConnectResponse>,
+        context: ServerContext
+    ) async throws {
+        let user = try context.requireUser()
+        // The sequence is one stream: iterating it again goes on after the first request.
+        var iterator = requests.makeAsyncIterator()
+        guard let first = try await iterator.next() else { return }
+        guard case .subscribe(let subscribe) = first.request else {
+            throw DomainError(.invalidArgument, "The first request on Connect must be subscribe.")
+        }
+        let follower = try await FeedFollower.start(service: self, userID: user.id, request: subscribe)
+        defer { hub.unsubscribe(follower.subscription) }
+        // One task reads requests and acts on them; this one writes everything the client receives,
+        // so writes never overlap. Answers come back through the subscription, in feed order.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await request in requests {
+                    do {
+                        try await handle(request, from: user.id)
+                    } catch {
+                        follower.subscription.enqueue(
+                            .requestFailed(requestID: request.requestID, error: RPCError(mapping: error))
+                        )
+                    }
+                }
+            }
+            group.addTask {
+                try await follower.run { delivery in
+                    switch delivery {
+                    case .event(let event): try await response.write(.with { $0.event = event.proto })
+                    case .requestFailed(let requestID, let error):
+                        try await response.write(
+                            .with {
+                                $0.requestFailed = .with {
+                                    $0.requestID = requestID
+                                    $0.code = Int32(error.code.rawValue)
+                                    $0.message = error.message
+                                }
+                            }
+                        )
+                    }
+                }
+            }
+            // The call ends when the client closes its side (or either task fails).
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Acts on one request of a Connect stream after the first.
+    private func handle(_ request: Skiff_Chat_V1_ConnectRequest, from userID: String) async throws {
+        switch request.request {
+        case .sendMessage(let send): _ = try await self.send(send, from: userID)
+        case .markRead(let mark): _ = try await markRead(mark, by: userID)
+        case .subscribe: throw DomainError(.invalidArgument, "subscribe may only be the first request on Connect.")
+        case nil: throw DomainError(.invalidArgument, "The request is empty: set send_message or mark_read.")
+        }
+    }
+}
+
+/// Follows one user's feed without gaps or duplicates: replays the store after the client's
+/// sequence, then delivers live events, filling from the store any hole the hub leaves (events of
+/// concurrent transactions can reach the hub out of order) and skipping what was already sent.
+struct FeedFollower: Sendable {
+    let service: ChatService
+    let userID: String
+    let subscription: LiveSubscription<FeedDelivery>
+    /// Where the client's sequence starts.
+    let start: Int64
+    /// Whether to replay from the store before following the hub.
+    let replay: Bool
+
+    /// Validates the request and subscribes to the hub (before reading the store, so nothing
+    /// committed meanwhile is missed).
+    static func start(
+        service: ChatService,
+        userID: String,
+        request: Skiff_Chat_V1_SubscribeFeedRequest
+    ) async throws -> FeedFollower {
+        guard request.afterSequence >= 0 else {
+            throw DomainError(.invalidArgument, "after_sequence must not be negative.")
+        }
+        let subscription = service.hub.subscribe(
+            userID: userID,
+            fellBehind: DomainError(.aborted, "This feed fell too far behind.")
+        )
+        do {
+            let head = try await service.store.lastFeedSequence(userID: userID)
+            if request.fromLatest {
+                return FeedFollower(
+                    service: service,
+                    userID: userID,
+                    subscription: subscription,
+                    start: head,
+                    replay: false
+                )
+            }
+            guard request.afterSequence <= head else {
+                throw DomainError(
+                    .outOfRange,
+                    "after_sequence \(request.afterSequence) is beyond your feed's last event (\(head))."
+                )
+            }
+            return FeedFollower(
+                service: service,
+                userID: userID,
+                subscription: subscription,
+                start: request.afterSequence,
+                replay: request.afterSequence < head
+            )
+        } catch {
+            service.hub.unsubscribe(subscription)
+            throw error
+        }
+    }
+
+    /// Delivers until cancelled or cut off.
+    ///
+    /// - Throws: ABORTED with `skiff-resume-after` when the subscriber fell behind; FAILED_PRECONDITION
+    ///   when the events to replay were deleted.
+    func run(_ emit: (FeedDelivery) async throws -> Void) async throws {
+        var last = start
+        if replay {
+            try await catchUp(from: &last, through: nil, isInitial: true, emit)
+        }
+        while true {
+            let delivery: FeedDelivery
+            do {
+                delivery = try await subscription.next()
+            } catch let error as DomainError where error.code == .aborted {
+                throw RPCError(
+                    code: .aborted,
+                    message:
+                        "This feed fell too far behind (the client reads too slowly): subscribe again with after_sequence \(last).",
+                    metadata: ["skiff-resume-after": .string("\(last)")]
+                )
+            }
+            guard case .event(let event) = delivery else {
+                try await emit(delivery)
+                continue
+            }
+            guard event.sequence > last else { continue }
+            if event.sequence > last + 1 {
+                try await catchUp(from: &last, through: event.sequence - 1, isInitial: false, emit)
+            }
+            try await emit(delivery)
+            last = event.sequence
+        }
+    }
+
+    /// Sends the stored events after `last` (up to `through`, or all), advancing `last`.
+    private func catchUp(
+        from last: inout Int64,
+        through end: Int64?,
+        isInitial: Bool,
+        _ emit: (FeedDelivery) async throws -> Void
+    ) async throws {
+        let batchSize = service.configuration.replayBatchSize
+        while end.map({ last < $0 }) ?? true {
+            let wanted = end.map { min(Int($0 - last), batchSize) } ?? batchSize
+            let batch = try await service.store.feedEvents(userID: userID, after: last, limit: wanted)
+            let deleted = batch.first.map { $0.sequence != last + 1 } ?? (isInitial && last == start)
+            if deleted {
+                throw DomainError(
+                    .failedPrecondition,
+                    "Events after sequence \(last) were deleted (the feed keeps 30 days): reload your data, then subscribe with from_latest."
+                )
+            }
+            for event in batch {
+                try await emit(.event(event))
+                last = event.sequence
+            }
+            if batch.count < wanted { break }
+        }
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import SkiffDomain
+import Synchronization
+
+/// A ``ChatStore`` that keeps everything in memory, for tests and demos.
+///
+/// All state sits behind one `Mutex` and every method runs in one critical section, so each use
+/// case is atomic as a database transaction would be.
+public final class InMemoryChatStore: ChatStore {
+    private struct PairKey: Hashable {
+        var first: String
+        var second: String
+        var listingID: String
+    }
+
+    private struct ClientKey: Hashable {
+        var senderID: String
+        var clientMessageID: String
+    }
+
+    private struct NotificationKey: Hashable {
+        var userID: String
+        var key: String
+    }
+
+    private struct State {
+        var conversations: [String: Conversation] = [:]
+        var pairs: [PairKey: String] = [:]
+        var messages: [String: [ChatMessage]] = [:]
+        var clientMessages: [ClientKey: ChatMessage] = [:]
+        /// Blocked-at per blocker and blocked user.
+        var blocks: [String: [String: Date]] = [:]
+        var feeds: [String: [FeedEvent]] = [:]
+        var lastFeedSequence: [String: Int64] = [:]
+        /// The idempotency keys of recorded notifications, with the time recorded (pruned with the feed).
+        var notificationKeys: [NotificationKey: Date] = [:]
+
+        func isBlocked(_ a: String, _ b: String) -> Bool {
+            blocks[a]?[b] != nil || blocks[b]?[a] != nil
+        }
+
+        mutating func conversation(
+            _ a: String,
+            _ b: String,
+            listingID: String?,
+            newID: String,
+            now: Date
+        ) -> Conversation {
+            let (first, second) = Conversation.pair(a, b)
+            let key = PairKey(first: first, second: second, listingID: listingID ?? "")
+            if let id = pairs[key], let existing = conversations[id] { return existing }
+            let created = Conversation(
+                id: newID,
+                firstUserID: first,
+                secondUserID: second,
+                listingID: listingID,
+                createdAt: now
+            )
+            conversations[newID] = created
+            pairs[key] = newID
+            return created
+        }
+
+        mutating func append(_ payload: FeedPayload, to userID: String, at now: Date) -> FeedEvent {
+            let sequence = lastFeedSequence[userID, default: 0] + 1
+            lastFeedSequence[userID] = sequence
+            let event = FeedEvent(userID: userID, sequence: sequence, occurredAt: now, payload: payload)
+            feeds[userID, default: []].append(event)
+            return event
+        }
+
+        func summary(_ conversation: Conversation) -> ConversationSummary {
+            ConversationSummary(conversation: conversation, lastMessage: messages[conversation.id]?.last)
+        }
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty store.
+    public init() {}
+
+    public func sendMessage(_ draft: MessageDraft, conversationID: String, now: Date) async throws -> SentMessage {
+        let now = now.roundedToMilliseconds
+        return try state.withLock { state throws(DomainError) -> SentMessage in
+            if let clientID = draft.clientMessageID,
+                let sent = state.clientMessages[ClientKey(senderID: draft.senderID, clientMessageID: clientID)]
+            {
+                return SentMessage(message: sent, events: [])
+            }
+            guard !state.isBlocked(draft.senderID, draft.recipientID) else { throw ChatStoreError.blocked }
+            var conversation = state.conversation(
+                draft.senderID,
+                draft.recipientID,
+                listingID: draft.listingID,
+                newID: conversationID,
+                now: now
+            )
+            let message = ChatMessage(
+                conversationID: conversation.id,
+                sequence: conversation.lastSequence + 1,
+                senderID: draft.senderID,
+                recipientID: draft.recipientID,
+                text: draft.text,
+                imageID: draft.imageID,
+                listingID: draft.listingID,
+                sentAt: now,
+                clientMessageID: draft.clientMessageID
+            )
+            conversation.lastSequence = message.sequence
+            conversation.lastActivityAt = now
+            conversation.setReadUpTo(message.sequence, for: draft.senderID)
+            state.conversations[conversation.id] = conversation
+            state.messages[conversation.id, default: []].append(message)
+            if let clientID = draft.clientMessageID {
+                state.clientMessages[ClientKey(senderID: draft.senderID, clientMessageID: clientID)] = message
+            }
+            let events = [draft.senderID, draft.recipientID].map {
+                state.append(.message(message), to: $0, at: now)
+            }
+            return SentMessage(message: message, events: events)
+        }
+    }
+
+    public func openConversation(
+        between firstUserID: String,
+        and secondUserID: String,
+        listingID: String?,
+        newID: String,
+        now: Date
+    ) async throws -> Conversation {
+        let now = now.roundedToMilliseconds
+        return state.withLock {
+            $0.conversation(firstUserID, secondUserID, listingID: listingID, newID: newID, now: now)
+        }
+    }
+
+    public func conversation(id: String) async throws -> ConversationSummary? {
+        state.withLock { state in state.conversations[id].map { state.summary($0) } }
+    }
+
+    public func conversations(userID: String, page: PageRequest) async throws -> Page<ConversationSummary> {
+        let after = try page.token.map { token throws(DomainError) in try ConversationCursor.decode(token) }
+        return state.withLock { state in
+            let sorted = state.conversations.values
+                .filter { $0.includes(userID) }
+                .map { ConversationCursor($0) }
+                .sorted()
+            let remaining = after.map { cursor in sorted.filter { $0 > cursor } } ?? sorted
+            let items = remaining.prefix(page.size).compactMap { state.conversations[$0.id] }.map(state.summary)
+            let next = remaining.count > page.size ? items.last.map { ConversationCursor($0.conversation).token } : nil
+            return Page(items: Array(items), nextPageToken: next)
+        }
+    }
+
+    public func messages(
+        conversationID: String,
+        before: Int64?,
+        after: Int64?,
+        limit: Int
+    ) async throws
+        -> [ChatMessage]
+    {
+        state.withLock { state in
+            let all = state.messages[conversationID] ?? []
+            if let after {
+                return Array(all.filter { $0.sequence > after }.prefix(limit + 1))
+            }
+            let older = before.map { before in all.filter { $0.sequence < before } } ?? all
+            return Array(older.suffix(limit + 1))
+        }
+    }
+
+    public func markRead(
+        conversationID: String,
+        userID: String,
+        upTo sequence: Int64,
+        now: Date
+    ) async throws
+        -> ReadMarkUpdate
+    {
+        let now = now.roundedToMilliseconds
+        return try state.withLock { state throws(DomainError) -> ReadMarkUpdate in
+            guard var conversation = state.conversations[conversationID] else {
+                throw ChatStoreError.conversationNotFound
+            }
+            guard conversation.includes(userID) else { throw ChatStoreError.notParticipant }
+            guard sequence <= conversation.lastSequence else {
+                throw ChatStoreError.beyondLastMessage(conversation.lastSequence)
+            }
+            let current = conversation.readUpTo(userID)
+            guard sequence > current else { return ReadMarkUpdate(readUpTo: current, events: []) }
+            conversation.setReadUpTo(sequence, for: userID)
+            state.conversations[conversationID] = conversation
+            let receipt = ReadReceipt(conversationID: conversationID, readerID: userID, readUpTo: sequence)
+            let events = [userID, conversation.otherUser(than: userID)].map {
+                state.append(.readReceipt(receipt), to: $0, at: now)
+            }
+            return ReadMarkUpdate(readUpTo: sequence, events: events)
+        }
+    }
+
+    public func block(blockerID: String, blockedID: String, now: Date, limit: Int) async throws {
+        let now = now.roundedToMilliseconds
+        return try state.withLock { state throws(DomainError) in
+            let blocked = state.blocks[blockerID, default: [:]]
+            guard blocked[blockedID] == nil else { return }
+            guard blocked.count < limit else { throw ChatStoreError.tooManyBlocks(limit) }
+            state.blocks[blockerID, default: [:]][blockedID] = now
+        }
+    }
+
+    public func unblock(blockerID: String, blockedID: String) async throws {
+        _ = state.withLock { $0.blocks[blockerID]?.removeValue(forKey: blockedID) }
+    }
+
+    public func blockedUsers(blockerID: String, page: PageRequest) async throws -> Page<BlockedUser> {
+        let after = try page.token.map { token throws(DomainError) in try BlockCursor.decode(token) }
+        return state.withLock { state in
+            let sorted = (state.blocks[blockerID] ?? [:])
+                .map { BlockCursor(BlockedUser(userID: $0.key, blockedAt: $0.value)) }
+                .sorted()
+            let remaining = after.map { cursor in sorted.filter { $0 > cursor } } ?? sorted
+            let items = remaining.prefix(page.size).map(\.user)
+            let next = remaining.count > page.size ? items.last.map { BlockCursor($0).token } : nil
+            return Page(items: Array(items), nextPageToken: next)
+        }
+    }
+
+    public func appendNotifications(_ notifications: [FeedNotification], now: Date) async throws -> [FeedEvent] {
+        let now = now.roundedToMilliseconds
+        return state.withLock { state in
+            notifications.compactMap { notification in
+                let key = NotificationKey(userID: notification.userID, key: notification.idempotencyKey)
+                guard state.notificationKeys[key] == nil else { return nil }
+                state.notificationKeys[key] = now
+                return state.append(.notification(notification.kind), to: notification.userID, at: now)
+            }
+        }
+    }
+
+    public func feedEvents(userID: String, after sequence: Int64, limit: Int) async throws -> [FeedEvent] {
+        state.withLock { state in
+            Array((state.feeds[userID] ?? []).lazy.filter { $0.sequence > sequence }.prefix(limit))
+        }
+    }
+
+    public func lastFeedSequence(userID: String) async throws -> Int64 {
+        state.withLock { $0.lastFeedSequence[userID, default: 0] }
+    }
+
+    @discardableResult
+    public func pruneFeed(before date: Date) async throws -> Int {
+        state.withLock { state in
+            var removed = 0
+            for (userID, events) in state.feeds {
+                let kept = events.filter { $0.occurredAt >= date }
+                removed += events.count - kept.count
+                state.feeds[userID] = kept
+            }
+            state.notificationKeys = state.notificationKeys.filter { $0.value >= date }
+            return removed
+        }
+    }
+}
