@@ -29,6 +29,9 @@ public struct LoadResult: Codable, Sendable {
     public var distribution: [Bucket]
     /// The complete HdrHistogram of successful measured calls (microseconds).
     public var histogram: Histogram<UInt64>
+    /// Latencies the scenario measured itself (e.g. `chat-fanout`'s delivery), by name; absent
+    /// for scenarios that measure nothing beyond the call.
+    public var scenarioLatencies: [String: Percentiles]?
 
     /// Latency percentiles of successful measured calls, in microseconds.
     public struct Percentiles: Codable, Sendable, Equatable {
@@ -46,6 +49,18 @@ public struct LoadResult: Codable, Sendable {
         public var p999: UInt64
         /// The slowest call.
         public var max: UInt64
+
+        /// The percentiles of a histogram of microseconds (all zero when it is empty).
+        public init(_ histogram: Histogram<UInt64>) {
+            let empty = histogram.totalCount == 0
+            self.min = empty ? 0 : histogram.min
+            self.mean = empty ? 0 : histogram.mean
+            self.p50 = histogram.valueAtPercentile(50)
+            self.p90 = histogram.valueAtPercentile(90)
+            self.p99 = histogram.valueAtPercentile(99)
+            self.p999 = histogram.valueAtPercentile(99.9)
+            self.max = empty ? 0 : histogram.max
+        }
     }
 
     /// One step of the percentile distribution.
@@ -76,15 +91,7 @@ public struct LoadResult: Codable, Sendable {
         self.throughput = Double(recorder.succeeded) / measuredSeconds
         self.histogram = histogram
         let empty = histogram.totalCount == 0
-        self.latency = Percentiles(
-            min: empty ? 0 : histogram.min,
-            mean: empty ? 0 : histogram.mean,
-            p50: histogram.valueAtPercentile(50),
-            p90: histogram.valueAtPercentile(90),
-            p99: histogram.valueAtPercentile(99),
-            p999: histogram.valueAtPercentile(99.9),
-            max: empty ? 0 : histogram.max
-        )
+        self.latency = Percentiles(histogram)
         self.distribution =
             empty
             ? []
@@ -138,12 +145,16 @@ public enum LoadReport {
         lines.append(
             String(format: "  throughput  %.1f calls/s  (%d ok, %d failed)", r.throughput, r.succeeded, r.failed)
         )
-        let l = r.latency
-        lines.append(
-            "  latency     p50 \(formatMicros(l.p50))  p90 \(formatMicros(l.p90))  p99 \(formatMicros(l.p99))  "
+        func percentiles(_ l: LoadResult.Percentiles) -> String {
+            "p50 \(formatMicros(l.p50))  p90 \(formatMicros(l.p90))  p99 \(formatMicros(l.p99))  "
                 + "p99.9 \(formatMicros(l.p999))  max \(formatMicros(l.max))"
-        )
+        }
+        lines.append("  latency     " + percentiles(r.latency))
         if s.rate != nil { lines.append("              (open loop: measured from each call's intended start)") }
+        for (name, latency) in (r.scenarioLatencies ?? [:]).sorted(by: { $0.key < $1.key }) {
+            lines.append("  \(name)")
+            lines.append("              " + percentiles(latency))
+        }
         let allErrors = r.errors.merging(r.warmupErrors.mapKeys { "\($0) (warm-up)" }) { $0 + $1 }
         if allErrors.isEmpty {
             lines.append("  errors      none")

@@ -83,6 +83,10 @@ public struct LoadRunner: Sendable {
 
         await withTaskGroup(of: Void.self) { outer in
             outer.addTask { await self.report(recorder, start: start, measureFrom: measureFrom) }
+            outer.addTask {
+                try? await Task.sleep(until: measureFrom, clock: clock)
+                if !Task.isCancelled { scenario.measurementStarted() }
+            }
             if let rate = settings.rate {
                 await openLoop(scenario, transport, rate: rate, recorder, start, measureFrom, end, limit)
             } else {
@@ -95,12 +99,15 @@ public struct LoadRunner: Sendable {
         // The measured window: `duration`, or less when `--max-calls` ended the run early. Calls
         // still finishing after the window count, but their drain time does not dilute throughput.
         let measured = max(0.001, min(settings.duration, (finished - measureFrom) / .seconds(1)))
-        return LoadResult(
+        var result = LoadResult(
             settings: settings,
             startedAt: startedAt,
             measuredSeconds: measured,
             recorder: recorder
         )
+        let extra = scenario.measurements()
+        if !extra.isEmpty { result.scenarioLatencies = extra.mapValues(LoadResult.Percentiles.init) }
+        return result
     }
 
     private func call(

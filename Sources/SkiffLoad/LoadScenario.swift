@@ -1,3 +1,4 @@
+public import Histogram
 public import SkiffCore
 
 /// One kind of call a load test repeats, e.g. an echo call or a realistic marketplace mix.
@@ -21,11 +22,27 @@ public protocol LoadScenario: Sendable {
     /// - Throws: an `RPCError` when the call fails with a non-OK status; any other error counts as
     ///   a transport failure.
     func perform(_ transport: any ClientTransport) async throws
+
+    /// Called once when the warm-up ends: a scenario that measures something itself starts afresh.
+    func measurementStarted()
+
+    /// Latency distributions (microseconds) the scenario measured itself, beside the runner's call
+    /// latency, by name — e.g. `chat-fanout`'s delivery latency. Reported with the result.
+    func measurements() -> [String: Histogram<UInt64>]
+
+    /// Releases what ``prepare(_:)`` opened (streams, …) after the run.
+    func finish() async
 }
 
 extension LoadScenario {
     /// Scenarios that need no preparation do nothing here.
     public func prepare(_ context: LoadContext) async throws {}
+    /// Scenarios that measure nothing themselves do nothing here.
+    public func measurementStarted() {}
+    /// Scenarios that measure nothing themselves report nothing.
+    public func measurements() -> [String: Histogram<UInt64>] { [:] }
+    /// Scenarios that open nothing do nothing here.
+    public func finish() async {}
 }
 
 /// What a scenario gets to prepare itself.
@@ -58,6 +75,8 @@ public struct ScenarioOptions: Sendable {
     public var tokenSource: (any VerificationTokenSource)?
     /// The e-mail domain of the marketplace scenario's accounts.
     public var emailDomain = "campus.edu"
+    /// Live-feed subscriptions `chat-fanout` keeps open (spread over the seeded accounts).
+    public var feedSubscribers = 1_000
 
     /// Default options.
     public init() {}
@@ -71,6 +90,7 @@ public enum LoadScenarios {
         ("echo-stream", { EchoStreamScenario(options: $0) }),
         ("echo-bidi", { EchoBidiScenario(options: $0) }),
         ("marketplace", { MarketplaceScenario(options: $0, domain: $0.emailDomain) }),
+        ("chat-fanout", { ChatFanoutScenario(options: $0, domain: $0.emailDomain) }),
     ]
 
     /// The names of every scenario.

@@ -5,9 +5,9 @@ import SwiftProtobuf
 import Synchronization
 
 /// `marketplace`: a realistic mix over seeded accounts and listings —
-/// 75 % listing search (random keywords, filters and sort; 1–3 pages via page tokens),
-/// 12 % get listing, 6 % place bid, 5 % create listing, 2 % sign-up of a new address + log-in of a
-/// seeded account.
+/// 67 % listing search (random keywords, filters and sort; 1–3 pages via page tokens),
+/// 12 % get listing, 8 % chat message between two seeded users, 6 % place bid, 5 % create listing,
+/// 2 % sign-up of a new address + log-in of a seeded account.
 ///
 /// ``prepare(_:)`` makes sure `seedUsers` verified accounts and `seedListings` listings exist,
 /// reusing the ones in the state file (see ``MarketplaceState``) and seeding only the rest.
@@ -47,16 +47,29 @@ public final class MarketplaceScenario: LoadScenario {
         var rng = SystemRandomNumberGenerator()
         let listings = Skiff_Listings_V1_Listings.Client(transport: transport)
         switch Int.random(in: 0..<100, using: &rng) {
-        case ..<75:
+        case ..<67:
             var request = Self.randomSearch(using: &rng)
             for _ in 0..<Int.random(in: 1...3, using: &rng) {
                 let page = try await listings.searchListings(request)
                 guard !page.nextPageToken.isEmpty else { break }
                 request.pageToken = page.nextPageToken
             }
-        case ..<87:
+        case ..<79:
             let listing = data.state.listings.randomElement(using: &rng)!
             _ = try await listings.getListing(.with { $0.listingID = listing.listingID })
+        case ..<87:
+            let sender = data.sessions.randomElement(using: &rng)!
+            guard let recipient = data.sessions.filter({ $0.userID != sender.userID }).randomElement(using: &rng) else {
+                return
+            }
+            let chat = Skiff_Chat_V1_Chat.Client(transport: transport)
+            _ = try await chat.sendMessage(
+                .with {
+                    $0.recipientID = recipient.userID
+                    $0.text = "Is it still available? (\(Int.random(in: 1...999, using: &rng)))"
+                },
+                metadata: sender.auth
+            )
         case ..<93:
             let buyer = data.sessions.randomElement(using: &rng)!
             let candidates = data.state.listings.filter { $0.sellerID != buyer.userID }

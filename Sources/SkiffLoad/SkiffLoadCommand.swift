@@ -85,6 +85,9 @@ public struct RunCommand: AsyncParsableCommand {
     public var seedListings = 200
 
     /// Where seeded accounts and listings are kept between runs.
+    @Option(help: "Live-feed subscriptions chat-fanout keeps open, spread over the seeded accounts.")
+    public var subscribers = 1_000
+
     @Option(help: "Where seeded accounts and listings are kept between runs.")
     public var state = ".skiff-load-state.json"
 
@@ -160,6 +163,7 @@ public struct RunCommand: AsyncParsableCommand {
         options.seedListings = seedListings
         options.statePath = state
         options.emailDomain = emailDomain
+        options.feedSubscribers = subscribers
         options.tokenSource = tokenSource ?? mailLog.map { MailLogTokenSource(path: $0) }
         return options
     }
@@ -179,10 +183,12 @@ public struct RunCommand: AsyncParsableCommand {
             try await pool.connect()
             try await scenario.prepare(LoadContext(transport: pool, progress: progress))
             let result = await LoadRunner(settings: settings, progress: progress).run(scenario, transport: pool)
+            await scenario.finish()
             if let json { try result.jsonData().write(to: URL(fileURLWithPath: json)) }
             await pool.close()
             return result
         } catch {
+            await scenario.finish()
             await pool.close()
             throw error
         }
