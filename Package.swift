@@ -131,6 +131,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffListings",
                 "SkiffBids",
+                "SkiffLostFound",
                 "SkiffAPI",
                 "SkiffSQLite",
                 "SkiffReflection",
@@ -234,6 +235,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // LostFound: lost and found items, search, matching; the store protocol and its in-memory store.
+        .target(
+            name: "SkiffLostFound",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The SQLite (GRDB) backend for every service's store.
         .target(
             name: "SkiffSQLite",
@@ -242,6 +255,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffBids",
                 "SkiffListings",
+                "SkiffLostFound",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -385,8 +399,22 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffBids",
                 "SkiffListings",
+                "SkiffLostFound",
                 "SkiffSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // LostFound's rules, matching and service (with a recording feed publisher), in process.
+        .testTarget(
+            name: "SkiffLostFoundTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                "SkiffLostFound",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -6,6 +6,7 @@ import SkiffBids
 import SkiffCore
 import SkiffDomain
 import SkiffListings
+import SkiffLostFound
 import SkiffReflection
 import SkiffSQLite
 public import SkiffServer
@@ -67,6 +68,12 @@ public struct Application: Sendable {
         case .sqlite(let path): bidsStore = try database(path).bidsStore()
         }
 
+        let lostFoundStore: any LostFoundStore
+        switch storage.backend(for: "lostfound") {
+        case .memory: lostFoundStore = InMemoryLostFoundStore()
+        case .sqlite(let path): lostFoundStore = try database(path).lostFoundStore()
+        }
+
         let mailer = OutboxMailer(logger: logger)
         var accountsConfiguration = AccountsConfiguration()
         accountsConfiguration.allowedEmailDomains = options.emailDomains
@@ -97,7 +104,12 @@ public struct Application: Sendable {
             logger: logger
         )
 
-        var services: [any RegistrableService] = [accounts, listings, bids]
+        // Match notifications go to the live feed; until Chat is wired in, nowhere. Chat replaces this
+        // publisher with its own (the only change LostFound needs).
+        let lostFoundFeed: any FeedPublisher = NoFeed()
+        let lostFound = LostFoundService(store: lostFoundStore, feed: lostFoundFeed, logger: logger)
+
+        var services: [any RegistrableService] = [accounts, listings, bids, lostFound]
         if options.enableTestService { services.append(TestService()) }
         let names = services.compactMap { service -> String? in
             var router = RPCRouter()
@@ -110,7 +122,8 @@ public struct Application: Sendable {
             ReflectionService(
                 services: services,
                 fileDescriptors: Skiff_Accounts_V1_Accounts.fileDescriptors + Skiff_Listings_V1_Listings.fileDescriptors
-                    + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Health_V1_Health.fileDescriptors
+                    + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Lostfound_V1_LostFound.fileDescriptors
+                    + Skiff_Health_V1_Health.fileDescriptors
                     + Skiff_Testing_V1_TestService.fileDescriptors
             )
         )
