@@ -115,6 +115,20 @@ extension LostFoundStoreConformanceTests {
             }
         }
     }
+
+    @Test("Pages hold at most 100 items, whatever the size asked", arguments: StoreKind.allCases)
+    func pageCap(kind: StoreKind) async throws {
+        try await withLostFoundStore(kind) { store in
+            _ = try await store.report((0..<103).map { F.item(.found, "Glove \($0)", at: Double($0)) })
+            for query in [LostFoundQuery(), LostFoundQuery(text: "glove")] {
+                let first = try await store.search(query, page: PageRequest(size: 1_000))
+                #expect(first.items.count == 100)
+                let rest = try await store.search(query, page: PageRequest(size: 1_000, token: first.nextPageToken))
+                #expect(rest.items.count == 3)
+                #expect(rest.nextPageToken == nil)
+            }
+        }
+    }
 }
 
 /// The in-memory and SQLite stores side by side on one seeded random corpus: every random search

@@ -370,8 +370,9 @@ public nonisolated struct Skiff_Lostfound_V1_Item: @unchecked Sendable {
     set {_uniqueStorage()._contactInstructions = newValue}
   }
 
-  /// A picture: an image id from skiff.listings.v1.Listings.UploadImage (at most 128 characters),
-  /// or empty.
+  /// A picture: an image id from skiff.listings.v1.Listings.UploadImage (at most 128 characters,
+  /// no spaces), or empty. Only its shape is checked here; download it with
+  /// skiff.listings.v1.Listings.DownloadImage.
   public var imageID: String {
     get {_storage._imageID}
     set {_uniqueStorage()._imageID = newValue}
