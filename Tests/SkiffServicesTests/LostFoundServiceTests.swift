@@ -144,9 +144,9 @@ struct LostFoundServiceTests {
         }
     }
 
-    @Test("Every RPC's invalid input and permission failures, with exact status codes")
-    func errors() async throws {
-        try await withApp(.memory) { app, connection in
+    @Test("Every RPC's invalid input and permission failures, with exact status codes", arguments: Backend.allCases)
+    func errors(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
             let client = LostFoundClient(transport: connection)
             let (owner, finder) = try await Self.users(app, connection)
             let badToken: Metadata = ["authorization": "Bearer not-a-session"]
@@ -304,7 +304,7 @@ struct LostFoundServiceTests {
         }
     }
 
-    @Test("Search pages with opaque tokens, capped at 100 per page")
+    @Test("Search pages with opaque tokens; a page size above 100 is accepted (capped, see the store tests)")
     func paging() async throws {
         try await withApp(.sqlite) { app, connection in
             let client = LostFoundClient(transport: connection)
