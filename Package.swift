@@ -132,6 +132,7 @@ let package = Package(
                 "SkiffListings",
                 "SkiffBids",
                 "SkiffChat",
+                "SkiffLostFound",
                 "SkiffAPI",
                 "SkiffSQLite",
                 "SkiffReflection",
@@ -251,6 +252,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // LostFound: lost and found items, search, matching; the store protocol and its in-memory store.
+        .target(
+            name: "SkiffLostFound",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The SQLite (GRDB) backend for every service's store.
         .target(
             name: "SkiffSQLite",
@@ -260,6 +273,7 @@ let package = Package(
                 "SkiffBids",
                 "SkiffListings",
                 "SkiffChat",
+                "SkiffLostFound",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -405,6 +419,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffBids",
                 "SkiffListings",
+                "SkiffLostFound",
                 "SkiffSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -419,6 +434,19 @@ let package = Package(
                 "SkiffAPI",
                 "SkiffChat",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // LostFound's rules, matching and service (with a recording feed publisher), in process.
+        .testTarget(
+            name: "SkiffLostFoundTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                "SkiffLostFound",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -114,6 +114,11 @@ public final class SQLiteDatabase: Sendable {
         SQLiteChatStore(pool: pool)
     }
 
+    /// The LostFound store on this database.
+    public func lostFoundStore() -> SQLiteLostFoundStore {
+        SQLiteLostFoundStore(pool: pool)
+    }
+
     /// Closes every connection. Call it after the last use, at shutdown; later use throws.
     public func close() throws {
         try pool.close()

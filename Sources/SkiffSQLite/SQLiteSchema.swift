@@ -16,6 +16,7 @@ public enum SQLiteSchema {
         registerListingsMigrations(in: &migrator)
         registerBidsMigrations(in: &migrator)
         registerChatMigrations(in: &migrator)
+        registerLostFoundMigrations(in: &migrator)
         return migrator
     }
 

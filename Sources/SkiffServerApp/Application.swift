@@ -7,6 +7,7 @@ import SkiffChat
 import SkiffCore
 import SkiffDomain
 import SkiffListings
+import SkiffLostFound
 import SkiffReflection
 import SkiffSQLite
 public import SkiffServer
@@ -68,6 +69,12 @@ public struct Application: Sendable {
         case .sqlite(let path): bidsStore = try database(path).bidsStore()
         }
 
+        let lostFoundStore: any LostFoundStore
+        switch storage.backend(for: "lostfound") {
+        case .memory: lostFoundStore = InMemoryLostFoundStore()
+        case .sqlite(let path): lostFoundStore = try database(path).lostFoundStore()
+        }
+
         let chatStore: any ChatStore
         switch storage.backend(for: "chat") {
         case .memory: chatStore = InMemoryChatStore()
@@ -124,9 +131,12 @@ public struct Application: Sendable {
             onSaleCompleted: { sale in _ = try await accountsStore.incrementItemsSold(accountID: sale.sellerID) },
             logger: logger
         )
-        inProcess.bind(InProcessTransport(services: [accounts, listings, bids, chat], interceptors: [authentication]))
+        let lostFound = LostFoundService(store: lostFoundStore, feed: feed, logger: logger)
+        inProcess.bind(
+            InProcessTransport(services: [accounts, listings, bids, chat, lostFound], interceptors: [authentication])
+        )
 
-        var services: [any RegistrableService] = [accounts, listings, bids, chat]
+        var services: [any RegistrableService] = [accounts, listings, bids, chat, lostFound]
         if options.enableTestService { services.append(TestService()) }
         let names = services.compactMap { service -> String? in
             var router = RPCRouter()
@@ -140,6 +150,7 @@ public struct Application: Sendable {
                 services: services,
                 fileDescriptors: Skiff_Accounts_V1_Accounts.fileDescriptors + Skiff_Listings_V1_Listings.fileDescriptors
                     + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Chat_V1_Chat.fileDescriptors
+                    + Skiff_Lostfound_V1_LostFound.fileDescriptors
                     + Skiff_Health_V1_Health.fileDescriptors
                     + Skiff_Testing_V1_TestService.fileDescriptors
             )

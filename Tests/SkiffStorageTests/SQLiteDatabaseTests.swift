@@ -28,7 +28,9 @@ struct SQLiteDatabaseTests {
         #expect(try await store.session(tokenHash: session.tokenHash, now: Fixture.t0) == session)
         let applied = try await second.pool.read { db in try SQLiteSchema.migrator.appliedIdentifiers(db) }
         #expect(applied == Set(SQLiteSchema.migrationIdentifiers))
-        #expect(SQLiteSchema.migrationIdentifiers == ["accounts-v1", "listings-v1", "bids-v1", "chat-v1"])
+        #expect(
+            SQLiteSchema.migrationIdentifiers == ["accounts-v1", "listings-v1", "bids-v1", "chat-v1", "lostfound-v1"]
+        )
     }
 
     @Test("The writer runs WAL with synchronous = FULL and foreign keys on; integrity check passes")
@@ -71,7 +73,10 @@ struct SQLiteDatabaseTests {
         for table in ["account", "oneTimeToken", "rating", "report", "session", "listing", "bid", "sale"] {
             #expect(tables.contains(table), "missing table \(table) in \(tables)")
         }
-        let ours = tables.filter { $0 != "grdb_migrations" && !$0.hasPrefix("listingSearch") }
+        #expect(tables.contains("lostFoundItem") && tables.contains("lostFoundMatch"), "\(tables)")
+        let ours = tables.filter {
+            $0 != "grdb_migrations" && !$0.hasPrefix("listingSearch") && !$0.hasPrefix("lostFoundItemSearch")
+        }
         #expect(ours.allSatisfy { !$0.contains("_") && $0.first?.isLowercase == true }, "\(ours)")
         let changed = try await database.pool.read { db in try SQLiteSchema.migrator.hasSchemaChanges(db) }
         #expect(!changed)

@@ -72,7 +72,7 @@ package struct CompiledListingQuery: Sendable {
 package enum ListingSearchEngine {
     static let kind = "listings.search"
     /// The Earth's mean radius, in kilometres.
-    package static let earthRadiusKm = 6371.0088
+    package static let earthRadiusKm = GreatCircle.earthRadiusKm
 
     /// The position after a search result: the query's fingerprint, then the sort key.
     package struct Cursor: Codable, Hashable, Sendable {
@@ -136,13 +136,12 @@ package enum ListingSearchEngine {
 
     /// The great-circle distance between two points (haversine), in kilometres.
     package static func distanceKm(_ a: GeoPoint, _ b: GeoPoint) -> Double {
-        let radians = Double.pi / 180
-        let dLat = (b.latitude - a.latitude) * radians
-        let dLng = (b.longitude - a.longitude) * radians
-        let h =
-            sin(dLat / 2) * sin(dLat / 2)
-            + cos(a.latitude * radians) * cos(b.latitude * radians) * sin(dLng / 2) * sin(dLng / 2)
-        return 2 * earthRadiusKm * asin(min(1, sqrt(h)))
+        GreatCircle.distanceKm(
+            latitude1: a.latitude,
+            longitude1: a.longitude,
+            latitude2: b.latitude,
+            longitude2: b.longitude
+        )
     }
 
     /// A latitude/longitude box containing the circle (with a margin), for prefiltering in SQL.
@@ -150,16 +149,11 @@ package enum ListingSearchEngine {
     package static func boundingBox(
         _ circle: GeoCircle
     ) -> (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) {
-        let degrees = circle.radiusKm / (earthRadiusKm * Double.pi / 180) * 1.01 + 1e-6
-        let minLat = circle.center.latitude - degrees
-        let maxLat = circle.center.latitude + degrees
-        let latitude = max(-90, minLat)...min(90, maxLat)
-        guard minLat > -89, maxLat < 89 else { return (latitude, nil) }
-        let lngDegrees = degrees / cos(max(abs(minLat), abs(maxLat)) * Double.pi / 180)
-        let minLng = circle.center.longitude - lngDegrees
-        let maxLng = circle.center.longitude + lngDegrees
-        guard minLng >= -180, maxLng <= 180 else { return (latitude, nil) }
-        return (latitude, minLng...maxLng)
+        GreatCircle.boundingBox(
+            latitude: circle.center.latitude,
+            longitude: circle.center.longitude,
+            radiusKm: circle.radiusKm
+        )
     }
 
     /// The cursor of a hit, for the given query.

@@ -1,6 +1,8 @@
 import Foundation
+import SkiffDomain
 
-/// The one tokenizer of listing search, shared by every backend so that they match identically.
+/// The one tokenizer of listing search, shared by every backend so that they match identically; the
+/// tokenizer itself is `SkiffDomain.TextSearch`, shared with LostFound.
 ///
 /// A token is a maximal run of letters and numbers (Unicode general categories L*, N* and Co, the
 /// categories SQLite FTS5's `unicode61` tokenizer keeps) after folding case, diacritics and width:
@@ -10,31 +12,7 @@ import Foundation
 package enum SearchText {
     /// The tokens of a text, in order, with repeats.
     package static func tokens(_ text: String) -> [String] {
-        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
-            .lowercased()
-            .precomposedStringWithCanonicalMapping
-        var tokens: [String] = []
-        var current = String.UnicodeScalarView()
-        for scalar in folded.unicodeScalars {
-            if isTokenScalar(scalar) {
-                current.append(scalar)
-            } else if !current.isEmpty {
-                tokens.append(String(current))
-                current = String.UnicodeScalarView()
-            }
-        }
-        if !current.isEmpty { tokens.append(String(current)) }
-        return tokens
-    }
-
-    private static func isTokenScalar(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
-        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-            .decimalNumber, .letterNumber, .otherNumber, .privateUse:
-            true
-        default:
-            false
-        }
+        TextSearch.tokens(text)
     }
 
     /// The text SQLite indexes for a field: its tokens joined by single spaces.

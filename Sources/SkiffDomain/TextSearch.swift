@@ -1,0 +1,105 @@
+import Foundation
+
+/// The keyword-search tokenizer shared by every service that searches text (Listings, LostFound), so
+/// that every backend of every service splits and folds words identically.
+///
+/// A token is a maximal run of letters and numbers (Unicode general categories L*, N* and Co, the
+/// categories SQLite FTS5's `unicode61` tokenizer keeps) after folding case, diacritics and width:
+/// "Crème-Brûlée x2" → `["creme", "brulee", "x2"]`. SQLite stores indexes over the tokens this produces
+/// (joined by spaces, ``indexText(_:)``), so FTS5 sees text it cannot split further; the candidates it
+/// returns are checked again in Swift with ``matches(_:terms:)``, so in-memory and SQLite stores return
+/// exactly the same rows.
+package enum TextSearch {
+    /// The tokens of a text, in order, with repeats.
+    package static func tokens(_ text: String) -> [String] {
+        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+            .lowercased()
+            .precomposedStringWithCanonicalMapping
+        var tokens: [String] = []
+        var current = String.UnicodeScalarView()
+        for scalar in folded.unicodeScalars {
+            if isTokenScalar(scalar) {
+                current.append(scalar)
+            } else if !current.isEmpty {
+                tokens.append(String(current))
+                current = String.UnicodeScalarView()
+            }
+        }
+        if !current.isEmpty { tokens.append(String(current)) }
+        return tokens
+    }
+
+    private static func isTokenScalar(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+            .decimalNumber, .letterNumber, .otherNumber, .privateUse:
+            true
+        default:
+            false
+        }
+    }
+
+    /// The text SQLite indexes for a field: its tokens joined by single spaces.
+    package static func indexText(_ text: String) -> String {
+        tokens(text).joined(separator: " ")
+    }
+
+    /// The FTS5 MATCH expression for query terms: every term, the last one as a prefix.
+    package static func ftsExpression(_ terms: [String]) -> String {
+        terms.enumerated().map { index, term in
+            "\"\(term)\"" + (index == terms.count - 1 ? "*" : "")
+        }.joined(separator: " ")
+    }
+
+    /// Whether every term equals some token (the last term: is a prefix of some token), as FTS5's
+    /// ``ftsExpression(_:)`` matches.
+    package static func matches(_ tokens: [String], terms: [String]) -> Bool {
+        for (index, term) in terms.enumerated() {
+            let prefix = index == terms.count - 1
+            let found = tokens.contains { prefix ? $0.utf8.starts(with: term.utf8) : $0 == term }
+            if !found { return false }
+        }
+        return true
+    }
+}
+
+/// Distances on Earth, shared by the services that search around a point.
+package enum GreatCircle {
+    /// The Earth's mean radius, in kilometres.
+    package static let earthRadiusKm = 6371.0088
+
+    /// The great-circle distance between two points given in degrees (haversine), in kilometres.
+    package static func distanceKm(
+        latitude1: Double,
+        longitude1: Double,
+        latitude2: Double,
+        longitude2: Double
+    ) -> Double {
+        let radians = Double.pi / 180
+        let dLat = (latitude2 - latitude1) * radians
+        let dLng = (longitude2 - longitude1) * radians
+        let h =
+            sin(dLat / 2) * sin(dLat / 2)
+            + cos(latitude1 * radians) * cos(latitude2 * radians) * sin(dLng / 2) * sin(dLng / 2)
+        return 2 * earthRadiusKm * asin(min(1, sqrt(h)))
+    }
+
+    /// A latitude/longitude box containing the circle (with a margin), for prefiltering in SQL.
+    /// `longitude` is `nil` when the box would wrap around the antimeridian or reach a pole.
+    package static func boundingBox(
+        latitude: Double,
+        longitude: Double,
+        radiusKm: Double
+    ) -> (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) {
+        let degrees = radiusKm / (earthRadiusKm * Double.pi / 180) * 1.01 + 1e-6
+        let minLat = latitude - degrees
+        let maxLat = latitude + degrees
+        let latitudeRange = max(-90, minLat)...min(90, maxLat)
+        guard minLat > -89, maxLat < 89 else { return (latitudeRange, nil) }
+        let lngDegrees = degrees / cos(max(abs(minLat), abs(maxLat)) * Double.pi / 180)
+        let minLng = longitude - lngDegrees
+        let maxLng = longitude + lngDegrees
+        guard minLng >= -180, maxLng <= 180 else { return (latitudeRange, nil) }
+        return (latitudeRange, minLng...maxLng)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import SkiffDomain
+import Synchronization
+
+/// A ``LostFoundStore`` that keeps everything in memory, for tests and demos.
+///
+/// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
+/// so each use case is atomic as a database transaction would be. Search scans every item through
+/// `LostFoundSearchEngine`, the same code that decides SQLite's results.
+public final class InMemoryLostFoundStore: LostFoundStore {
+    private struct State {
+        var items: [String: LostFoundItem] = [:]
+        /// Matches by (found item id, lost item id).
+        var matches: [String: LostFoundMatch] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty store.
+    public init() {}
+
+    public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
+        let stored = item.rounded
+        return try state.withLock { (state) throws(DomainError) -> LostFoundReport in
+            guard state.items[stored.id] == nil else { throw LostFoundStoreError.itemIDTaken }
+            let candidates = state.items.values.filter {
+                $0.kind == stored.kind.opposite && $0.status == $0.kind.openStatus && $0.category == stored.category
+                    && $0.reporterID != stored.reporterID
+            }
+            let matches = matcher.matches(for: stored, among: Array(candidates), at: stored.createdAt)
+            state.items[stored.id] = stored
+            for match in matches { state.matches[match.foundItemID + "|" + match.lostItemID] = match }
+            return LostFoundReport(item: stored, matches: matches)
+        }
+    }
+
+    public func item(id: String) async throws -> LostFoundItem? {
+        state.withLock { $0.items[id] }
+    }
+
+    public func updateItem(
+        id: String,
+        reporterID: String,
+        changes: LostFoundItemChanges,
+        now: Date
+    ) async throws -> LostFoundItem {
+        let now = now.roundedToMilliseconds
+        return try state.withLock { (state) throws(DomainError) -> LostFoundItem in
+            guard var item = state.items[id] else { throw LostFoundStoreError.itemNotFound }
+            guard item.reporterID == reporterID else { throw LostFoundStoreError.notReporter }
+            guard item.isOpen else { throw LostFoundStoreError.returned }
+            let fields = changes.applied(to: item.fields)
+            guard fields != item.fields else { return item }
+            item.fields = fields
+            item.updatedAt = now
+            state.items[id] = item
+            return item
+        }
+    }
+
+    public func markReturned(id: String, reporterID: String, now: Date) async throws -> LostFoundItem {
+        let now = now.roundedToMilliseconds
+        return try state.withLock { (state) throws(DomainError) -> LostFoundItem in
+            guard var item = state.items[id] else { throw LostFoundStoreError.itemNotFound }
+            guard item.reporterID == reporterID else { throw LostFoundStoreError.notReporter }
+            guard item.isOpen else { return item }
+            item.status = .returned
+            item.returnedAt = now
+            item.updatedAt = now
+            state.items[id] = item
+            return item
+        }
+    }
+
+    public func search(_ query: LostFoundQuery, page: PageRequest) async throws -> Page<LostFoundSearchHit> {
+        let compiled = try CompiledLostFoundQuery(query, page: page)
+        let items = state.withLock { Array($0.items.values) }
+        let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
+        return LostFoundSearchEngine.page(hits, compiled, size: page.size)
+    }
+
+    public func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit> {
+        let cursor = try LostFoundSearchEngine.matchCursor(page, itemID: itemID)
+        let hits = try state.withLock { (state) throws(DomainError) -> [LostFoundMatchHit] in
+            guard let item = state.items[itemID] else { throw LostFoundStoreError.itemNotFound }
+            return state.matches.values.compactMap { match -> LostFoundMatchHit? in
+                let candidateID: String
+                switch item.kind {
+                case .found:
+                    guard match.foundItemID == itemID else { return nil }
+                    candidateID = match.lostItemID
+                case .lost:
+                    guard match.lostItemID == itemID else { return nil }
+                    candidateID = match.foundItemID
+                }
+                guard let candidate = state.items[candidateID] else { return nil }
+                return LostFoundMatchHit(
+                    candidate: candidate,
+                    score: match.score,
+                    distanceKm: match.distanceKm,
+                    matchedAt: match.matchedAt
+                )
+            }
+        }
+        return LostFoundSearchEngine.matchesPage(hits, itemID: itemID, cursor: cursor, size: page.size)
+    }
+}

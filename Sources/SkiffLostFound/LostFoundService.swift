@@ -1,0 +1,232 @@
+import Foundation
+public import Logging
+public import SkiffAPI
+public import SkiffCore
+public import SkiffDomain
+import SwiftProtobuf
+
+/// The LostFound service: reporting lost and found items, editing them, marking them returned, search,
+/// and matches between found and lost items.
+///
+/// Domain rules live in ``LostFoundRules``, matching in ``LostFoundMatcher``; storage goes through
+/// ``LostFoundStore``; match notifications through the injected ``SkiffDomain/FeedPublisher``; the wire
+/// types are converted at this edge only.
+///
+/// Who sees what: guests may read (GetItem, SearchItems) but never see contact instructions; every
+/// signed-in user sees them (so that whoever found or lost the item can reach the reporter); the exact point
+/// is shown to the reporter only. Writes and ListMatches need a signed-in user; only an item's reporter may
+/// change it, mark it returned, or list its matches.
+public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
+    let store: any LostFoundStore
+    let feed: any FeedPublisher
+    let matcher: LostFoundMatcher
+    let time: any TimeSource
+    let logger: Logger
+
+    /// Creates the service.
+    ///
+    /// - Parameters:
+    ///   - store: Where items and matches live.
+    ///   - feed: Where match notifications go (Chat's live feed); ``SkiffDomain/NoFeed`` without Chat.
+    ///   - matcher: How found and lost items are scored.
+    ///   - time: The clock.
+    ///   - logger: Where failures to publish notifications are logged.
+    public init(
+        store: any LostFoundStore,
+        feed: any FeedPublisher,
+        matcher: LostFoundMatcher = .standard,
+        time: any TimeSource = SystemTimeSource(),
+        logger: Logger = Logger(label: "skiff.lostfound", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.store = store
+        self.feed = feed
+        self.matcher = matcher
+        self.time = time
+        self.logger = logger
+    }
+
+    public func reportItem(
+        request: Skiff_Lostfound_V1_ReportItemRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Lostfound_V1_ReportItemResponse {
+        let user = try context.requireUser()
+        guard request.hasItem else {
+            throw DomainError(.invalidArgument, "item is missing: send the item's fields.")
+        }
+        let now = time.now()
+        let kind = try LostFoundKind(proto: request.item.kind, field: "item.kind")
+        let fields = try LostFoundRules.validate(try LostFoundItemFields(proto: request.item), now: now)
+        let item = LostFoundItem(
+            id: EntityID.make(.lostFoundItem),
+            reporterID: user.id,
+            kind: kind,
+            fields: fields,
+            createdAt: now
+        )
+        let report = try await store.reportItem(item, matcher: matcher)
+        if report.item.kind == .found, !report.matches.isEmpty {
+            await notifyOwners(of: report)
+        }
+        return .with {
+            $0.item = LostFoundViewer(userID: user.id).proto(report.item)
+            $0.matchCount = Int32(report.matches.count)
+        }
+    }
+
+    /// Tells the reporter of each matching lost item, once per pair (the idempotency key names the pair).
+    /// The report is stored whatever happens here: a failure is logged and the matches stay listed.
+    func notifyOwners(of report: LostFoundReport) async {
+        let found = report.item
+        var notifications: [FeedNotification] = []
+        for match in report.matches {
+            guard let lost = try? await store.item(id: match.lostItemID), lost.reporterID != found.reporterID else {
+                continue
+            }
+            notifications.append(
+                FeedNotification(
+                    userID: lost.reporterID,
+                    idempotencyKey: "lostfound-match:\(found.id):\(lost.id)",
+                    kind: .lostFoundMatch(
+                        .init(
+                            lostItemID: lost.id,
+                            foundItemID: found.id,
+                            foundItemTitle: found.title,
+                            score: match.score
+                        )
+                    ),
+                    occurredAt: match.matchedAt
+                )
+            )
+        }
+        guard !notifications.isEmpty else { return }
+        do {
+            try await feed.publish(notifications)
+        } catch {
+            logger.warning(
+                "lost-and-found match notifications not published",
+                metadata: [
+                    "found_item_id": "\(found.id)",
+                    "notifications": "\(notifications.count)",
+                    "error": "\(error)",
+                ]
+            )
+        }
+    }
+
+    public func getItem(
+        request: Skiff_Lostfound_V1_GetItemRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Lostfound_V1_GetItemResponse {
+        guard !request.itemID.isEmpty else { throw DomainError(.invalidArgument, "item_id is empty.") }
+        guard let item = try await store.item(id: request.itemID) else { throw Self.notFound(request.itemID) }
+        return .with { $0.item = Self.viewer(context).proto(item) }
+    }
+
+    public func updateItem(
+        request: Skiff_Lostfound_V1_UpdateItemRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Lostfound_V1_UpdateItemResponse {
+        let user = try context.requireUser()
+        let id = request.item.itemID
+        guard !id.isEmpty else {
+            throw DomainError(.invalidArgument, "item.item_id is empty: name the item to change.")
+        }
+        let now = time.now()
+        let changes = try LostFoundRules.validate(try Self.changes(request), now: now)
+        let item = try await Self.mapNotFound(id) {
+            try await store.updateItem(id: id, reporterID: user.id, changes: changes, now: now)
+        }
+        return .with { $0.item = LostFoundViewer(userID: user.id).proto(item) }
+    }
+
+    static let updatablePaths =
+        "title, description, category, building, point, occurred_at, contact_instructions, image_id"
+
+    /// The changes named by the request's mask (not yet validated).
+    static func changes(_ request: Skiff_Lostfound_V1_UpdateItemRequest) throws(DomainError) -> LostFoundItemChanges {
+        let paths = request.updateMask.paths
+        guard !paths.isEmpty else {
+            throw DomainError(.invalidArgument, "update_mask is empty: name the fields to change (\(updatablePaths)).")
+        }
+        let proto = request.item
+        var changes = LostFoundItemChanges()
+        for path in paths {
+            switch path {
+            case "title": changes.title = proto.title
+            case "description": changes.description = proto.description_p
+            case "category": changes.category = try LostFoundCategory(proto: proto.category, field: "item.category")
+            case "building": changes.building = proto.building
+            case "point": changes.point = .some(proto.hasPoint ? LostFoundPoint(proto: proto.point) : nil)
+            case "occurred_at":
+                guard proto.hasOccurredAt else {
+                    throw DomainError(.invalidArgument, "item.occurred_at is missing: give the new time.")
+                }
+                changes.occurredAt = proto.occurredAt.date
+            case "contact_instructions": changes.contactInstructions = proto.contactInstructions
+            case "image_id": changes.imageID = .some(proto.imageID.isEmpty ? nil : proto.imageID)
+            default:
+                throw DomainError(
+                    .invalidArgument,
+                    "update_mask path \"\(path)\" cannot be changed; allowed: \(updatablePaths)."
+                )
+            }
+        }
+        return changes
+    }
+
+    public func markReturned(
+        request: Skiff_Lostfound_V1_MarkReturnedRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Lostfound_V1_MarkReturnedResponse {
+        let user = try context.requireUser()
+        guard !request.itemID.isEmpty else { throw DomainError(.invalidArgument, "item_id is empty.") }
+        let item = try await Self.mapNotFound(request.itemID) {
+            try await store.markReturned(id: request.itemID, reporterID: user.id, now: time.now())
+        }
+        return .with { $0.item = LostFoundViewer(userID: user.id).proto(item) }
+    }
+
+    public func listMatches(
+        request: Skiff_Lostfound_V1_ListMatchesRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Lostfound_V1_ListMatchesResponse {
+        let user = try context.requireUser()
+        guard !request.itemID.isEmpty else { throw DomainError(.invalidArgument, "item_id is empty.") }
+        let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
+        guard let item = try await store.item(id: request.itemID) else { throw Self.notFound(request.itemID) }
+        guard item.reporterID == user.id else {
+            throw DomainError(.permissionDenied, "Only the item's reporter can list its matches.")
+        }
+        let result = try await store.matches(itemID: item.id, page: page)
+        let viewer = LostFoundViewer(userID: user.id)
+        return .with {
+            $0.matches = result.items.map { hit in
+                .with {
+                    $0.item = viewer.proto(hit.candidate)
+                    $0.score = hit.score
+                    if let distance = hit.distanceKm { $0.distanceKm = distance }
+                    $0.matchedAt = Google_Protobuf_Timestamp(date: hit.matchedAt)
+                }
+            }
+            $0.nextPageToken = result.nextPageToken ?? ""
+        }
+    }
+
+    static func viewer(_ context: ServerContext) -> LostFoundViewer {
+        // Another Skiff service calling on its own behalf is not a person: it sees what a guest sees.
+        LostFoundViewer(userID: context.user?.isService == false ? context.user?.id : nil)
+    }
+
+    static func notFound(_ id: String) -> DomainError {
+        DomainError(.notFound, "No item has the id \"\(id)\".")
+    }
+
+    /// Runs a store call, naming the item in a not-found error.
+    static func mapNotFound<T>(_ id: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as DomainError where error == LostFoundStoreError.itemNotFound {
+            throw notFound(id)
+        }
+    }
+}

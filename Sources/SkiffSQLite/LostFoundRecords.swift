@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+import SkiffDomain
+import SkiffLostFound
+
+// Rows of the LostFound tables (see `SQLiteSchema+LostFound`, migration "lostfound-v1"). Internal: they never
+// cross the `LostFoundStore` protocol. Dates are INTEGER milliseconds since 1970.
+
+enum LostFoundItemRow {
+    /// The columns written for an item (all but `docID`).
+    static let columns = [
+        "id", "reporterID", "kind", "status", "title", "description", "category", "building", "buildingKey",
+        "latitude", "longitude", "occurredAt", "contactInstructions", "imageID", "createdAt", "updatedAt",
+        "returnedAt", "searchTitle", "searchDescription",
+    ]
+
+    static func values(_ item: LostFoundItem) -> [(any DatabaseValueConvertible)?] {
+        let fields = item.fields
+        return [
+            item.id, item.reporterID, item.kind.rawValue, item.status.rawValue, fields.title, fields.description,
+            fields.category.rawValue, fields.building, fields.buildingKey, fields.point?.latitude,
+            fields.point?.longitude, fields.occurredAt.millisecondsSince1970, fields.contactInstructions,
+            fields.imageID, item.createdAt.millisecondsSince1970, item.updatedAt.millisecondsSince1970,
+            item.returnedAt?.millisecondsSince1970, TextSearch.indexText(fields.title),
+            TextSearch.indexText(fields.description),
+        ]
+    }
+
+    static func insert(_ db: Database, _ item: LostFoundItem) throws {
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        try db.execute(
+            sql: "INSERT INTO lostFoundItem (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
+            arguments: StatementArguments(values(item))
+        )
+    }
+
+    static func update(_ db: Database, _ item: LostFoundItem) throws {
+        let assignments = columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
+        let arguments = StatementArguments(Array(values(item).dropFirst()) + [item.id])
+        try db.execute(sql: "UPDATE lostFoundItem SET \(assignments) WHERE id = ?", arguments: arguments)
+    }
+
+    static func fetchOne(_ db: Database, id: String) throws -> LostFoundItem? {
+        try Row.fetchOne(db, sql: "SELECT * FROM lostFoundItem WHERE id = ?", arguments: [id]).map(item)
+    }
+
+    static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments) throws -> [LostFoundItem] {
+        try Row.fetchAll(db, sql: sql, arguments: arguments).map(item)
+    }
+
+    static func item(_ row: Row) -> LostFoundItem {
+        let latitude: Double? = row["latitude"]
+        let longitude: Double? = row["longitude"]
+        let point = latitude.flatMap { lat in longitude.map { LostFoundPoint(latitude: lat, longitude: $0) } }
+        let returnedAt: Int64? = row["returnedAt"]
+        let fields = LostFoundItemFields(
+            title: row["title"],
+            description: row["description"],
+            category: LostFoundCategory(rawValue: row["category"]) ?? .other,
+            building: row["building"],
+            point: point,
+            occurredAt: Date(millisecondsSince1970: row["occurredAt"]),
+            contactInstructions: row["contactInstructions"],
+            imageID: row["imageID"]
+        )
+        let kind = LostFoundKind(rawValue: row["kind"]) ?? .lost
+        return LostFoundItem(
+            id: row["id"],
+            reporterID: row["reporterID"],
+            kind: kind,
+            fields: fields,
+            status: LostFoundStatus(rawValue: row["status"]) ?? kind.openStatus,
+            createdAt: Date(millisecondsSince1970: row["createdAt"]),
+            updatedAt: Date(millisecondsSince1970: row["updatedAt"]),
+            returnedAt: returnedAt.map { Date(millisecondsSince1970: $0) }
+        )
+    }
+}
+
+enum LostFoundMatchRow {
+    static func insert(_ db: Database, _ match: LostFoundMatch) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO lostFoundMatch (foundItemID, lostItemID, score, distanceKm, matchedAt)
+                VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (foundItemID, lostItemID) DO UPDATE SET
+                    score = excluded.score, distanceKm = excluded.distanceKm, matchedAt = excluded.matchedAt
+                """,
+            arguments: [
+                match.foundItemID, match.lostItemID, match.score, match.distanceKm,
+                match.matchedAt.millisecondsSince1970,
+            ]
+        )
+    }
+}

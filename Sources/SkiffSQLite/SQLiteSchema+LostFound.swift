@@ -1,0 +1,79 @@
+import GRDB
+
+extension SQLiteSchema {
+    // MARK: LostFound
+
+    static func registerLostFoundMigrations(in migrator: inout DatabaseMigrator) {
+        // Shipped once merged: do not edit; append "lostfound-v2" instead. Dates are INTEGER milliseconds
+        // since 1970. `docID` is the stable rowid the FTS5 index refers to; `id` is the public id.
+        // `buildingKey` is `LostFoundRules.buildingKey` of the building (what filters compare). The search*
+        // columns hold `TextSearch.indexText` of title and description (tokens already folded and split by
+        // the shared tokenizer); `lostFoundItemSearch` is an external-content FTS5 index over them, kept in
+        // sync by triggers. `lostFoundMatch` holds the recorded matches, one row per (found, lost) pair.
+        migrator.registerMigration("lostfound-v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE lostFoundItem (
+                        docID INTEGER PRIMARY KEY,
+                        id TEXT NOT NULL UNIQUE,
+                        reporterID TEXT NOT NULL,
+                        kind TEXT NOT NULL CHECK (kind IN ('lost', 'found')),
+                        status TEXT NOT NULL CHECK (status IN ('lost', 'found', 'returned')),
+                        title TEXT NOT NULL,
+                        description TEXT NOT NULL,
+                        category TEXT NOT NULL,
+                        building TEXT NOT NULL,
+                        buildingKey TEXT NOT NULL,
+                        latitude REAL,
+                        longitude REAL,
+                        occurredAt INTEGER NOT NULL,
+                        contactInstructions TEXT NOT NULL,
+                        imageID TEXT,
+                        createdAt INTEGER NOT NULL,
+                        updatedAt INTEGER NOT NULL,
+                        returnedAt INTEGER,
+                        searchTitle TEXT NOT NULL,
+                        searchDescription TEXT NOT NULL
+                    ) STRICT;
+                    CREATE INDEX lostFoundItem_status_createdAt_id ON lostFoundItem(status, createdAt, id);
+                    CREATE INDEX lostFoundItem_status_category_occurredAt
+                        ON lostFoundItem(status, category, occurredAt);
+                    CREATE INDEX lostFoundItem_buildingKey ON lostFoundItem(buildingKey);
+                    CREATE INDEX lostFoundItem_reporterID_createdAt ON lostFoundItem(reporterID, createdAt);
+                    CREATE INDEX lostFoundItem_latitude_longitude ON lostFoundItem(latitude, longitude);
+
+                    CREATE TABLE lostFoundMatch (
+                        foundItemID TEXT NOT NULL REFERENCES lostFoundItem(id) ON DELETE CASCADE,
+                        lostItemID TEXT NOT NULL REFERENCES lostFoundItem(id) ON DELETE CASCADE,
+                        score REAL NOT NULL CHECK (score >= 0 AND score <= 1),
+                        distanceKm REAL,
+                        matchedAt INTEGER NOT NULL,
+                        PRIMARY KEY (foundItemID, lostItemID)
+                    ) STRICT, WITHOUT ROWID;
+                    CREATE INDEX lostFoundMatch_lostItemID ON lostFoundMatch(lostItemID);
+
+                    CREATE VIRTUAL TABLE lostFoundItemSearch USING fts5(
+                        searchTitle, searchDescription,
+                        content = 'lostFoundItem', content_rowid = 'docID',
+                        tokenize = 'unicode61 remove_diacritics 2'
+                    );
+                    CREATE TRIGGER lostFoundItem_ai AFTER INSERT ON lostFoundItem BEGIN
+                        INSERT INTO lostFoundItemSearch(rowid, searchTitle, searchDescription)
+                        VALUES (new.docID, new.searchTitle, new.searchDescription);
+                    END;
+                    CREATE TRIGGER lostFoundItem_ad AFTER DELETE ON lostFoundItem BEGIN
+                        INSERT INTO lostFoundItemSearch(lostFoundItemSearch, rowid, searchTitle, searchDescription)
+                        VALUES ('delete', old.docID, old.searchTitle, old.searchDescription);
+                    END;
+                    CREATE TRIGGER lostFoundItem_au AFTER UPDATE OF searchTitle, searchDescription ON lostFoundItem
+                    BEGIN
+                        INSERT INTO lostFoundItemSearch(lostFoundItemSearch, rowid, searchTitle, searchDescription)
+                        VALUES ('delete', old.docID, old.searchTitle, old.searchDescription);
+                        INSERT INTO lostFoundItemSearch(rowid, searchTitle, searchDescription)
+                        VALUES (new.docID, new.searchTitle, new.searchDescription);
+                    END;
+                    """
+            )
+        }
+    }
+}

@@ -1,0 +1,351 @@
+import Foundation
+import SkiffAPI
+import SkiffClient
+import SkiffCore
+import SkiffServerApp
+import SwiftProtobuf
+import Testing
+
+typealias LostFoundClient = Skiff_Lostfound_V1_LostFound.Client
+
+/// The LostFound service through its generated typed client, over a real socket, on both storage backends.
+@Suite("LostFound end to end")
+struct LostFoundServiceTests {
+    static let library = (latitude: 36.1447, longitude: -86.8027)
+
+    static func newItem(
+        _ kind: Skiff_Lostfound_V1_ItemKind,
+        _ title: String,
+        description: String = "Brown leather, student card inside",
+        metresNorth: Double = 0,
+        daysAgo: Double = 1
+    ) -> Skiff_Lostfound_V1_Item {
+        .with {
+            $0.kind = kind
+            $0.title = title
+            $0.description_p = description
+            $0.category = .bags
+            $0.building = "Main Library"
+            $0.point = .with {
+                $0.latitude = library.latitude + metresNorth / 111_195
+                $0.longitude = library.longitude
+            }
+            $0.occurredAt = Google_Protobuf_Timestamp(date: Date().addingTimeInterval(-daysAgo * 86_400))
+            $0.contactInstructions = kind == .lost ? "Text 555-0100" : "Left it at the library front desk"
+        }
+    }
+
+    /// Two signed-in users: the owner of a lost item and a finder.
+    static func users(
+        _ app: Application,
+        _ connection: ClientConnection
+    ) async throws -> (owner: (id: String, auth: Metadata), finder: (id: String, auth: Metadata)) {
+        let accounts = AccountsClient(transport: connection)
+        let owner = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "olive@campus.edu", name: "Olive")
+        let finder = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "finn@campus.edu", name: "Finn")
+        return (owner, finder)
+    }
+
+    @Test(
+        "lost → found matches it → ListMatches both ways → guest browsing → update → returned",
+        arguments: Backend.allCases
+    )
+    func story(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let client = LostFoundClient(transport: connection)
+            let (owner, finder) = try await Self.users(app, connection)
+
+            let lost = try await client.reportItem(
+                .with { $0.item = Self.newItem(.lost, "Brown leather wallet", daysAgo: 2) },
+                metadata: owner.auth
+            )
+            #expect(lost.matchCount == 0)
+            #expect(lost.item.reporterID == owner.id)
+            #expect(lost.item.status == .lost)
+            #expect(lost.item.kind == .lost)
+            #expect(lost.item.hasPoint)
+            #expect(lost.item.contactInstructions == "Text 555-0100")
+
+            let found = try await client.reportItem(
+                .with { $0.item = Self.newItem(.found, "Found a brown wallet", metresNorth: 120) },
+                metadata: finder.auth
+            )
+            #expect(found.matchCount == 1)
+            #expect(found.item.status == .found)
+
+            // The owner sees the found item among their lost item's matches, with the finder's instructions.
+            let matches = try await client.listMatches(.with { $0.itemID = lost.item.itemID }, metadata: owner.auth)
+            #expect(matches.matches.map(\.item.itemID) == [found.item.itemID])
+            let match = try #require(matches.matches.first)
+            #expect(match.score >= 0.5 && match.score <= 1)
+            #expect(match.item.contactInstructions == "Left it at the library front desk")
+            #expect(!match.item.hasPoint)
+            #expect(abs(match.distanceKm - 0.12) < 0.005)
+            #expect(matches.nextPageToken.isEmpty)
+            let reverse = try await client.listMatches(.with { $0.itemID = found.item.itemID }, metadata: finder.auth)
+            #expect(reverse.matches.map(\.item.itemID) == [lost.item.itemID])
+
+            // Guests browse without contact instructions or exact points; signed-in users see instructions.
+            let guestSearch = try await client.searchItems(
+                .with {
+                    $0.query = "WALL"
+                    $0.filter.near = .with {
+                        $0.center = .with {
+                            $0.latitude = Self.library.latitude
+                            $0.longitude = Self.library.longitude
+                        }
+                        $0.radiusKm = 1
+                    }
+                    $0.sortOrder = .distance
+                }
+            )
+            #expect(guestSearch.results.map(\.item.itemID) == [lost.item.itemID, found.item.itemID])
+            #expect(guestSearch.results.allSatisfy { $0.item.contactInstructions.isEmpty && !$0.item.hasPoint })
+            #expect(guestSearch.results.allSatisfy { $0.hasDistanceKm })
+            #expect(abs(guestSearch.results[1].distanceKm - 0.12) < 0.005)
+            let guestGet = try await client.getItem(.with { $0.itemID = found.item.itemID })
+            #expect(guestGet.item.contactInstructions.isEmpty)
+            #expect(guestGet.item.title == "Found a brown wallet")
+            let ownerGet = try await client.getItem(.with { $0.itemID = found.item.itemID }, metadata: owner.auth)
+            #expect(ownerGet.item.contactInstructions == "Left it at the library front desk")
+            let browse = try await client.searchItems(.with { $0.filter.categories = [.bags] })
+            #expect(Set(browse.results.map(\.item.itemID)) == [found.item.itemID, lost.item.itemID])
+            #expect(!browse.results.contains { $0.hasDistanceKm })
+
+            // The finder edits, then marks the item returned; search then hides it unless asked for.
+            let updated = try await client.updateItem(
+                .with {
+                    $0.item.itemID = found.item.itemID
+                    $0.item.contactInstructions = "Now at the campus police office"
+                    $0.item.building = "Campus Police"
+                    $0.updateMask = .with { $0.paths = ["contact_instructions", "building"] }
+                },
+                metadata: finder.auth
+            ).item
+            #expect(updated.contactInstructions == "Now at the campus police office")
+            #expect(updated.building == "Campus Police")
+            #expect(updated.title == found.item.title)
+            let returned = try await client.markReturned(.with { $0.itemID = found.item.itemID }, metadata: finder.auth)
+            #expect(returned.item.status == .returned)
+            #expect(returned.item.hasReturnedAt)
+            let open = try await client.searchItems(.with { $0.query = "wallet" })
+            #expect(open.results.map(\.item.itemID) == [lost.item.itemID])
+            let closed = try await client.searchItems(
+                .with {
+                    $0.query = "wallet"
+                    $0.filter.statuses = [.returned]
+                    $0.filter.building = "campus  POLICE"
+                }
+            )
+            #expect(closed.results.map(\.item.itemID) == [found.item.itemID])
+            // The owner still sees the match, as the item is now.
+            let after = try await client.listMatches(.with { $0.itemID = lost.item.itemID }, metadata: owner.auth)
+            #expect(after.matches.first?.item.status == .returned)
+        }
+    }
+
+    @Test("Every RPC's invalid input and permission failures, with exact status codes", arguments: Backend.allCases)
+    func errors(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let client = LostFoundClient(transport: connection)
+            let (owner, finder) = try await Self.users(app, connection)
+            let badToken: Metadata = ["authorization": "Bearer not-a-session"]
+            let item = try await client.reportItem(
+                .with { $0.item = Self.newItem(.lost, "Red umbrella") },
+                metadata: owner.auth
+            ).item
+
+            // ReportItem
+            await expectStatus(.unauthenticated) {
+                _ = try await client.reportItem(.with { $0.item = Self.newItem(.lost, "Keys") })
+            }
+            await expectStatus(.unauthenticated) {
+                _ = try await client.reportItem(.with { $0.item = Self.newItem(.lost, "Keys") }, metadata: badToken)
+            }
+            await expectStatus(.invalidArgument) { _ = try await client.reportItem(.init(), metadata: owner.auth) }
+            let invalidItems: [(String, (inout Skiff_Lostfound_V1_Item) -> Void)] = [
+                ("kind", { $0.kind = .unspecified }),
+                ("category", { $0.category = .unspecified }),
+                ("title", { $0.title = "  " }),
+                ("title", { $0.title = String(repeating: "t", count: 81) }),
+                ("description", { $0.description_p = String(repeating: "d", count: 2001) }),
+                ("building", { $0.building = "" }),
+                ("contact_instructions", { $0.contactInstructions = "" }),
+                ("occurred_at", { $0.clearOccurredAt() }),
+                (
+                    "occurred_at",
+                    { $0.occurredAt = Google_Protobuf_Timestamp(date: Date().addingTimeInterval(3 * 86_400)) }
+                ),
+                ("point", { $0.point.latitude = 95 }),
+                ("image_id", { $0.imageID = String(repeating: "i", count: 129) }),
+            ]
+            for (field, breakIt) in invalidItems {
+                var broken = Self.newItem(.lost, "Keys")
+                breakIt(&broken)
+                let error = await expectStatus(.invalidArgument) {
+                    _ = try await client.reportItem(.with { $0.item = broken }, metadata: owner.auth)
+                }
+                #expect(error?.message.contains(field) == true, "\(field): \(String(describing: error))")
+            }
+
+            // GetItem
+            await expectStatus(.invalidArgument) { _ = try await client.getItem(.init()) }
+            await expectStatus(.notFound) { _ = try await client.getItem(.with { $0.itemID = "lfi_missing" }) }
+            await expectStatus(.unauthenticated) {
+                _ = try await client.getItem(.with { $0.itemID = item.itemID }, metadata: badToken)
+            }
+
+            // UpdateItem
+            func update(
+                _ configure: (inout Skiff_Lostfound_V1_UpdateItemRequest) -> Void
+            ) -> Skiff_Lostfound_V1_UpdateItemRequest {
+                var request = Skiff_Lostfound_V1_UpdateItemRequest.with {
+                    $0.item.itemID = item.itemID
+                    $0.item.title = "Red folding umbrella"
+                    $0.updateMask = .with { $0.paths = ["title"] }
+                }
+                configure(&request)
+                return request
+            }
+            await expectStatus(.unauthenticated) { _ = try await client.updateItem(update { _ in }) }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.updateItem(update { $0.item.itemID = "" }, metadata: owner.auth)
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.updateItem(update { $0.clearUpdateMask() }, metadata: owner.auth)
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.updateItem(update { $0.updateMask.paths = ["status"] }, metadata: owner.auth)
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.updateItem(update { $0.item.title = "" }, metadata: owner.auth)
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.updateItem(
+                    update { $0.updateMask.paths = ["category"] },
+                    metadata: owner.auth
+                )
+            }
+            await expectStatus(.notFound) {
+                _ = try await client.updateItem(update { $0.item.itemID = "lfi_missing" }, metadata: owner.auth)
+            }
+            await expectStatus(.permissionDenied) {
+                _ = try await client.updateItem(update { _ in }, metadata: finder.auth)
+            }
+
+            // ListMatches
+            await expectStatus(.unauthenticated) {
+                _ = try await client.listMatches(.with { $0.itemID = item.itemID })
+            }
+            await expectStatus(.invalidArgument) { _ = try await client.listMatches(.init(), metadata: owner.auth) }
+            await expectStatus(.notFound) {
+                _ = try await client.listMatches(.with { $0.itemID = "lfi_missing" }, metadata: owner.auth)
+            }
+            await expectStatus(.permissionDenied) {
+                _ = try await client.listMatches(.with { $0.itemID = item.itemID }, metadata: finder.auth)
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.listMatches(
+                    .with {
+                        $0.itemID = item.itemID
+                        $0.pageSize = -1
+                    },
+                    metadata: owner.auth
+                )
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.listMatches(
+                    .with {
+                        $0.itemID = item.itemID
+                        $0.pageToken = "garbage"
+                    },
+                    metadata: owner.auth
+                )
+            }
+
+            // SearchItems
+            let invalidSearches: [Skiff_Lostfound_V1_SearchItemsRequest] = [
+                .with { $0.query = String(repeating: "q", count: 201) },
+                .with { $0.filter.statuses = [.unspecified] },
+                .with { $0.filter.categories = [.unspecified] },
+                .with { $0.filter.building = String(repeating: "b", count: 101) },
+                .with { $0.filter.near.radiusKm = 0 },
+                .with {
+                    $0.filter.near.center.latitude = 91
+                    $0.filter.near.radiusKm = 1
+                },
+                .with { $0.filter.near.radiusKm = 501 },
+                .with { $0.sortOrder = .distance },
+                .with { $0.pageSize = -1 },
+                .with { $0.pageToken = "garbage" },
+            ]
+            for request in invalidSearches {
+                await expectStatus(.invalidArgument) { _ = try await client.searchItems(request) }
+            }
+
+            // MarkReturned
+            await expectStatus(.unauthenticated) {
+                _ = try await client.markReturned(.with { $0.itemID = item.itemID })
+            }
+            await expectStatus(.invalidArgument) { _ = try await client.markReturned(.init(), metadata: owner.auth) }
+            await expectStatus(.notFound) {
+                _ = try await client.markReturned(.with { $0.itemID = "lfi_missing" }, metadata: owner.auth)
+            }
+            await expectStatus(.permissionDenied) {
+                _ = try await client.markReturned(.with { $0.itemID = item.itemID }, metadata: finder.auth)
+            }
+            let returned = try await client.markReturned(.with { $0.itemID = item.itemID }, metadata: owner.auth).item
+            let again = try await client.markReturned(.with { $0.itemID = item.itemID }, metadata: owner.auth).item
+            #expect(again == returned)
+            // A returned item can no longer be edited.
+            await expectStatus(.failedPrecondition) {
+                _ = try await client.updateItem(update { _ in }, metadata: owner.auth)
+            }
+        }
+    }
+
+    @Test("Search pages with opaque tokens; a page size above 100 is accepted (capped, see the store tests)")
+    func paging() async throws {
+        try await withApp(.sqlite) { app, connection in
+            let client = LostFoundClient(transport: connection)
+            let (owner, _) = try await Self.users(app, connection)
+            var ids: [String] = []
+            for index in 0..<5 {
+                ids.append(
+                    try await client.reportItem(
+                        .with { $0.item = Self.newItem(.lost, "Umbrella \(index)") },
+                        metadata: owner.auth
+                    ).item.itemID
+                )
+            }
+            var seen: [String] = []
+            var token = ""
+            repeat {
+                let page = try await client.searchItems(
+                    .with {
+                        $0.query = "umbrella"
+                        $0.pageSize = 2
+                        $0.pageToken = token
+                    }
+                )
+                #expect(page.results.count <= 2)
+                seen += page.results.map(\.item.itemID)
+                token = page.nextPageToken
+            } while !token.isEmpty
+            #expect(Set(seen) == Set(ids))
+            #expect(seen.count == 5)
+            let big = try await client.searchItems(.with { $0.pageSize = 10_000 })
+            #expect(big.results.count == 5)
+            #expect(big.nextPageToken.isEmpty)
+        }
+    }
+
+    @Test("--storage accepts lostfound=memory and lostfound=sqlite:PATH")
+    func storageSelection() throws {
+        let selection = try StorageSelection.parse(["sqlite:/tmp/skiff.sqlite", "lostfound=memory"])
+        #expect(selection.backend(for: "lostfound") == .memory)
+        #expect(selection.backend(for: "listings") == .sqlite(path: "/tmp/skiff.sqlite"))
+        let other = try StorageSelection.parse(["memory", "lostfound=sqlite:/tmp/lf.sqlite"])
+        #expect(other.backend(for: "lostfound") == .sqlite(path: "/tmp/lf.sqlite"))
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+import SkiffDomain
+import SkiffLostFound
+import SkiffSQLite
+import Testing
+
+extension LostFoundStoreConformanceTests {
+    @Test(
+        "Keywords match title and description, folded, every word, the last as a prefix",
+        arguments: StoreKind.allCases
+    )
+    func keywords(kind: StoreKind) async throws {
+        try await withLostFoundStore(kind) { store in
+            let items = try await store.report([
+                F.item(.lost, "Crème-coloured scarf", at: 1) { $0.category = .clothing },
+                F.item(.found, "Black iPhone", at: 2) { $0.description = "Cracked screen, café receipt in case" },
+                F.item(.lost, "Calculus textbook", at: 3) { $0.category = .books },
+            ])
+            #expect(try await store.ids(LostFoundQuery(text: "CREME")) == [items[0].id])
+            #expect(try await store.ids(LostFoundQuery(text: "cafe")) == [items[1].id])
+            #expect(try await store.ids(LostFoundQuery(text: "iphone cra")) == [items[1].id])
+            #expect(try await store.ids(LostFoundQuery(text: "cra iphone")) == [])
+            #expect(try await store.ids(LostFoundQuery(text: "c")) == [items[2].id, items[1].id, items[0].id])
+            #expect(try await store.ids(LostFoundQuery(text: "zzz")) == [])
+            #expect(try await store.ids(LostFoundQuery(text: "  ")) == [items[2].id, items[1].id, items[0].id])
+        }
+    }
+
+    @Test("Statuses (open by default), categories and building filter", arguments: StoreKind.allCases)
+    func filters(kind: StoreKind) async throws {
+        try await withLostFoundStore(kind) { store in
+            let items = try await store.report([
+                F.item(.lost, "Keys", at: 1) {
+                    $0.category = .keys
+                    $0.building = "Science  Hall"
+                },
+                F.item(.found, "Laptop charger", at: 2) { $0.category = .electronics },
+                F.item(.found, "Student card", at: 3) { $0.category = .idCard },
+            ])
+            _ = try await store.markReturned(id: items[2].id, reporterID: F.finder, now: F.t0)
+            #expect(try await store.ids(LostFoundQuery()) == [items[1].id, items[0].id])
+            var filter = LostFoundFilter()
+            filter.statuses = [.returned]
+            #expect(try await store.ids(LostFoundQuery(filter: filter)) == [items[2].id])
+            filter.statuses = [.lost, .returned]
+            #expect(try await store.ids(LostFoundQuery(filter: filter)) == [items[2].id, items[0].id])
+            filter = LostFoundFilter()
+            filter.categories = [.keys, .electronics]
+            #expect(try await store.ids(LostFoundQuery(filter: filter)) == [items[1].id, items[0].id])
+            filter = LostFoundFilter()
+            filter.building = "science hall"
+            #expect(try await store.ids(LostFoundQuery(filter: filter)) == [items[0].id])
+            filter.building = "Science"
+            #expect(try await store.ids(LostFoundQuery(filter: filter)) == [])
+        }
+    }
+
+    @Test(
+        "A circle keeps items with a point inside, each with its distance; sort by distance",
+        arguments: StoreKind.allCases
+    )
+    func distance(kind: StoreKind) async throws {
+        try await withLostFoundStore(kind) { store in
+            let items = try await store.report([
+                F.item(.lost, "Near", at: 1) { $0.point = F.north(metres: 500) },
+                F.item(.lost, "Nearer", at: 2) { $0.point = F.north(metres: 100) },
+                F.item(.lost, "Far", at: 3) { $0.point = F.north(metres: 5_000) },
+                F.item(.lost, "Nowhere", at: 4) { $0.point = nil },
+            ])
+            var filter = LostFoundFilter()
+            filter.near = LostFoundCircle(center: F.library, radiusKm: 1)
+            let newest = try await store.searchAll(LostFoundQuery(filter: filter), pageSize: 10)
+            #expect(newest.map(\.item.id) == [items[1].id, items[0].id])
+            #expect(abs((newest[0].distanceKm ?? 0) - 0.1) < 0.001)
+            #expect(abs((newest[1].distanceKm ?? 0) - 0.5) < 0.001)
+            filter.near = LostFoundCircle(center: F.north(metres: 600), radiusKm: 10)
+            let nearest = try await store.searchAll(LostFoundQuery(filter: filter, sort: .distance), pageSize: 1)
+            #expect(nearest.map(\.item.id) == [items[0].id, items[1].id, items[2].id])
+            #expect(try await store.searchAll(LostFoundQuery(), pageSize: 10).allSatisfy { $0.distanceKm == nil })
+        }
+    }
+
+    @Test(
+        "Paging is stable while items are reported between pages; tokens are tied to the query",
+        arguments: StoreKind.allCases
+    )
+    func paging(kind: StoreKind) async throws {
+        try await withLostFoundStore(kind) { store in
+            // Several items share a creation instant, so ties are broken by id.
+            let items = try await store.report((0..<12).map { F.item(.lost, "Umbrella \($0)", at: Double($0 / 3)) })
+            let expected = items.sorted { a, b in
+                a.createdAt != b.createdAt ? a.createdAt > b.createdAt : a.id > b.id
+            }.map(\.id)
+            for size in [1, 5, 12, 50] {
+                #expect(try await store.ids(LostFoundQuery(), pageSize: size) == expected)
+                #expect(try await store.ids(LostFoundQuery(text: "umbrella"), pageSize: size) == expected)
+            }
+            let first = try await store.search(LostFoundQuery(), page: PageRequest(size: 5))
+            #expect(first.items.map(\.item.id) == Array(expected.prefix(5)))
+            // A newer item reported meanwhile does not shift the next page.
+            _ = try await store.report([F.item(.lost, "Umbrella new", at: 100)])
+            let second = try await store.search(
+                LostFoundQuery(),
+                page: PageRequest(size: 5, token: first.nextPageToken)
+            )
+            #expect(second.items.map(\.item.id) == Array(expected[5..<10]))
+            await #expect(throws: DomainError(.invalidArgument, PageToken.invalidMessage)) {
+                _ = try await store.search(
+                    LostFoundQuery(text: "other"),
+                    page: PageRequest(size: 5, token: first.nextPageToken)
+                )
+            }
+            await #expect(throws: DomainError(.invalidArgument, PageToken.invalidMessage)) {
+                _ = try await store.search(LostFoundQuery(), page: PageRequest(size: 5, token: "not-a-token"))
+            }
+        }
+    }
+
+    @Test("Pages hold at most 100 items, whatever the size asked", arguments: StoreKind.allCases)
+    func pageCap(kind: StoreKind) async throws {
+        try await withLostFoundStore(kind) { store in
+            _ = try await store.report((0..<103).map { F.item(.found, "Glove \($0)", at: Double($0)) })
+            for query in [LostFoundQuery(), LostFoundQuery(text: "glove")] {
+                let first = try await store.search(query, page: PageRequest(size: 1_000))
+                #expect(first.items.count == 100)
+                let rest = try await store.search(query, page: PageRequest(size: 1_000, token: first.nextPageToken))
+                #expect(rest.items.count == 3)
+                #expect(rest.nextPageToken == nil)
+            }
+        }
+    }
+}
+
+/// The in-memory and SQLite stores side by side on one seeded random corpus: every random search
+/// (keywords through FTS5 vs. the Swift scan, filters, circles, page sizes) must give identical pages.
+@Suite("LostFoundStore differential (in-memory vs SQLite)")
+struct LostFoundStoreDifferentialTests {
+    static let words = [
+        "wallet", "black", "leather", "keys", "silver", "crème", "café", "Straße", "iPhone", "charger", "umbrella",
+        "red", "blue", "textbook", "calculus", "student", "card", "jacket", "x2", "2024", "école", "hand-made",
+    ]
+    static let queryWords = [
+        "wallet", "wa", "w", "cafe", "CAFÉ", "creme", "strasse", "straße", "iphone", "char", "red", "re", "x2",
+        "20", "ecole", "hand made", "black wallet", "blue ke", "zzz", "student card", "e",
+    ]
+    static let buildings = ["Main Library", "Science Hall", "Gym", "Café Central"]
+
+    @Test("Random corpus, random queries: identical pages on both backends")
+    func equivalence() async throws {
+        var random = SeededGenerator(seed: 0x105F_0D2026)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let stores: [any LostFoundStore] = [InMemoryLostFoundStore(), database.lostFoundStore()]
+        let corpus = (0..<200).map { index in Self.item(index, &random) }
+        var reports: [[LostFoundReport]] = [[], []]
+        for (index, store) in stores.enumerated() {
+            for item in corpus { reports[index].append(try await store.reportItem(item, matcher: .standard)) }
+            for (position, item) in corpus.enumerated() where position % 9 == 4 {
+                _ = try await store.markReturned(id: item.id, reporterID: item.reporterID, now: Fixture.t0)
+            }
+        }
+        #expect(reports[0] == reports[1])
+        #expect(reports[0].contains { !$0.matches.isEmpty })
+        var nonEmpty = 0
+        for round in 0..<120 {
+            let query = Self.query(&random)
+            let pageSize = Int.random(in: 1...30, using: &random)
+            let memory = try await stores[0].searchAll(query, pageSize: pageSize)
+            let sqlite = try await stores[1].searchAll(query, pageSize: pageSize)
+            #expect(memory == sqlite, "round \(round): \(query)")
+            if !memory.isEmpty { nonEmpty += 1 }
+        }
+        #expect(nonEmpty > 30)
+        for item in corpus.prefix(40) {
+            let memory = try await stores[0].allMatches(itemID: item.id, pageSize: 3)
+            let sqlite = try await stores[1].allMatches(itemID: item.id, pageSize: 3)
+            #expect(memory == sqlite)
+        }
+    }
+
+    static func item(_ index: Int, _ random: inout SeededGenerator) -> LostFoundItem {
+        let title = (0..<Int.random(in: 1...3, using: &random)).map { _ in words.randomElement(using: &random)! }
+        let description = (0..<Int.random(in: 0...4, using: &random)).map { _ in words.randomElement(using: &random)! }
+        let kind: LostFoundKind = Bool.random(using: &random) ? .lost : .found
+        let point: LostFoundPoint? =
+            Int.random(in: 0..<4, using: &random) == 0
+            ? nil : LostFoundFixture.north(metres: Double.random(in: -3_000...3_000, using: &random))
+        return LostFoundFixture.item(
+            kind,
+            title.joined(separator: " "),
+            reporter: "usr_\(Int.random(in: 0..<6, using: &random))",
+            at: Double(Int.random(in: 0..<50, using: &random))
+        ) {
+            $0.description = description.joined(separator: " ")
+            $0.category = LostFoundCategory.allCases.randomElement(using: &random)!
+            $0.building = buildings.randomElement(using: &random)!
+            $0.point = point
+            $0.occurredAt = Fixture.t0.addingTimeInterval(Double(Int.random(in: -20...20, using: &random)) * 86_400)
+        }
+    }
+
+    static func query(_ random: inout SeededGenerator) -> LostFoundQuery {
+        var query = LostFoundQuery()
+        if Bool.random(using: &random) { query.text = queryWords.randomElement(using: &random)! }
+        if Int.random(in: 0..<3, using: &random) == 0 {
+            query.filter.statuses = Set(LostFoundStatus.allCases.filter { _ in Bool.random(using: &random) })
+        }
+        if Int.random(in: 0..<3, using: &random) == 0 {
+            query.filter.categories = Set(LostFoundCategory.allCases.filter { _ in Bool.random(using: &random) })
+        }
+        if Int.random(in: 0..<4, using: &random) == 0 {
+            query.filter.building = buildings.randomElement(using: &random)!.uppercased()
+        }
+        if Bool.random(using: &random) {
+            query.filter.near = LostFoundCircle(
+                center: LostFoundFixture.north(metres: Double.random(in: -2_000...2_000, using: &random)),
+                radiusKm: Double.random(in: 0.2...4, using: &random)
+            )
+            if Bool.random(using: &random) { query.sort = .distance }
+        }
+        return query
+    }
+}
