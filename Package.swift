@@ -131,6 +131,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffListings",
                 "SkiffBids",
+                "SkiffBucketList",
                 "SkiffAPI",
                 "SkiffSQLite",
                 "SkiffReflection",
@@ -234,6 +235,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // BucketList: activities, votes, comments, bucket lists and follows; the store protocol and its in-memory store.
+        .target(
+            name: "SkiffBucketList",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The SQLite (GRDB) backend for every service's store.
         .target(
             name: "SkiffSQLite",
@@ -242,6 +254,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffBids",
                 "SkiffListings",
+                "SkiffBucketList",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -336,6 +349,7 @@ let package = Package(
                 "SkiffAPI",
                 "SkiffAccounts",
                 "SkiffListings",
+                "SkiffBucketList",
                 "SkiffDomain",
                 "SkiffClient",
                 "SkiffServer",
@@ -377,6 +391,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "SkiffBucketListTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffBucketList",
+            ],
+            swiftSettings: swiftSettings
+        ),
         // One store-conformance suite per service, run against every backend.
         .testTarget(
             name: "SkiffStorageTests",
@@ -385,6 +408,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffBids",
                 "SkiffListings",
+                "SkiffBucketList",
                 "SkiffSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -15,6 +15,7 @@ public enum SQLiteSchema {
         registerAccountsMigrations(in: &migrator)
         registerListingsMigrations(in: &migrator)
         registerBidsMigrations(in: &migrator)
+        registerBucketListMigrations(in: &migrator)
         return migrator
     }
 

@@ -3,6 +3,7 @@ public import Logging
 import SkiffAPI
 public import SkiffAccounts
 import SkiffBids
+import SkiffBucketList
 import SkiffCore
 import SkiffDomain
 import SkiffListings
@@ -67,6 +68,12 @@ public struct Application: Sendable {
         case .sqlite(let path): bidsStore = try database(path).bidsStore()
         }
 
+        let bucketListStore: any BucketListStore
+        switch storage.backend(for: "bucketlist") {
+        case .memory: bucketListStore = InMemoryBucketListStore()
+        case .sqlite(let path): bucketListStore = try database(path).bucketListStore()
+        }
+
         let mailer = OutboxMailer(logger: logger)
         var accountsConfiguration = AccountsConfiguration()
         accountsConfiguration.allowedEmailDomains = options.emailDomains
@@ -97,7 +104,9 @@ public struct Application: Sendable {
             logger: logger
         )
 
-        var services: [any RegistrableService] = [accounts, listings, bids]
+        let bucketList = BucketListService(store: bucketListStore, users: AccountsUserDirectory(store: accountsStore))
+
+        var services: [any RegistrableService] = [accounts, listings, bids, bucketList]
         if options.enableTestService { services.append(TestService()) }
         let names = services.compactMap { service -> String? in
             var router = RPCRouter()
@@ -110,7 +119,8 @@ public struct Application: Sendable {
             ReflectionService(
                 services: services,
                 fileDescriptors: Skiff_Accounts_V1_Accounts.fileDescriptors + Skiff_Listings_V1_Listings.fileDescriptors
-                    + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Health_V1_Health.fileDescriptors
+                    + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Bucketlist_V1_BucketList.fileDescriptors
+                    + Skiff_Health_V1_Health.fileDescriptors
                     + Skiff_Testing_V1_TestService.fileDescriptors
             )
         )
