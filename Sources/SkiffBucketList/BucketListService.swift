@@ -165,6 +165,9 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
             throw DomainError(.invalidArgument, "radius_km needs a center: give center, or leave radius_km at 0.")
         }
         let hours = try BucketListRules.validateWindow(hours: Int(request.windowHours))
+        guard request.limit >= 0 else {
+            throw DomainError(.invalidArgument, "limit must not be negative: use 0 for 20, or up to 100.")
+        }
         let limit = try PageRequest(size: Int(request.limit)).size
         let now = time.now()
         let query = TrendingQuery(
