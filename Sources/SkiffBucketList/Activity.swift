@@ -19,6 +19,7 @@ public struct Coordinate: Codable, Hashable, Sendable {
     /// Degrees east, −180…180.
     public var longitude: Double
 
+    /// Creates a point from degrees north and east.
     public init(latitude: Double, longitude: Double) {
         self.latitude = latitude
         self.longitude = longitude
@@ -32,6 +33,7 @@ public struct Place: Codable, Hashable, Sendable {
     /// The coordinates.
     public var point: Coordinate
 
+    /// Creates a place.
     public init(name: String, point: Coordinate) {
         self.name = name
         self.point = point
@@ -53,6 +55,7 @@ public struct ActivityFields: Codable, Hashable, Sendable {
     /// At most 10 tags, lowercased, without duplicates.
     public var tags: [String]
 
+    /// Creates the fields of an activity (validate them with ``BucketListRules``).
     public init(
         title: String,
         description: String = "",
@@ -125,15 +128,20 @@ public struct Activity: Hashable, Sendable {
 
 /// The fields an update sets; `nil` leaves a field as it is.
 public struct ActivityChanges: Hashable, Sendable {
+    /// A new title.
     public var title: String?
+    /// A new description.
     public var description: String?
+    /// A new place, replacing the old one as a whole.
     public var place: Place?
     /// `.some(nil)` clears the date.
     public var startsAt: Date??
     /// `.some(nil)` clears the picture.
     public var imageID: String??
+    /// New tags, replacing the old ones as a whole.
     public var tags: [String]?
 
+    /// Creates changes that change nothing.
     public init() {}
 
     /// Whether the update sets nothing.
@@ -151,47 +159,5 @@ public struct ActivityChanges: Hashable, Sendable {
         if let imageID { result.imageID = imageID }
         if let tags { result.tags = tags }
         return result
-    }
-}
-
-/// A user's vote on an activity.
-public enum Vote: Int, CaseIterable, Codable, Hashable, Sendable {
-    case down = -1
-    case noVote = 0
-    case up = 1
-}
-
-/// One vote as the trending formula sees it: its value and when it was cast or last changed.
-public struct CastVote: Hashable, Sendable {
-    /// The voter.
-    public var userID: String
-    /// `.up` or `.down`.
-    public var vote: Vote
-    /// When it was cast or last changed.
-    public var castAt: Date
-
-    public init(userID: String, vote: Vote, castAt: Date) {
-        self.userID = userID
-        self.vote = vote
-        self.castAt = castAt
-    }
-}
-
-/// A comment on an activity.
-public struct Comment: Hashable, Sendable {
-    /// The opaque id (`cmt_…`).
-    public var id: String
-    public var activityID: String
-    public var authorID: String
-    /// 1–1000 characters, trimmed.
-    public var text: String
-    public var createdAt: Date
-
-    public init(id: String, activityID: String, authorID: String, text: String, createdAt: Date) {
-        self.id = id
-        self.activityID = activityID
-        self.authorID = authorID
-        self.text = text
-        self.createdAt = createdAt
     }
 }

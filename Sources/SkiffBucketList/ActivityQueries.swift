@@ -10,10 +10,14 @@ public enum NearbySort: String, CaseIterable, Codable, Hashable, Sendable {
 
 /// A nearby search: activities within `radiusKm` of `center` (validated by ``BucketListRules``).
 public struct NearbyQuery: Hashable, Sendable {
+    /// The point to search around.
     public var center: Coordinate
+    /// The radius in kilometres.
     public var radiusKm: Double
+    /// The order of results.
     public var sort: NearbySort
 
+    /// Creates a nearby search.
     public init(center: Coordinate, radiusKm: Double, sort: NearbySort = .distance) {
         self.center = center
         self.radiusKm = radiusKm
@@ -23,9 +27,12 @@ public struct NearbyQuery: Hashable, Sendable {
 
 /// A nearby result: the activity and its distance from the center.
 public struct NearbyHit: Hashable, Sendable {
+    /// The activity as it is now.
     public var activity: Activity
+    /// The great-circle distance from the center, in kilometres.
     public var distanceKm: Double
 
+    /// Creates a result.
     public init(activity: Activity, distanceKm: Double) {
         self.activity = activity
         self.distanceKm = distanceKm
@@ -36,6 +43,7 @@ public struct NearbyHit: Hashable, Sendable {
 public struct TrendingQuery: Hashable, Sendable {
     /// Only activities within `radiusKm` of this point; `nil` for everywhere.
     public var center: Coordinate?
+    /// The radius around `center`, in kilometres (ignored without a center).
     public var radiusKm: Double
     /// The start of the window: older votes do not count.
     public var since: Date
@@ -44,6 +52,7 @@ public struct TrendingQuery: Hashable, Sendable {
     /// The most results.
     public var limit: Int
 
+    /// Creates a trending query.
     public init(center: Coordinate?, radiusKm: Double, since: Date, now: Date, limit: Int) {
         self.center = center
         self.radiusKm = radiusKm
@@ -55,11 +64,14 @@ public struct TrendingQuery: Hashable, Sendable {
 
 /// A trending result.
 public struct TrendingHit: Hashable, Sendable {
+    /// The activity as it is now.
     public var activity: Activity
+    /// Its trending score (see ``TrendingScore``).
     public var score: Double
     /// The distance from the query's center; 0 without one.
     public var distanceKm: Double
 
+    /// Creates a result.
     public init(activity: Activity, score: Double, distanceKm: Double) {
         self.activity = activity
         self.score = score

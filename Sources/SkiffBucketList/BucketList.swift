@@ -14,8 +14,10 @@ public struct BucketListFields: Codable, Hashable, Sendable {
     public var name: String
     /// At most 500 characters.
     public var description: String
+    /// Who may see the list.
     public var visibility: Visibility
 
+    /// Creates the fields of a list (validate them with ``BucketListRules``).
     public init(name: String, description: String = "", visibility: Visibility) {
         self.name = name
         self.description = description
@@ -30,16 +32,20 @@ public struct BucketListFields: Codable, Hashable, Sendable {
 public struct BucketList: Hashable, Sendable {
     /// The opaque id (`bkl_…`).
     public var id: String
+    /// The user who owns it.
     public var ownerID: String
+    /// The fields its owner chose.
     public var fields: BucketListFields
     /// Entries not yet completed, computed by the store.
     public var pendingCount: Int
     /// Entries completed, computed by the store.
     public var completedCount: Int
+    /// When it was created.
     public var createdAt: Date
     /// When its fields last changed.
     public var updatedAt: Date
 
+    /// Creates a list; a new one is empty.
     public init(
         id: String,
         ownerID: String,
@@ -67,10 +73,14 @@ public struct BucketList: Hashable, Sendable {
 
 /// The fields a bucket-list update sets; `nil` leaves a field as it is.
 public struct BucketListChanges: Hashable, Sendable {
+    /// A new name.
     public var name: String?
+    /// A new description.
     public var description: String?
+    /// A new visibility.
     public var visibility: Visibility?
 
+    /// Creates changes; `nil` fields stay as they are.
     public init(name: String? = nil, description: String? = nil, visibility: Visibility? = nil) {
         self.name = name
         self.description = description
@@ -94,6 +104,7 @@ public struct Completion: Hashable, Sendable {
     /// At most 500 characters.
     public var note: String
 
+    /// Creates a completion.
     public init(completedAt: Date, note: String = "") {
         self.completedAt = completedAt
         self.note = note
@@ -102,12 +113,16 @@ public struct Completion: Hashable, Sendable {
 
 /// An activity in a bucket list, with the activity as it is now.
 public struct BucketListEntry: Hashable, Sendable {
+    /// The list it belongs to.
     public var listID: String
+    /// The activity as it is now.
     public var activity: Activity
+    /// When it was added to the list.
     public var addedAt: Date
     /// `nil` while pending.
     public var completion: Completion?
 
+    /// Creates an entry.
     public init(listID: String, activity: Activity, addedAt: Date, completion: Completion? = nil) {
         self.listID = listID
         self.activity = activity
@@ -120,8 +135,10 @@ public struct BucketListEntry: Hashable, Sendable {
 public struct Follow: Hashable, Sendable {
     /// The user followed (in a following list) or following (in a followers list).
     public var userID: String
+    /// When the follow began.
     public var followedAt: Date
 
+    /// Creates a follow.
     public init(userID: String, followedAt: Date) {
         self.userID = userID
         self.followedAt = followedAt
@@ -130,16 +147,20 @@ public struct Follow: Hashable, Sendable {
 
 /// A user's counters, as one viewer may see them.
 public struct ProfileCounts: Hashable, Sendable {
+    /// Activities the user posted.
     public var activityCount: Int
     /// Lists the viewer may see (all for the user, public ones for others).
     public var listCount: Int
     /// Distinct activities completed in those lists.
     public var completedActivityCount: Int
+    /// Users following the user.
     public var followerCount: Int
+    /// Users the user follows.
     public var followingCount: Int
     /// Whether the viewer follows the user.
     public var followedByViewer: Bool
 
+    /// Creates counters (all zero by default).
     public init(
         activityCount: Int = 0,
         listCount: Int = 0,

@@ -13,6 +13,9 @@ public protocol UserDirectory: Sendable {
 /// A directory that takes every well-formed id as an existing user: for a server run without Accounts and
 /// for tests that do not look at it.
 public struct AnyUserExists: UserDirectory {
+    /// Creates the directory.
     public init() {}
+
+    /// Always `true`.
     public func userExists(id: String) async throws -> Bool { true }
 }
