@@ -123,3 +123,32 @@ extension BucketListStoreConformanceTests {
         }
     }
 }
+
+extension BucketListStoreConformanceTests {
+    @Test(
+        "Comment paging is stable: comments added and deleted between pages cause no gaps or duplicates",
+        arguments: StoreKind.allCases
+    )
+    func commentPagingStability(kind: StoreKind) async throws {
+        try await withBucketListStore(kind) { store in
+            let activity = try await store.createActivity(F.activity("Debate"))
+            var original: [String] = []
+            for index in 0..<6 {
+                original.append(
+                    try await store.addComment(F.comment(on: activity.id, "c\(index)", at: Double(index))).id
+                )
+            }
+            let first = try await store.comments(activityID: activity.id, page: PageRequest(size: 3))
+            #expect(first.items.map(\.id) == Array(original[0..<3]))
+            // Between pages: the last comment shown is deleted, and a new one is written.
+            try await store.deleteComment(id: original[2], by: F.other)
+            let newer = try await store.addComment(F.comment(on: activity.id, "late", at: 10))
+            let second = try await store.comments(
+                activityID: activity.id,
+                page: PageRequest(size: 10, token: first.nextPageToken)
+            )
+            #expect(second.items.map(\.id) == Array(original[3...]) + [newer.id])
+            #expect(second.nextPageToken == nil)
+        }
+    }
+}
