@@ -133,6 +133,7 @@ let package = Package(
                 "SkiffBids",
                 "SkiffChat",
                 "SkiffLostFound",
+                "SkiffBucketList",
                 "SkiffAPI",
                 "SkiffSQLite",
                 "SkiffReflection",
@@ -264,6 +265,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // BucketList: activities, votes, comments, bucket lists and follows; the store protocol and its
+        // in-memory store.
+        .target(
+            name: "SkiffBucketList",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffAPI",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The SQLite (GRDB) backend for every service's store.
         .target(
             name: "SkiffSQLite",
@@ -274,6 +287,7 @@ let package = Package(
                 "SkiffListings",
                 "SkiffChat",
                 "SkiffLostFound",
+                "SkiffBucketList",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -369,6 +383,7 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffListings",
                 "SkiffChat",
+                "SkiffBucketList",
                 "SkiffDomain",
                 "SkiffClient",
                 "SkiffServer",
@@ -420,8 +435,18 @@ let package = Package(
                 "SkiffBids",
                 "SkiffListings",
                 "SkiffLostFound",
+                "SkiffBucketList",
                 "SkiffSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SkiffBucketListTests",
+            dependencies: [
+                "SkiffCore",
+                "SkiffDomain",
+                "SkiffBucketList",
             ],
             swiftSettings: swiftSettings
         ),

@@ -119,6 +119,11 @@ public final class SQLiteDatabase: Sendable {
         SQLiteLostFoundStore(pool: pool)
     }
 
+    /// The BucketList store on this database.
+    public func bucketListStore() -> SQLiteBucketListStore {
+        SQLiteBucketListStore(pool: pool)
+    }
+
     /// Closes every connection. Call it after the last use, at shutdown; later use throws.
     public func close() throws {
         try pool.close()

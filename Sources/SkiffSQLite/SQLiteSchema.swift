@@ -17,6 +17,7 @@ public enum SQLiteSchema {
         registerBidsMigrations(in: &migrator)
         registerChatMigrations(in: &migrator)
         registerLostFoundMigrations(in: &migrator)
+        registerBucketListMigrations(in: &migrator)
         return migrator
     }
 

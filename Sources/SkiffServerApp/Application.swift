@@ -3,6 +3,7 @@ public import Logging
 import SkiffAPI
 public import SkiffAccounts
 import SkiffBids
+import SkiffBucketList
 import SkiffChat
 import SkiffCore
 import SkiffDomain
@@ -75,6 +76,12 @@ public struct Application: Sendable {
         case .sqlite(let path): lostFoundStore = try database(path).lostFoundStore()
         }
 
+        let bucketListStore: any BucketListStore
+        switch storage.backend(for: "bucketlist") {
+        case .memory: bucketListStore = InMemoryBucketListStore()
+        case .sqlite(let path): bucketListStore = try database(path).bucketListStore()
+        }
+
         let chatStore: any ChatStore
         switch storage.backend(for: "chat") {
         case .memory: chatStore = InMemoryChatStore()
@@ -113,14 +120,11 @@ public struct Application: Sendable {
 
         let listings = ListingsService(store: listingsStore, feed: feed, logger: logger)
 
-        let chat = ChatService(
-            store: chatStore,
-            directory: ClientChatDirectory(
-                accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
-                listings: Skiff_Listings_V1_Listings.Client(transport: asService)
-            ),
-            logger: logger
+        let directory = ClientDirectory(
+            accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
+            listings: Skiff_Listings_V1_Listings.Client(transport: asService)
         )
+        let chat = ChatService(store: chatStore, directory: directory, logger: logger)
 
         let bids = BidsService(
             store: bidsStore,
@@ -132,11 +136,11 @@ public struct Application: Sendable {
             logger: logger
         )
         let lostFound = LostFoundService(store: lostFoundStore, feed: feed, logger: logger)
-        inProcess.bind(
-            InProcessTransport(services: [accounts, listings, bids, chat, lostFound], interceptors: [authentication])
-        )
+        let bucketList = BucketListService(store: bucketListStore, users: directory)
+        let domainServices: [any RegistrableService] = [accounts, listings, bids, chat, lostFound, bucketList]
+        inProcess.bind(InProcessTransport(services: domainServices, interceptors: [authentication]))
 
-        var services: [any RegistrableService] = [accounts, listings, bids, chat, lostFound]
+        var services = domainServices
         if options.enableTestService { services.append(TestService()) }
         let names = services.compactMap { service -> String? in
             var router = RPCRouter()
@@ -150,7 +154,7 @@ public struct Application: Sendable {
                 services: services,
                 fileDescriptors: Skiff_Accounts_V1_Accounts.fileDescriptors + Skiff_Listings_V1_Listings.fileDescriptors
                     + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Chat_V1_Chat.fileDescriptors
-                    + Skiff_Lostfound_V1_LostFound.fileDescriptors
+                    + Skiff_Lostfound_V1_LostFound.fileDescriptors + Skiff_Bucketlist_V1_BucketList.fileDescriptors
                     + Skiff_Health_V1_Health.fileDescriptors
                     + Skiff_Testing_V1_TestService.fileDescriptors
             )

@@ -1,6 +1,7 @@
 import SkiffAPI
 import SkiffAccounts
 import SkiffBids
+import SkiffBucketList
 import SkiffChat
 import SkiffCore
 import SkiffDomain
@@ -68,9 +69,10 @@ struct ChatClientConversations: ConversationOpener {
     }
 }
 
-/// Chat asks Accounts whether a recipient exists and Listings whether a listing does (service
-/// token, so withdrawn listings count as existing).
-struct ClientChatDirectory: ChatDirectory {
+/// Whether users and listings exist, asked of Accounts and Listings through their typed clients
+/// (service token, so withdrawn listings count as existing): Chat's recipients and listing
+/// contexts, BucketList's users to follow.
+struct ClientDirectory: ChatDirectory, UserDirectory {
     let accounts: Skiff_Accounts_V1_Accounts.Client
     let listings: Skiff_Listings_V1_Listings.Client
 
@@ -82,6 +84,8 @@ struct ClientChatDirectory: ChatDirectory {
             return false
         }
     }
+
+    func userExists(id: String) async throws -> Bool { try await userExists(id) }
 
     func listingExists(_ listingID: String) async throws -> Bool {
         do {

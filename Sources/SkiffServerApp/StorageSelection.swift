@@ -17,7 +17,7 @@ public struct StorageSelection: Sendable, Hashable {
     }
 
     /// The services that keep data.
-    public static let services = ["accounts", "listings", "bids", "chat", "lostfound"]
+    public static let services = ["accounts", "listings", "bids", "chat", "lostfound", "bucketlist"]
     /// The embedded default: one SQLite file under `./data`.
     public static let defaultBackend = Backend.sqlite(path: "./data/skiff.sqlite")
 

@@ -29,7 +29,9 @@ struct SQLiteDatabaseTests {
         let applied = try await second.pool.read { db in try SQLiteSchema.migrator.appliedIdentifiers(db) }
         #expect(applied == Set(SQLiteSchema.migrationIdentifiers))
         #expect(
-            SQLiteSchema.migrationIdentifiers == ["accounts-v1", "listings-v1", "bids-v1", "chat-v1", "lostfound-v1"]
+            SQLiteSchema.migrationIdentifiers == [
+                "accounts-v1", "listings-v1", "bids-v1", "chat-v1", "lostfound-v1", "bucketlist-v1",
+            ]
         )
     }
 

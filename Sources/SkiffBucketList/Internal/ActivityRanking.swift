@@ -1,0 +1,106 @@
+import Foundation
+import SkiffDomain
+
+/// Decides nearby and trending results from candidates, for every ``BucketListStore`` backend.
+///
+/// Backends may only narrow the candidates (SQLite by a bounding box); matching, distances, scores, order
+/// and paging are decided here, so every backend returns exactly the same results.
+package enum ActivityRanking {
+    static let nearbyKind = "bucketlist.nearby"
+
+    /// The keyset cursor of a nearby page: the sort key of the last result, and the query it belongs to.
+    package struct NearbyCursor: Codable, Hashable, Sendable {
+        /// The query's fingerprint.
+        var f: String
+        /// Distance in kilometres.
+        var d: Double
+        /// Net votes (popularity order only).
+        var n: Int?
+        /// Activity id.
+        var i: String
+    }
+
+    static func fingerprint(_ query: NearbyQuery) -> String {
+        "\(query.center.latitude),\(query.center.longitude),\(query.radiusKm),\(query.sort.rawValue)"
+    }
+
+    /// Decodes the page token of a nearby search (before any I/O, so a bad token fails fast).
+    package static func nearbyCursor(_ page: PageRequest, _ query: NearbyQuery) throws(DomainError) -> NearbyCursor? {
+        guard let token = page.token else { return nil }
+        let cursor = try PageToken.decode(token, as: NearbyCursor.self, kind: nearbyKind)
+        guard cursor.f == fingerprint(query), (query.sort == .popularity) == (cursor.n != nil) else {
+            throw DomainError(.invalidArgument, PageToken.invalidMessage)
+        }
+        return cursor
+    }
+
+    private static func key(_ hit: NearbyHit, _ query: NearbyQuery) -> NearbyCursor {
+        NearbyCursor(
+            f: fingerprint(query),
+            d: hit.distanceKm,
+            n: query.sort == .popularity ? hit.activity.netVotes : nil,
+            i: hit.activity.id
+        )
+    }
+
+    private static func precedes(_ a: NearbyCursor, _ b: NearbyCursor) -> Bool {
+        if let left = a.n, let right = b.n, left != right { return left > right }
+        if a.d != b.d { return a.d < b.d }
+        return a.i.utf8.lexicographicallyPrecedes(b.i.utf8)
+    }
+
+    /// One page of nearby results from candidates (any superset of the matches, in any order).
+    package static func nearbyPage(
+        _ candidates: [Activity],
+        _ query: NearbyQuery,
+        page: PageRequest
+    ) throws(DomainError) -> Page<NearbyHit> {
+        let cursor = try nearbyCursor(page, query)
+        var keyed: [(key: NearbyCursor, hit: NearbyHit)] = []
+        for activity in candidates {
+            let distance = Geo.distanceKm(query.center, activity.fields.place.point)
+            guard distance <= query.radiusKm else { continue }
+            let hit = NearbyHit(activity: activity, distanceKm: distance)
+            let key = key(hit, query)
+            if let cursor, !precedes(cursor, key) { continue }
+            keyed.append((key, hit))
+        }
+        keyed.sort { precedes($0.key, $1.key) }
+        let items = keyed.prefix(page.size).map(\.hit)
+        let next = keyed.count > page.size ? PageToken.encode(keyed[page.size - 1].key, kind: nearbyKind) : nil
+        return Page(items: Array(items), nextPageToken: next)
+    }
+
+    /// The trending results from candidate activities and their votes cast since `query.since`.
+    package static func trending(
+        _ candidates: [(activity: Activity, votes: [CastVote])],
+        _ query: TrendingQuery
+    )
+        -> [TrendingHit]
+    {
+        var hits: [TrendingHit] = []
+        for (activity, votes) in candidates {
+            var distance = 0.0
+            if let center = query.center {
+                distance = Geo.distanceKm(center, activity.fields.place.point)
+                guard distance <= query.radiusKm else { continue }
+            }
+            let since = query.since.millisecondsSince1970
+            let score = TrendingScore.score(
+                votes.filter { $0.castAt.millisecondsSince1970 >= since },
+                now: query.now
+            )
+            guard score > 0 else { continue }
+            hits.append(TrendingHit(activity: activity, score: score, distanceKm: distance))
+        }
+        hits.sort { lhs, rhs in
+            if lhs.score != rhs.score { return lhs.score > rhs.score }
+            let (left, right) = (
+                lhs.activity.createdAt.millisecondsSince1970, rhs.activity.createdAt.millisecondsSince1970
+            )
+            if left != right { return left > right }
+            return lhs.activity.id.utf8.lexicographicallyPrecedes(rhs.activity.id.utf8)
+        }
+        return Array(hits.prefix(query.limit))
+    }
+}

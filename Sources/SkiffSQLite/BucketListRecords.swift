@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+import SkiffBucketList
+import SkiffDomain
+
+// Rows of the BucketList tables (see `SQLiteSchema+BucketList`, migration "bucketlist-v1"). Internal: they
+// never cross the `BucketListStore` protocol. Dates are INTEGER milliseconds since 1970; tags are a JSON
+// array of strings.
+
+enum ActivityRow {
+    static func insert(_ db: Database, _ activity: Activity) throws {
+        let fields = activity.fields
+        try db.execute(
+            sql: """
+                INSERT INTO activity (id, ownerID, title, description, placeName, latitude, longitude, startsAt,
+                    imageID, tags, upVotes, downVotes, commentCount, createdAt, updatedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?, ?)
+                """,
+            arguments: [
+                activity.id, activity.ownerID, fields.title, fields.description, fields.place.name,
+                fields.place.point.latitude, fields.place.point.longitude, fields.startsAt?.millisecondsSince1970,
+                fields.imageID, json(fields.tags), activity.createdAt.millisecondsSince1970,
+                activity.updatedAt.millisecondsSince1970,
+            ]
+        )
+    }
+
+    static func updateFields(_ db: Database, _ activity: Activity) throws {
+        let fields = activity.fields
+        try db.execute(
+            sql: """
+                UPDATE activity SET title = ?, description = ?, placeName = ?, latitude = ?, longitude = ?,
+                    startsAt = ?, imageID = ?, tags = ?, updatedAt = ?
+                WHERE id = ?
+                """,
+            arguments: [
+                fields.title, fields.description, fields.place.name, fields.place.point.latitude,
+                fields.place.point.longitude, fields.startsAt?.millisecondsSince1970, fields.imageID,
+                json(fields.tags), activity.updatedAt.millisecondsSince1970, activity.id,
+            ]
+        )
+    }
+
+    static func fetchOne(_ db: Database, id: String) throws -> Activity? {
+        try Row.fetchOne(db, sql: "SELECT * FROM activity WHERE id = ?", arguments: [id]).map(activity)
+    }
+
+    static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Activity] {
+        try Row.fetchAll(db, sql: sql, arguments: arguments).map(activity)
+    }
+
+    /// An activity from a row holding the `activity` columns (possibly joined with others).
+    static func activity(_ row: Row) -> Activity {
+        let startsAt: Int64? = row["startsAt"]
+        return Activity(
+            id: row["id"],
+            ownerID: row["ownerID"],
+            fields: ActivityFields(
+                title: row["title"],
+                description: row["description"],
+                place: Place(
+                    name: row["placeName"],
+                    point: Coordinate(latitude: row["latitude"], longitude: row["longitude"])
+                ),
+                startsAt: startsAt.map(Date.init(millisecondsSince1970:)),
+                imageID: row["imageID"],
+                tags: strings(row["tags"])
+            ),
+            upVotes: row["upVotes"],
+            downVotes: row["downVotes"],
+            commentCount: row["commentCount"],
+            createdAt: Date(millisecondsSince1970: row["createdAt"]),
+            updatedAt: Date(millisecondsSince1970: row["updatedAt"])
+        )
+    }
+
+    private static func json(_ strings: [String]) -> String {
+        (try? JSONEncoder().encode(strings)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    private static func strings(_ text: String) -> [String] {
+        (try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? []
+    }
+}
+
+enum CommentRow {
+    static func comment(_ row: Row) -> Comment {
+        Comment(
+            id: row["id"],
+            activityID: row["activityID"],
+            authorID: row["authorID"],
+            text: row["text"],
+            createdAt: Date(millisecondsSince1970: row["createdAt"])
+        )
+    }
+}
+
+enum BucketListRow {
+    /// Selects a list with its counts; append `WHERE …` conditions on `l`.
+    static let select = """
+        SELECT l.*,
+            (SELECT COUNT(*) FROM bucketListEntry e WHERE e.listID = l.id AND e.completedAt IS NULL) AS pendingCount,
+            (SELECT COUNT(*) FROM bucketListEntry e WHERE e.listID = l.id AND e.completedAt IS NOT NULL)
+                AS completedCount
+        FROM bucketList l
+        """
+
+    static func fetchOne(_ db: Database, id: String) throws -> BucketList? {
+        try Row.fetchOne(db, sql: select + " WHERE l.id = ?", arguments: [id]).map(list)
+    }
+
+    static func list(_ row: Row) -> BucketList {
+        BucketList(
+            id: row["id"],
+            ownerID: row["ownerID"],
+            fields: BucketListFields(
+                name: row["name"],
+                description: row["description"],
+                visibility: Visibility(rawValue: row["visibility"]) ?? .private
+            ),
+            pendingCount: row["pendingCount"],
+            completedCount: row["completedCount"],
+            createdAt: Date(millisecondsSince1970: row["createdAt"]),
+            updatedAt: Date(millisecondsSince1970: row["updatedAt"])
+        )
+    }
+}
+
+enum EntryRow {
+    /// Selects entries joined with their activities; append `WHERE …` conditions on `e`.
+    static let select = """
+        SELECT e.listID, e.addedAt, e.completedAt, e.note, a.*
+        FROM bucketListEntry e JOIN activity a ON a.id = e.activityID
+        """
+
+    static func fetchOne(_ db: Database, listID: String, activityID: String) throws -> BucketListEntry? {
+        try Row.fetchOne(db, sql: select + " WHERE e.listID = ? AND e.activityID = ?", arguments: [listID, activityID])
+            .map(entry)
+    }
+
+    static func entry(_ row: Row) -> BucketListEntry {
+        let completedAt: Int64? = row["completedAt"]
+        return BucketListEntry(
+            listID: row["listID"],
+            activity: ActivityRow.activity(row),
+            addedAt: Date(millisecondsSince1970: row["addedAt"]),
+            completion: completedAt.map { Completion(completedAt: Date(millisecondsSince1970: $0), note: row["note"]) }
+        )
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import GRDB
+import SkiffBucketList
+import SkiffDomain
+
+/// The SQLite ``SkiffBucketList/BucketListStore``.
+///
+/// Each use case is one `pool.write { }` transaction or one `pool.read { }` snapshot. Existence, ownership,
+/// uniqueness and limits are checked inside the transaction in the same order as
+/// ``SkiffBucketList/InMemoryBucketListStore``, so both throw the same errors. A vote updates the vote row
+/// and the activity's counters in one transaction, and the single writer serializes transactions, so the
+/// counts always equal the votes stored however many users vote at once. Nearby and trending narrow the
+/// candidates with a latitude/longitude bounding box in SQL; distances, scores, order and paging are decided
+/// in Swift by the same code as the in-memory store. Social queries: see `SQLiteBucketListStore+Social.swift`.
+///
+/// Get one from ``SQLiteDatabase/bucketListStore()``.
+public struct SQLiteBucketListStore: BucketListStore {
+    let pool: DatabasePool
+
+    init(pool: DatabasePool) {
+        self.pool = pool
+    }
+
+    // MARK: Activities
+
+    public func createActivity(_ activity: Activity) async throws -> Activity {
+        var stored = activity.rounded
+        stored.upVotes = 0
+        stored.downVotes = 0
+        stored.commentCount = 0
+        let value = stored
+        return try await pool.domainWrite { db in
+            guard try ActivityRow.fetchOne(db, id: value.id) == nil else { throw BucketListStoreError.activityIDTaken }
+            try ActivityRow.insert(db, value)
+            return value
+        }
+    }
+
+    public func activity(id: String) async throws -> Activity? {
+        try await pool.domainRead { db in try ActivityRow.fetchOne(db, id: id) }
+    }
+
+    public func updateActivity(
+        id: String,
+        ownerID: String,
+        changes: ActivityChanges,
+        now: Date
+    ) async throws
+        -> Activity
+    {
+        let now = now.roundedToMilliseconds
+        return try await pool.domainWrite { db in
+            guard var activity = try ActivityRow.fetchOne(db, id: id) else {
+                throw BucketListStoreError.activityNotFound
+            }
+            guard activity.ownerID == ownerID else { throw BucketListStoreError.notActivityOwner }
+            let fields = changes.applied(to: activity.fields)
+            guard fields != activity.fields else { return activity }
+            activity.fields = fields
+            activity.updatedAt = now
+            try ActivityRow.updateFields(db, activity)
+            return activity
+        }
+    }
+
+    public func deleteActivity(id: String, ownerID: String) async throws {
+        try await pool.domainWrite { db in
+            guard let activity = try ActivityRow.fetchOne(db, id: id) else {
+                throw BucketListStoreError.activityNotFound
+            }
+            guard activity.ownerID == ownerID else { throw BucketListStoreError.notActivityOwner }
+            // Votes, comments and entries go with it (ON DELETE CASCADE).
+            try db.execute(sql: "DELETE FROM activity WHERE id = ?", arguments: [id])
+        }
+    }
+
+    public func nearbyActivities(_ query: NearbyQuery, page: PageRequest) async throws -> Page<NearbyHit> {
+        _ = try ActivityRanking.nearbyCursor(page, query)
+        let candidates = try await pool.domainRead { db in
+            let (condition, arguments) = Self.box(center: query.center, radiusKm: query.radiusKm)
+            return try ActivityRow.fetchAll(
+                db,
+                sql: "SELECT * FROM activity a WHERE \(condition)",
+                arguments: arguments
+            )
+        }
+        return try ActivityRanking.nearbyPage(candidates, query, page: page)
+    }
+
+    public func trendingActivities(_ query: TrendingQuery) async throws -> [TrendingHit] {
+        let since = query.since.millisecondsSince1970
+        let candidates = try await pool.domainRead { db -> [(activity: Activity, votes: [CastVote])] in
+            var condition = "a.id IN (SELECT DISTINCT activityID FROM activityVote WHERE castAt >= ?)"
+            var arguments: StatementArguments = [since]
+            if let center = query.center {
+                let box = Self.box(center: center, radiusKm: query.radiusKm)
+                condition += " AND " + box.condition
+                arguments += box.arguments
+            }
+            let activities = try ActivityRow.fetchAll(
+                db,
+                sql: "SELECT * FROM activity a WHERE \(condition)",
+                arguments: arguments
+            )
+            var votes: [String: [CastVote]] = [:]
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT v.activityID, v.userID, v.value, v.castAt FROM activityVote v JOIN activity a
+                    ON a.id = v.activityID WHERE v.castAt >= ? AND \(condition)
+                    """,
+                arguments: [since] + arguments
+            )
+            for row in rows {
+                let value: Int = row["value"]
+                votes[row["activityID"], default: []].append(
+                    CastVote(
+                        userID: row["userID"],
+                        vote: value > 0 ? .up : .down,
+                        castAt: Date(millisecondsSince1970: row["castAt"])
+                    )
+                )
+            }
+            return activities.map { ($0, votes[$0.id] ?? []) }
+        }
+        return ActivityRanking.trending(candidates, query)
+    }
+
+    /// The bounding-box condition on `a.latitude`/`a.longitude` for a circle.
+    static func box(center: Coordinate, radiusKm: Double) -> (condition: String, arguments: StatementArguments) {
+        let box = Geo.boundingBox(center: center, radiusKm: radiusKm)
+        var condition = "a.latitude BETWEEN ? AND ?"
+        var arguments: StatementArguments = [box.latitude.lowerBound, box.latitude.upperBound]
+        if let longitude = box.longitude {
+            condition += " AND a.longitude BETWEEN ? AND ?"
+            arguments += [longitude.lowerBound, longitude.upperBound]
+        }
+        return (condition, arguments)
+    }
+
+    // MARK: Votes
+
+    public func setVote(activityID: String, userID: String, vote: Vote, now: Date) async throws -> Activity {
+        let now = now.millisecondsSince1970
+        return try await pool.domainWrite { db in
+            guard var activity = try ActivityRow.fetchOne(db, id: activityID) else {
+                throw BucketListStoreError.activityNotFound
+            }
+            let previous = try Int.fetchOne(
+                db,
+                sql: "SELECT value FROM activityVote WHERE activityID = ? AND userID = ?",
+                arguments: [activityID, userID]
+            )
+            let previousVote = previous.flatMap(Vote.init(rawValue:)) ?? .noVote
+            guard previousVote != vote else { return activity }
+            switch previousVote {
+            case .up: activity.upVotes -= 1
+            case .down: activity.downVotes -= 1
+            case .noVote: break
+            }
+            switch vote {
+            case .up: activity.upVotes += 1
+            case .down: activity.downVotes += 1
+            case .noVote: break
+            }
+            if vote == .noVote {
+                try db.execute(
+                    sql: "DELETE FROM activityVote WHERE activityID = ? AND userID = ?",
+                    arguments: [activityID, userID]
+                )
+            } else {
+                try db.execute(
+                    sql: """
+                        INSERT INTO activityVote (activityID, userID, value, castAt) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (activityID, userID) DO UPDATE SET value = excluded.value, castAt = excluded.castAt
+                        """,
+                    arguments: [activityID, userID, vote.rawValue, now]
+                )
+            }
+            try db.execute(
+                sql: "UPDATE activity SET upVotes = ?, downVotes = ? WHERE id = ?",
+                arguments: [activity.upVotes, activity.downVotes, activityID]
+            )
+            return activity
+        }
+    }
+
+    public func votes(userID: String, activityIDs: [String]) async throws -> [String: Vote] {
+        guard !activityIDs.isEmpty else { return [:] }
+        return try await pool.domainRead { db in
+            let placeholders = activityIDs.map { _ in "?" }.joined(separator: ", ")
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT activityID, value FROM activityVote WHERE userID = ? AND activityID IN (\(placeholders))",
+                arguments: StatementArguments([userID] + activityIDs)
+            )
+            var result: [String: Vote] = [:]
+            for row in rows {
+                let value: Int = row["value"]
+                result[row["activityID"]] = Vote(rawValue: value)
+            }
+            return result
+        }
+    }
+
+    // MARK: Comments
+
+    public func addComment(_ comment: Comment) async throws -> Comment {
+        var stored = comment
+        stored.createdAt = comment.createdAt.roundedToMilliseconds
+        let value = stored
+        return try await pool.domainWrite { db in
+            guard try ActivityRow.fetchOne(db, id: value.activityID) != nil else {
+                throw BucketListStoreError.activityNotFound
+            }
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM activityComment WHERE id = ?", arguments: [value.id]) == nil
+            else { throw BucketListStoreError.commentIDTaken }
+            try db.execute(
+                sql: "INSERT INTO activityComment (id, activityID, authorID, text, createdAt) VALUES (?, ?, ?, ?, ?)",
+                arguments: [
+                    value.id, value.activityID, value.authorID, value.text, value.createdAt.millisecondsSince1970,
+                ]
+            )
+            try db.execute(
+                sql: "UPDATE activity SET commentCount = commentCount + 1 WHERE id = ?",
+                arguments: [value.activityID]
+            )
+            return value
+        }
+    }
+
+    public func comments(activityID: String, page: PageRequest) async throws -> Page<Comment> {
+        let cursor = try BucketListPaging.cursor(page, .comments, scope: activityID)
+        let fetched = try await pool.domainRead { db in
+            guard try ActivityRow.fetchOne(db, id: activityID) != nil else {
+                throw BucketListStoreError.activityNotFound
+            }
+            var sql = "SELECT * FROM activityComment WHERE activityID = ?"
+            var arguments: StatementArguments = [activityID]
+            if let cursor {
+                sql += " AND (createdAt > ? OR (createdAt = ? AND id > ?))"
+                arguments += [cursor.t, cursor.t, cursor.i]
+            }
+            sql += " ORDER BY createdAt, id LIMIT ?"
+            arguments += [page.size + 1]
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(CommentRow.comment)
+        }
+        return BucketListPaging.makePage(fetched, .comments, scope: activityID, size: page.size) {
+            ($0.createdAt.millisecondsSince1970, $0.id)
+        }
+    }
+
+    public func deleteComment(id: String, by userID: String) async throws {
+        try await pool.domainWrite { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT c.activityID, c.authorID, a.ownerID FROM activityComment c
+                        LEFT JOIN activity a ON a.id = c.activityID WHERE c.id = ?
+                        """,
+                    arguments: [id]
+                )
+            else { throw BucketListStoreError.commentNotFound }
+            let author: String = row["authorID"]
+            let host: String? = row["ownerID"]
+            guard author == userID || host == userID else { throw BucketListStoreError.notCommentAuthor }
+            try db.execute(sql: "DELETE FROM activityComment WHERE id = ?", arguments: [id])
+            try db.execute(
+                sql: "UPDATE activity SET commentCount = commentCount - 1 WHERE id = ?",
+                arguments: [row["activityID"] as String]
+            )
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import GRDB
+
+extension SQLiteSchema {
+    // MARK: BucketList
+
+    static func registerBucketListMigrations(in migrator: inout DatabaseMigrator) {
+        // Shipped once merged: do not edit; append "bucketlist-v2" instead. Dates are INTEGER milliseconds
+        // since 1970; tags are a JSON array of strings. Vote and comment counts are kept on `activity` in the
+        // transaction of each vote or comment, so they always equal the rows of `activityVote` and
+        // `activityComment`. Deleting an activity or a list cascades to its votes, comments and entries.
+        migrator.registerMigration("bucketlist-v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE activity (
+                        id TEXT NOT NULL PRIMARY KEY,
+                        ownerID TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        description TEXT NOT NULL,
+                        placeName TEXT NOT NULL,
+                        latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+                        longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+                        startsAt INTEGER,
+                        imageID TEXT,
+                        tags TEXT NOT NULL,
+                        upVotes INTEGER NOT NULL DEFAULT 0 CHECK (upVotes >= 0),
+                        downVotes INTEGER NOT NULL DEFAULT 0 CHECK (downVotes >= 0),
+                        commentCount INTEGER NOT NULL DEFAULT 0 CHECK (commentCount >= 0),
+                        createdAt INTEGER NOT NULL,
+                        updatedAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX activity_latitude_longitude ON activity(latitude, longitude);
+                    CREATE INDEX activity_ownerID ON activity(ownerID);
+
+                    CREATE TABLE activityVote (
+                        activityID TEXT NOT NULL REFERENCES activity(id) ON DELETE CASCADE,
+                        userID TEXT NOT NULL,
+                        value INTEGER NOT NULL CHECK (value IN (-1, 1)),
+                        castAt INTEGER NOT NULL,
+                        PRIMARY KEY (activityID, userID)
+                    ) STRICT, WITHOUT ROWID;
+                    CREATE INDEX activityVote_castAt ON activityVote(castAt);
+                    CREATE INDEX activityVote_userID_activityID ON activityVote(userID, activityID);
+
+                    CREATE TABLE activityComment (
+                        id TEXT NOT NULL PRIMARY KEY,
+                        activityID TEXT NOT NULL REFERENCES activity(id) ON DELETE CASCADE,
+                        authorID TEXT NOT NULL,
+                        text TEXT NOT NULL,
+                        createdAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX activityComment_activityID_createdAt_id
+                        ON activityComment(activityID, createdAt, id);
+
+                    CREATE TABLE bucketList (
+                        id TEXT NOT NULL PRIMARY KEY,
+                        ownerID TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        nameKey TEXT NOT NULL,
+                        description TEXT NOT NULL,
+                        visibility TEXT NOT NULL CHECK (visibility IN ('public', 'private')),
+                        createdAt INTEGER NOT NULL,
+                        updatedAt INTEGER NOT NULL,
+                        UNIQUE (ownerID, nameKey)
+                    ) STRICT;
+                    CREATE INDEX bucketList_ownerID_createdAt_id ON bucketList(ownerID, createdAt, id);
+
+                    CREATE TABLE bucketListEntry (
+                        listID TEXT NOT NULL REFERENCES bucketList(id) ON DELETE CASCADE,
+                        activityID TEXT NOT NULL REFERENCES activity(id) ON DELETE CASCADE,
+                        addedAt INTEGER NOT NULL,
+                        completedAt INTEGER,
+                        note TEXT NOT NULL DEFAULT '',
+                        PRIMARY KEY (listID, activityID)
+                    ) STRICT, WITHOUT ROWID;
+                    CREATE INDEX bucketListEntry_listID_addedAt_activityID
+                        ON bucketListEntry(listID, addedAt, activityID);
+                    CREATE INDEX bucketListEntry_activityID ON bucketListEntry(activityID);
+
+                    CREATE TABLE userFollow (
+                        followerID TEXT NOT NULL,
+                        followeeID TEXT NOT NULL,
+                        followedAt INTEGER NOT NULL,
+                        PRIMARY KEY (followerID, followeeID)
+                    ) STRICT, WITHOUT ROWID;
+                    CREATE INDEX userFollow_followerID_followedAt ON userFollow(followerID, followedAt, followeeID);
+                    CREATE INDEX userFollow_followeeID_followedAt ON userFollow(followeeID, followedAt, followerID);
+                    """
+            )
+        }
+    }
+}

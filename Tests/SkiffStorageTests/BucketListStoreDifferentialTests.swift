@@ -1,0 +1,106 @@
+import Foundation
+import SkiffBucketList
+import SkiffDomain
+import SkiffSQLite
+import Testing
+
+/// The in-memory and SQLite stores side by side on seeded random data: every random nearby search (both
+/// orders, random circles and page sizes, near the antimeridian and the poles too) and every random
+/// trending query must give identical results.
+@Suite("BucketListStore differential (in-memory vs SQLite)")
+struct BucketListStoreDifferentialTests {
+    typealias F = BucketListFixture
+
+    /// Centers of clusters, including awkward ones (antimeridian, near a pole).
+    static let clusters = [
+        F.campus, Coordinate(latitude: 0.0, longitude: 179.95), Coordinate(latitude: 89.7, longitude: 10),
+        Coordinate(latitude: -33.86, longitude: 151.21),
+    ]
+
+    static func point(_ random: inout SeededGenerator) -> Coordinate {
+        let center = clusters[Int.random(in: 0..<clusters.count, using: &random)]
+        let latitude = min(90, max(-90, center.latitude + Double.random(in: -0.6...0.6, using: &random)))
+        var longitude = center.longitude + Double.random(in: -0.6...0.6, using: &random)
+        if longitude > 180 { longitude -= 360 }
+        return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    @Test("Random activities, votes and queries: identical results on both backends")
+    func equivalence() async throws {
+        var random = SeededGenerator(seed: 0xB0C4_2026)
+        let activities = (0..<250).map { index in
+            F.activity("A\(index)", point: Self.point(&random), at: Double(Int.random(in: 0..<50, using: &random)))
+        }
+        var votes: [(activityID: String, userID: String, vote: Vote, at: Double)] = []
+        for _ in 0..<1200 {
+            let activity = activities[Int.random(in: 0..<activities.count, using: &random)]
+            let vote: Vote = [.up, .up, .up, .down, .noVote][Int.random(in: 0..<5, using: &random)]
+            votes.append(
+                (
+                    activity.id, "usr_\(Int.random(in: 0..<40, using: &random))", vote,
+                    Double(Int.random(in: 0..<(20 * 86_400), using: &random))
+                )
+            )
+        }
+        votes.sort { $0.at < $1.at }
+
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let stores: [any BucketListStore] = [InMemoryBucketListStore(), database.bucketListStore()]
+        for store in stores {
+            for activity in activities { _ = try await store.createActivity(activity) }
+            for vote in votes {
+                _ = try await store.setVote(
+                    activityID: vote.activityID,
+                    userID: vote.userID,
+                    vote: vote.vote,
+                    now: F.at(vote.at)
+                )
+            }
+        }
+        for activity in activities {
+            #expect(try await stores[0].activity(id: activity.id) == stores[1].activity(id: activity.id))
+        }
+
+        var nonEmpty = 0
+        for round in 0..<80 {
+            let query = NearbyQuery(
+                center: Self.point(&random),
+                radiusKm: Double.random(in: 0.5...100, using: &random),
+                sort: Bool.random(using: &random) ? .distance : .popularity
+            )
+            let size = Int.random(in: 1...30, using: &random)
+            let memory = try await stores[0].all(pageSize: size) {
+                try await stores[0].nearbyActivities(query, page: $0)
+            }
+            let sqlite = try await stores[1].all(pageSize: size) {
+                try await stores[1].nearbyActivities(query, page: $0)
+            }
+            #expect(memory == sqlite, "round \(round): \(query)")
+            #expect(Set(memory.map(\.activity.id)).count == memory.count, "round \(round): duplicates")
+            if !memory.isEmpty { nonEmpty += 1 }
+        }
+        #expect(nonEmpty > 20)
+
+        var trendingNonEmpty = 0
+        for round in 0..<40 {
+            let now = F.at(Double(Int.random(in: 0..<(22 * 86_400), using: &random)))
+            let hours = Int.random(in: 1...720, using: &random)
+            let global = Bool.random(using: &random)
+            let query = TrendingQuery(
+                center: global ? nil : Self.point(&random),
+                radiusKm: global ? 0 : Double.random(in: 1...100, using: &random),
+                since: now.addingTimeInterval(-Double(hours) * 3600),
+                now: now,
+                limit: Int.random(in: 1...100, using: &random)
+            )
+            let memory = try await stores[0].trendingActivities(query)
+            let sqlite = try await stores[1].trendingActivities(query)
+            #expect(memory == sqlite, "round \(round): \(query)")
+            if !memory.isEmpty { trendingNonEmpty += 1 }
+        }
+        #expect(trendingNonEmpty > 10)
+    }
+}
