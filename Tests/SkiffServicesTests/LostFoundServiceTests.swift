@@ -85,6 +85,25 @@ struct LostFoundServiceTests {
             let reverse = try await client.listMatches(.with { $0.itemID = found.item.itemID }, metadata: finder.auth)
             #expect(reverse.matches.map(\.item.itemID) == [lost.item.itemID])
 
+            // The owner was told on their live feed (replayed from storage); the finder was not.
+            let chat = Skiff_Chat_V1_Chat.Client(transport: connection)
+            let told = try await chat.subscribeFeed(.init(), metadata: owner.auth) {
+                response -> Skiff_Chat_V1_LostFoundMatch? in
+                for try await event in response.messages {
+                    if case .lostFoundMatch(let match) = event.event { return match }
+                }
+                return nil
+            }
+            #expect(told?.lostItemID == lost.item.itemID)
+            #expect(told?.foundItemID == found.item.itemID)
+            #expect(told?.foundItemTitle == "Found a brown wallet")
+            #expect(told.map { abs($0.score - match.score) < 0.0001 } == true)
+            await expectStatus(.outOfRange) {
+                _ = try await chat.subscribeFeed(.with { $0.afterSequence = 1 }, metadata: finder.auth) {
+                    try await $0.messages.collect()
+                }
+            }
+
             // Guests browse without contact instructions or exact points; signed-in users see instructions.
             let guestSearch = try await client.searchItems(
                 .with {
