@@ -126,6 +126,27 @@ public struct Conversation: Hashable, Sendable {
     public mutating func setReadUpTo(_ sequence: Int64, for userID: String) {
         if userID == firstUserID { firstReadUpTo = sequence } else { secondReadUpTo = sequence }
     }
+
+    /// Appends a message from a draft: the next sequence number, the activity time, and the
+    /// sender's read mark moved to it (replying means having read). Stores call it inside their
+    /// transaction, then save both.
+    public mutating func append(_ draft: MessageDraft, at now: Date) -> ChatMessage {
+        let message = ChatMessage(
+            conversationID: id,
+            sequence: lastSequence + 1,
+            senderID: draft.senderID,
+            recipientID: draft.recipientID,
+            text: draft.text,
+            imageID: draft.imageID,
+            listingID: draft.listingID,
+            sentAt: now,
+            clientMessageID: draft.clientMessageID
+        )
+        lastSequence = message.sequence
+        lastActivityAt = now
+        setReadUpTo(message.sequence, for: draft.senderID)
+        return message
+    }
 }
 
 /// A conversation as one participant lists it.

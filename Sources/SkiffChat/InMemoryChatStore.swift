@@ -95,20 +95,7 @@ public final class InMemoryChatStore: ChatStore {
                 newID: conversationID,
                 now: now
             )
-            let message = ChatMessage(
-                conversationID: conversation.id,
-                sequence: conversation.lastSequence + 1,
-                senderID: draft.senderID,
-                recipientID: draft.recipientID,
-                text: draft.text,
-                imageID: draft.imageID,
-                listingID: draft.listingID,
-                sentAt: now,
-                clientMessageID: draft.clientMessageID
-            )
-            conversation.lastSequence = message.sequence
-            conversation.lastActivityAt = now
-            conversation.setReadUpTo(message.sequence, for: draft.senderID)
+            let message = conversation.append(draft, at: now)
             state.conversations[conversation.id] = conversation
             state.messages[conversation.id, default: []].append(message)
             if let clientID = draft.clientMessageID {

@@ -55,29 +55,17 @@ public enum ListingRules {
 
     /// A title of 1–80 characters after trimming.
     public static func validateTitle(_ title: String) throws(DomainError) -> String {
-        let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else {
-            throw DomainError(.invalidArgument, "title is empty: give the item a title of 1 to 80 characters.")
-        }
-        guard trimmed.count <= titleLength.upperBound else {
-            throw DomainError(
-                .invalidArgument,
-                "title has \(trimmed.count) characters: shorten it to at most \(titleLength.upperBound)."
-            )
-        }
-        return trimmed
+        try TextRules.trimmed(
+            title,
+            field: "title",
+            length: titleLength,
+            emptyHint: "give the item a title of 1 to 80 characters"
+        )
     }
 
     /// A description of at most 2000 characters (trimmed).
     public static func validateDescription(_ description: String) throws(DomainError) -> String {
-        let trimmed = description.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.count <= descriptionMaximumLength else {
-            throw DomainError(
-                .invalidArgument,
-                "description has \(trimmed.count) characters: shorten it to at most \(descriptionMaximumLength)."
-            )
-        }
-        return trimmed
+        try TextRules.trimmed(description, field: "description", length: 0...descriptionMaximumLength)
     }
 
     /// A price of 0 cents (free) or more.

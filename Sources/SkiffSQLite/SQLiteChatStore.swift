@@ -39,20 +39,7 @@ public struct SQLiteChatStore: ChatStore {
                 newID: conversationID,
                 now: now
             )
-            let message = ChatMessage(
-                conversationID: conversation.id,
-                sequence: conversation.lastSequence + 1,
-                senderID: draft.senderID,
-                recipientID: draft.recipientID,
-                text: draft.text,
-                imageID: draft.imageID,
-                listingID: draft.listingID,
-                sentAt: now,
-                clientMessageID: draft.clientMessageID
-            )
-            conversation.lastSequence = message.sequence
-            conversation.lastActivityAt = now
-            conversation.setReadUpTo(message.sequence, for: draft.senderID)
+            let message = conversation.append(draft, at: now)
             try Self.save(db, conversation)
             try db.execute(
                 sql: """

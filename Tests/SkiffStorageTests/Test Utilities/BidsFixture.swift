@@ -6,21 +6,7 @@ import SkiffSQLite
 /// Runs `body` with a fresh, empty bids store of the given kind (a new SQLite file in a temporary
 /// directory for `.sqlite`, removed afterwards).
 func withBidsStore(_ kind: StoreKind, _ body: (any BidsStore) async throws -> Void) async throws {
-    switch kind {
-    case .inMemory:
-        try await body(InMemoryBidsStore())
-    case .sqlite:
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
-        do {
-            try await body(database.bidsStore())
-        } catch {
-            try? database.close()
-            throw error
-        }
-        try database.close()
-    }
+    try await withStore(kind, memory: { InMemoryBidsStore() }, sqlite: { $0.bidsStore() }, body)
 }
 
 /// Builders and steps for bids-store tests.

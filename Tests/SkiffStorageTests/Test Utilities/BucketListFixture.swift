@@ -9,21 +9,7 @@ func withBucketListStore(
     _ kind: StoreKind,
     _ body: (any BucketListStore) async throws -> Void
 ) async throws {
-    switch kind {
-    case .inMemory:
-        try await body(InMemoryBucketListStore())
-    case .sqlite:
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
-        do {
-            try await body(database.bucketListStore())
-        } catch {
-            try? database.close()
-            throw error
-        }
-        try database.close()
-    }
+    try await withStore(kind, memory: { InMemoryBucketListStore() }, sqlite: { $0.bucketListStore() }, body)
 }
 
 /// Builders for BucketList test data.

@@ -5,21 +5,7 @@ import SkiffSQLite
 
 /// Runs `body` with a fresh, empty chat store of the given kind.
 func withChatStore(_ kind: StoreKind, _ body: (any ChatStore) async throws -> Void) async throws {
-    switch kind {
-    case .inMemory:
-        try await body(InMemoryChatStore())
-    case .sqlite:
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
-        do {
-            try await body(database.chatStore())
-        } catch {
-            try? database.close()
-            throw error
-        }
-        try database.close()
-    }
+    try await withStore(kind, memory: { InMemoryChatStore() }, sqlite: { $0.chatStore() }, body)
 }
 
 extension ChatStore {

@@ -9,21 +9,7 @@ func withListingsStore(
     _ kind: StoreKind,
     _ body: (any ListingsStore) async throws -> Void
 ) async throws {
-    switch kind {
-    case .inMemory:
-        try await body(InMemoryListingsStore())
-    case .sqlite:
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
-        do {
-            try await body(database.listingsStore())
-        } catch {
-            try? database.close()
-            throw error
-        }
-        try database.close()
-    }
+    try await withStore(kind, memory: { InMemoryListingsStore() }, sqlite: { $0.listingsStore() }, body)
 }
 
 /// A small deterministic random number generator (SplitMix64), for reproducible corpora.

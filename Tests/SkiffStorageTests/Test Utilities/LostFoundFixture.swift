@@ -9,21 +9,7 @@ func withLostFoundStore(
     _ kind: StoreKind,
     _ body: (any LostFoundStore) async throws -> Void
 ) async throws {
-    switch kind {
-    case .inMemory:
-        try await body(InMemoryLostFoundStore())
-    case .sqlite:
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
-        do {
-            try await body(database.lostFoundStore())
-        } catch {
-            try? database.close()
-            throw error
-        }
-        try database.close()
-    }
+    try await withStore(kind, memory: { InMemoryLostFoundStore() }, sqlite: { $0.lostFoundStore() }, body)
 }
 
 /// Builders for lost-and-found test data.

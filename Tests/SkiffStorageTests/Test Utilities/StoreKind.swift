@@ -27,27 +27,38 @@ struct TemporaryDirectory {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
-/// Runs `body` with a fresh, empty accounts store of the given kind: a new in-memory store, or a new
-/// SQLite file in a fresh temporary directory (removed afterwards).
-func withAccountsStore(
+/// Runs `body` with a fresh, empty store of the given kind: `memory()`, or the store `sqlite` opens
+/// on a new SQLite file in a fresh temporary directory (closed and removed afterwards).
+func withStore<Store>(
     _ kind: StoreKind,
-    _ body: (any AccountsStore) async throws -> Void
+    memory: () -> Store,
+    sqlite: (SQLiteDatabase) -> Store,
+    _ body: (Store) async throws -> Void
 ) async throws {
     switch kind {
     case .inMemory:
-        try await body(InMemoryAccountsStore())
+        try await body(memory())
     case .sqlite:
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
         do {
-            try await body(database.accountsStore())
+            try await body(sqlite(database))
         } catch {
             try? database.close()
             throw error
         }
         try database.close()
     }
+}
+
+/// Runs `body` with a fresh, empty accounts store of the given kind: a new in-memory store, or a new
+/// SQLite file in a fresh temporary directory (removed afterwards).
+func withAccountsStore(
+    _ kind: StoreKind,
+    _ body: (any AccountsStore) async throws -> Void
+) async throws {
+    try await withStore(kind, memory: { InMemoryAccountsStore() }, sqlite: { $0.accountsStore() }, body)
 }
 
 /// Builders for test data. Dates are millisecond-aligned unless a test is about rounding.
