@@ -65,6 +65,11 @@ extension BidsService {
             }
         } catch {
             try? await store.releaseAcceptance(claim)
+            if let error = error as? DomainError, error == BidsStoreError.listingSold {
+                // The seller closed the listing meanwhile; Listings' CloseListing left this bid to its
+                // acceptance, so settle it (and any other live bid) now.
+                await rejectBidsOfClosedListing(bid.listingID)
+            }
             throw error
         }
         // The listing is sold: from here on the sale must be recorded.

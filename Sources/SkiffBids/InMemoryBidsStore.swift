@@ -134,6 +134,21 @@ public final class InMemoryBidsStore: BidsStore {
         }
     }
 
+    public func closeListing(listingID: String, reason: String, now: Date) async throws -> Recorded<[Bid]> {
+        let now = now.roundedToMilliseconds
+        return state.withLock { state in
+            let changes = BidLifecycle.close(
+                liveBids: state.liveBids(listingID: listingID),
+                claimedBidID: state.liveClaim(listingID, now: now)?.bidID,
+                listingSold: state.saleByListing[listingID] != nil,
+                reason: reason,
+                now: now
+            )
+            for change in changes { state.bids[change.bid.id] = change.bid }
+            return Recorded(changes.map(\.bid), events: state.record(changes.flatMap(\.events), now: now))
+        }
+    }
+
     // MARK: Acceptance
 
     public func claimAcceptance(

@@ -152,7 +152,8 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
             guard let event = transition.event else {
                 throw DomainError(.failedPrecondition, "The listing is no longer for sale.")
             }
-            try? await bids.listingClosed(listingID: request.listingID, status: .sold)
+            // No `bids.listingClosed` here: the caller is Bids accepting a bid, and its acceptance
+            // settles the listing's other bids (SUPERSEDED) in the same transaction as the sale.
             await publish(event)
             return .with { $0.listing = transition.listing.proto(viewerID: transition.listing.sellerID) }
         }

@@ -102,6 +102,21 @@ public struct SQLiteBidsStore: BidsStore {
         }
     }
 
+    public func closeListing(listingID: String, reason: String, now: Date) async throws -> Recorded<[Bid]> {
+        let now = now.roundedToMilliseconds
+        return try await pool.domainWrite { db in
+            let changes = BidLifecycle.close(
+                liveBids: try Self.liveBids(db, listingID),
+                claimedBidID: try Self.liveClaim(db, listingID, now: now)?.bidID,
+                listingSold: try Self.listingSold(db, listingID),
+                reason: reason,
+                now: now
+            )
+            for change in changes { try BidRecord(change.bid).update(db) }
+            return Recorded(changes.map(\.bid), events: try Self.record(db, changes.flatMap(\.events), now: now))
+        }
+    }
+
     // MARK: Acceptance
 
     public func claimAcceptance(

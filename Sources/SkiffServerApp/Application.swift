@@ -67,6 +67,16 @@ public struct Application: Sendable {
         case .sqlite(let path): bidsStore = try database(path).bidsStore()
         }
 
+        // Services in this process call each other through their typed clients over an
+        // in-process transport that runs the same interceptors as the server. Listings and Bids
+        // call each other, so the transport is bound once both exist.
+        let serviceToken = options.serviceToken ?? SecretToken.generate().value
+        let authentication = AuthenticationInterceptor(
+            authenticator: AccountsAuthenticator(store: accountsStore),
+            serviceToken: serviceToken
+        )
+        let inProcess = LateBoundTransport()
+
         let mailer = OutboxMailer(logger: logger)
         var accountsConfiguration = AccountsConfiguration()
         accountsConfiguration.allowedEmailDomains = options.emailDomains
@@ -78,16 +88,11 @@ public struct Application: Sendable {
             configuration: accountsConfiguration
         )
 
-        let listings = ListingsService(store: listingsStore)
-
-        // Services in this process call each other through their typed clients over an
-        // in-process transport that runs the same interceptors as the server.
-        let serviceToken = SecretToken.generate().value
-        let authentication = AuthenticationInterceptor(
-            authenticator: AccountsAuthenticator(store: accountsStore),
-            serviceToken: serviceToken
+        let listings = ListingsService(
+            store: listingsStore,
+            bids: BidsClientListingBids(transport: inProcess, serviceToken: serviceToken)
         )
-        let inProcess = InProcessTransport(services: [listings], interceptors: [authentication])
+
         let bids = BidsService(
             store: bidsStore,
             listings: ListingsClientDirectory(transport: inProcess, serviceToken: serviceToken),
@@ -96,6 +101,7 @@ public struct Application: Sendable {
             onSaleCompleted: { sale in _ = try await accountsStore.incrementItemsSold(accountID: sale.sellerID) },
             logger: logger
         )
+        inProcess.bind(InProcessTransport(services: [accounts, listings, bids], interceptors: [authentication]))
 
         var services: [any RegistrableService] = [accounts, listings, bids]
         if options.enableTestService { services.append(TestService()) }

@@ -69,14 +69,20 @@ struct BidsServiceSalesTests {
         )
         await expectStatus(.failedPrecondition) { _ = try await h.accept(ann.bidID) }
         let bob = try await h.bid("bob", 2_600)
-        // The seller withdrew the listing in Listings: markSold fails, the claim is released.
+        // The seller withdrew the listing in Listings: markSold fails, the claim is released, and the bids
+        // left live on the closed listing are rejected (a held claim would have kept Bob's bid PENDING).
         h.listings.setStatus("lst_jacket", .withdrawn)
         await expectStatus(.failedPrecondition, "The listing is no longer for sale.") {
             _ = try await h.accept(bob.bidID)
         }
-        #expect(try await h.store.bid(id: bob.bidID)?.state == .pending)
-        _ = try await h.client.withdrawBid(.with { $0.bidID = bob.bidID }, metadata: H.auth("bob"))
-        await expectStatus(.aborted) { _ = try await h.accept(bob.bidID) }
+        for id in [ann.bidID, bob.bidID] {
+            let settled = try await h.store.bid(id: id)
+            #expect(settled?.state == .rejected)
+            #expect(settled?.rejectionReason == BidsService.closedReason)
+        }
+        await expectStatus(.failedPrecondition, "The bid is rejected, so it cannot be accepted.") {
+            _ = try await h.accept(bob.bidID)
+        }
         #expect(h.conversations.opened.isEmpty)
     }
 

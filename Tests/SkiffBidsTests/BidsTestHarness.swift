@@ -37,11 +37,21 @@ struct BidsTestHarness {
         for user in Self.users { tokens["tok-\(user)"] = "usr_\(user)" }
         let transport = InProcessTransport(
             services: [service],
-            interceptors: [AuthenticationInterceptor(authenticator: DictionaryAuthenticator(users: tokens))]
+            interceptors: [
+                AuthenticationInterceptor(
+                    authenticator: DictionaryAuthenticator(users: tokens),
+                    serviceToken: Self.serviceToken
+                )
+            ]
         )
         client = Skiff_Bids_V1_Bids.Client(transport: transport)
         listings.put(Self.listing())
     }
+
+    /// The token other Skiff services call with.
+    static let serviceToken = "svc-token-for-bids-tests"
+    /// The metadata of a call by another Skiff service.
+    static let serviceAuth: Metadata = ["authorization": .string("Bearer \(serviceToken)")]
 
     /// The metadata of a call by `user` ("ann" → `usr_ann`).
     static func auth(_ user: String) -> Metadata { ["authorization": .string("Bearer tok-\(user)")] }

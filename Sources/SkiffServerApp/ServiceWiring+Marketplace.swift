@@ -1,0 +1,91 @@
+import SkiffAPI
+import SkiffAccounts
+import SkiffBids
+import SkiffCore
+import SkiffDomain
+import SkiffListings
+import SwiftProtobuf
+import Synchronization
+
+/// Listings' view of Bids, through the generated Bids client with the service token: in process
+/// here, over Skiff/TCP when the services are deployed apart.
+struct BidsClientListingBids: ListingBids {
+    let client: Skiff_Bids_V1_Bids.Client
+
+    init(transport: any ClientTransport, serviceToken: String) {
+        self.client = Skiff_Bids_V1_Bids.Client(
+            transport: InterceptedTransport(
+                transport,
+                interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
+            )
+        )
+    }
+
+    func hasPendingBids(listingID: String) async throws -> Bool {
+        try await client.countPendingBids(.with { $0.listingID = listingID }).count > 0
+    }
+
+    func listingClosed(listingID: String, status: SkiffListings.ListingStatus) async throws {
+        let closure: Skiff_Bids_V1_ListingClosure
+        switch status {
+        case .sold: closure = .sold
+        case .withdrawn: closure = .withdrawn
+        case .active: return
+        }
+        _ = try await client.closeListing(
+            .with {
+                $0.listingID = listingID
+                $0.closure = closure
+            }
+        )
+    }
+}
+
+/// A client transport bound after construction, to break the cycle of services that call each
+/// other: each service is built with this transport, then it is bound to an ``InProcessTransport``
+/// over all of them. A call before ``bind(_:)`` fails with UNAVAILABLE.
+///
+/// The services and the transport refer to each other for the life of the process (the same
+/// graph a server holds anyway).
+final class LateBoundTransport: ClientTransport {
+    private let target = Mutex<(any ClientTransport)?>(nil)
+
+    /// Sets the transport every call goes to.
+    func bind(_ transport: any ClientTransport) {
+        target.withLock { $0 = transport }
+    }
+
+    private func bound() throws -> any ClientTransport {
+        guard let transport = target.withLock({ $0 }) else {
+            throw RPCError(code: .unavailable, message: "The in-process services are not wired yet.")
+        }
+        return transport
+    }
+
+    func unary<Request: Message, Response: Message>(
+        _ method: MethodDescriptor,
+        request: Request,
+        options: CallOptions,
+        responseType: Response.Type
+    ) async throws -> ClientResponse<Response> {
+        try await bound().unary(method, request: request, options: options, responseType: responseType)
+    }
+
+    func streaming<Request: Message, Response: Message, Result: Sendable>(
+        _ method: MethodDescriptor,
+        options: CallOptions,
+        requestType: Request.Type,
+        responseType: Response.Type,
+        requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
+        body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await bound().streaming(
+            method,
+            options: options,
+            requestType: requestType,
+            responseType: responseType,
+            requests: requests,
+            body: body
+        )
+    }
+}
