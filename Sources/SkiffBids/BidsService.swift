@@ -31,6 +31,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     let time: any TimeSource
     let onSaleCompleted: @Sendable (Sale) async throws -> Void
     let logger: Logger
+    let placeBidLimiter: UserRateLimiter
 
     /// Creates the service.
     ///
@@ -44,6 +45,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     ///   - onSaleCompleted: Called once per sale, when it completes (e.g. to count the seller's items
     ///     sold). Its failure is logged, not returned: the sale is completed either way.
     ///   - logger: For failures that do not fail the call.
+    ///   - configuration: Rate limits.
     public init(
         store: any BidsStore,
         listings: any ListingDirectory,
@@ -52,7 +54,8 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         hub: BidEventHub = BidEventHub(),
         time: any TimeSource = SystemTimeSource(),
         onSaleCompleted: @escaping @Sendable (Sale) async throws -> Void = { _ in },
-        logger: Logger = Logger(label: "skiff.bids")
+        logger: Logger = Logger(label: "skiff.bids"),
+        configuration: BidsConfiguration = .defaults
     ) {
         self.store = store
         self.listings = listings
@@ -62,6 +65,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         self.time = time
         self.onSaleCompleted = onSaleCompleted
         self.logger = logger
+        self.placeBidLimiter = UserRateLimiter(configuration.placeBidLimit, what: "bids placed")
     }
 
     // MARK: Bidding
@@ -79,6 +83,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             throw DomainError(.invalidArgument, "request_id must be at most \(Self.requestIDMaximumLength) characters.")
         }
         let requestID = request.requestID.isEmpty ? nil : request.requestID
+        try placeBidLimiter.acquire(userID: user.id, now: time.now())
         // A retry answers with the first bid even if the listing has changed since.
         if let requestID, let earlier = try await store.bid(bidderID: user.id, requestID: requestID) {
             guard earlier.listingID == listingID, earlier.amountCents == request.amountCents else {

@@ -17,6 +17,20 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
     let configuration: ListingsConfiguration
     /// The live change feed (exposed for tests and for other in-process services).
     public let broadcaster: ChangeBroadcaster
+    let limits: WriteLimits
+
+    /// The per-user rate limits of the configuration.
+    struct WriteLimits: Sendable {
+        let createListing: UserRateLimiter
+        let uploadImage: UserRateLimiter
+        let saveListing: UserRateLimiter
+
+        init(_ configuration: ListingsConfiguration) {
+            createListing = UserRateLimiter(configuration.createListingLimit, what: "listings posted")
+            uploadImage = UserRateLimiter(configuration.uploadImageLimit, what: "images uploaded")
+            saveListing = UserRateLimiter(configuration.saveListingLimit, what: "listings saved")
+        }
+    }
 
     /// Creates the service.
     ///
@@ -36,6 +50,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         self.time = time
         self.configuration = configuration
         self.broadcaster = ChangeBroadcaster(bufferSize: configuration.watcherBufferSize)
+        self.limits = WriteLimits(configuration)
     }
 
     // MARK: Listings
@@ -53,6 +68,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         guard requestID.utf8.count <= 128 else {
             throw DomainError(.invalidArgument, "request_id is too long: use at most 128 characters (e.g. a UUID).")
         }
+        try limits.createListing.acquire(userID: user.id, now: time.now())
         let listing = Listing(id: EntityID.make(.listing), sellerID: user.id, fields: fields, createdAt: time.now())
         let created = try await store.createListing(listing, requestID: requestID.isEmpty ? nil : requestID)
         return .with { $0.listing = created.proto(viewerID: user.id) }

@@ -88,10 +88,16 @@ public struct Application: Sendable {
             configuration: accountsConfiguration
         )
 
+        var listingsConfiguration = ListingsConfiguration.defaults
+        listingsConfiguration.scaleRateLimits(by: options.rateLimitScale)
         let listings = ListingsService(
             store: listingsStore,
-            bids: BidsClientListingBids(transport: inProcess, serviceToken: serviceToken)
+            bids: BidsClientListingBids(transport: inProcess, serviceToken: serviceToken),
+            configuration: listingsConfiguration
         )
+
+        var bidsConfiguration = BidsConfiguration.defaults
+        bidsConfiguration.scaleRateLimits(by: options.rateLimitScale)
 
         let bids = BidsService(
             store: bidsStore,
@@ -99,7 +105,8 @@ public struct Application: Sendable {
             conversations: NoChatYet(),
             paymentHandles: AccountsPaymentHandles(store: accountsStore),
             onSaleCompleted: { sale in _ = try await accountsStore.incrementItemsSold(accountID: sale.sellerID) },
-            logger: logger
+            logger: logger,
+            configuration: bidsConfiguration
         )
         inProcess.bind(InProcessTransport(services: [accounts, listings, bids], interceptors: [authentication]))
 

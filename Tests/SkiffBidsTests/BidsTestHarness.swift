@@ -21,7 +21,7 @@ struct BidsTestHarness {
     let completed = CompletedSales()
     let client: Skiff_Bids_V1_Bids.Client
 
-    init() {
+    init(configuration: BidsConfiguration = .defaults) {
         let completed = self.completed
         let service = BidsService(
             store: store,
@@ -31,7 +31,8 @@ struct BidsTestHarness {
             hub: hub,
             time: time,
             onSaleCompleted: { sale in completed.append(sale.id) },
-            logger: Logger(label: "skiff.bids.test") { _ in SwiftLogNoOpLogHandler() }
+            logger: Logger(label: "skiff.bids.test") { _ in SwiftLogNoOpLogHandler() },
+            configuration: configuration
         )
         var tokens: [String: String] = [:]
         for user in Self.users { tokens["tok-\(user)"] = "usr_\(user)" }
