@@ -42,6 +42,9 @@ public protocol AccountsStore: Sendable {
     @discardableResult
     func incrementItemsSold(accountID: String) async throws -> Int
 
+    /// The image ids that accounts use as profile pictures (images Listings must keep).
+    func avatarImageIDs() async throws -> Set<String>
+
     // MARK: One-time tokens and passwords
 
     /// Stores a one-time token (e-mail verification or password reset).

@@ -67,6 +67,10 @@ public final class InMemoryAccountsStore: AccountsStore {
         }
     }
 
+    public func avatarImageIDs() async throws -> Set<String> {
+        state.withLock { state in Set(state.accounts.values.compactMap(\.avatarImageID)) }
+    }
+
     // MARK: One-time tokens and passwords
 
     public func insertOneTimeToken(_ token: OneTimeToken) async throws {

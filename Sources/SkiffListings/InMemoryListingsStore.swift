@@ -181,6 +181,18 @@ public final class InMemoryListingsStore: ListingsStore {
         state.withLock { $0.images[id] }
     }
 
+    public func deleteUnattachedImages(uploadedBefore date: Date, keeping: Set<String>) async throws -> Int {
+        let cutoff = date.roundedToMilliseconds
+        return state.withLock { state in
+            let attached = Set(state.listings.values.flatMap(\.imageIDs))
+            let doomed = state.images.values.filter { image in
+                image.createdAt < cutoff && !attached.contains(image.id) && !keeping.contains(image.id)
+            }
+            for image in doomed { state.images[image.id] = nil }
+            return doomed.count
+        }
+    }
+
     // MARK: Saved listings
 
     public func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing {

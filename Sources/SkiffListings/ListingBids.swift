@@ -25,6 +25,8 @@ public struct ListingsConfiguration: Hashable, Sendable {
     public var changeRetention: Duration = .seconds(7 * 24 * 3600)
     /// The most undelivered changes one watcher may have before it is cut off.
     public var watcherBufferSize = 256
+    /// How long an uploaded image no listing uses is kept (24 hours); housekeeping deletes it after.
+    public var unattachedImageLifetime: Duration = .seconds(24 * 3600)
     /// The size of DownloadImage chunks (64 KiB).
     public var downloadChunkSize = 64 * 1024
     /// The most saved listings per user.

@@ -76,6 +76,14 @@ public protocol ListingsStore: Sendable {
     /// The image with this id, bytes included, or `nil`.
     func image(id: String) async throws -> StoredImage?
 
+    /// Deletes the images uploaded before `date` that no listing (in any status) uses and that are not in
+    /// `keeping` (e.g. profile pictures): uploads that were never attached, or were taken off their listing
+    /// (housekeeping, 24 hours after the upload).
+    ///
+    /// - Returns: How many images were deleted.
+    @discardableResult
+    func deleteUnattachedImages(uploadedBefore date: Date, keeping: Set<String>) async throws -> Int
+
     // MARK: Saved listings
 
     /// Saves a listing for a user; saving it again keeps the first `savedAt`.

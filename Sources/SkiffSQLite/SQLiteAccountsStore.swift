@@ -69,6 +69,12 @@ public struct SQLiteAccountsStore: AccountsStore {
         }
     }
 
+    public func avatarImageIDs() async throws -> Set<String> {
+        try await pool.domainRead { db in
+            Set(try String.fetchAll(db, sql: "SELECT avatarImageID FROM account WHERE avatarImageID IS NOT NULL"))
+        }
+    }
+
     // MARK: One-time tokens and passwords
 
     public func insertOneTimeToken(_ token: OneTimeToken) async throws {

@@ -132,6 +132,15 @@ public struct Application: Sendable {
         self.housekeeping = Housekeeping(
             jobs: [
                 .init(name: "expired sessions and tokens") { try await accountsStore.deleteExpired(now: Date()) },
+                .init(name: "uploaded images no listing uses, after 24 hours") {
+                    let lifetime = ListingsConfiguration.defaults.unattachedImageLifetime.components.seconds
+                    // Profile pictures are uploaded images too: keep Accounts' avatars. Read from Accounts'
+                    // store, so this job needs both services in this process (an Accounts RPC would lift that).
+                    return try await listingsStore.deleteUnattachedImages(
+                        uploadedBefore: Date().addingTimeInterval(-TimeInterval(lifetime)),
+                        keeping: try await accountsStore.avatarImageIDs()
+                    )
+                },
                 .init(name: "listing changes past the replay window") {
                     let retention = ListingsConfiguration.defaults.changeRetention.components.seconds
                     return try await listingsStore.pruneChanges(
