@@ -15,6 +15,7 @@ public enum SQLiteSchema {
         registerAccountsMigrations(in: &migrator)
         registerListingsMigrations(in: &migrator)
         registerBidsMigrations(in: &migrator)
+        registerAccountsSalesMigration(in: &migrator)
         return migrator
     }
 
@@ -86,6 +87,26 @@ public enum SQLiteSchema {
                     ) STRICT;
                     CREATE INDEX report_reportedID_createdAt_id ON report(reportedID, createdAt, id);
                     CREATE INDEX report_reporterID ON report(reporterID);
+                    """
+            )
+        }
+    }
+
+    // MARK: Later migrations, in the order they shipped
+
+    static func registerAccountsSalesMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. The completed sales counted in `account.itemsSold`, so that recording a
+        // sale again (a retried RecordCompletedSale) does not count it twice. Sales recorded before this
+        // migration are in `itemsSold` but not here.
+        migrator.registerMigration("accounts-v2") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE completedSale (
+                        saleID TEXT NOT NULL PRIMARY KEY,
+                        sellerID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        recordedAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX completedSale_sellerID ON completedSale(sellerID);
                     """
             )
         }

@@ -84,7 +84,7 @@ public struct Application: Sendable {
             store: accountsStore,
             hasher: PasswordHasher(rounds: options.passwordHashRounds),
             mailer: mailer,
-            sales: BidsSaleDirectory(store: bidsStore),
+            sales: BidsClientSaleDirectory(transport: inProcess, serviceToken: serviceToken),
             configuration: accountsConfiguration
         )
 
@@ -96,6 +96,7 @@ public struct Application: Sendable {
             configuration: listingsConfiguration
         )
 
+        let accountsClient = AccountsClientPaymentHandles(transport: inProcess, serviceToken: serviceToken)
         var bidsConfiguration = BidsConfiguration.defaults
         bidsConfiguration.scaleRateLimits(by: options.rateLimitScale)
 
@@ -103,8 +104,8 @@ public struct Application: Sendable {
             store: bidsStore,
             listings: ListingsClientDirectory(transport: inProcess, serviceToken: serviceToken),
             conversations: NoChatYet(),
-            paymentHandles: AccountsPaymentHandles(store: accountsStore),
-            onSaleCompleted: { sale in _ = try await accountsStore.incrementItemsSold(accountID: sale.sellerID) },
+            paymentHandles: accountsClient,
+            onSaleCompleted: { sale in try await accountsClient.recordCompletedSale(sale) },
             logger: logger,
             configuration: bidsConfiguration
         )

@@ -89,3 +89,69 @@ final class LateBoundTransport: ClientTransport {
         )
     }
 }
+
+/// Bids' view of Accounts, through the generated Accounts client with the service token: the
+/// sellers' payment handles shown on sales.
+struct AccountsClientPaymentHandles: PaymentHandleDirectory {
+    let client: Skiff_Accounts_V1_Accounts.Client
+
+    init(transport: any ClientTransport, serviceToken: String) {
+        self.client = Skiff_Accounts_V1_Accounts.Client(
+            transport: InterceptedTransport(
+                transport,
+                interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
+            )
+        )
+    }
+
+    func paymentHandle(userID: String) async throws -> String? {
+        do {
+            let handle = try await client.getPaymentHandle(.with { $0.userID = userID }).paymentHandle
+            return handle.isEmpty ? nil : handle
+        } catch let error as RPCError where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// Records a completed sale in Accounts (the seller's items sold). Idempotent per sale, so a
+    /// retry after a lost answer does not count the sale twice.
+    func recordCompletedSale(_ sale: Sale) async throws {
+        _ = try await client.recordCompletedSale(
+            .with {
+                $0.saleID = sale.id
+                $0.sellerID = sale.sellerID
+            }
+        )
+    }
+}
+
+/// Accounts' view of Bids' sales (to accept a rating), through the generated Bids client with the
+/// service token, which may read any sale.
+struct BidsClientSaleDirectory: SaleDirectory {
+    let client: Skiff_Bids_V1_Bids.Client
+
+    init(transport: any ClientTransport, serviceToken: String) {
+        self.client = Skiff_Bids_V1_Bids.Client(
+            transport: InterceptedTransport(
+                transport,
+                interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
+            )
+        )
+    }
+
+    func sale(id: String) async throws -> SaleSummary? {
+        let sale: Skiff_Bids_V1_Sale
+        do {
+            sale = try await client.getSale(.with { $0.saleID = id }).sale
+        } catch let error as RPCError where error.code == .notFound || error.code == .invalidArgument {
+            return nil
+        }
+        let completed = sale.state == .completed && sale.hasReceipt
+        return SaleSummary(
+            id: sale.saleID,
+            buyerID: sale.buyerID,
+            sellerID: sale.sellerID,
+            completedAt: completed ? sale.receipt.completedAt.date : nil
+        )
+    }
+}

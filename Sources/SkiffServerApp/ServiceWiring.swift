@@ -48,12 +48,3 @@ struct ListingsClientDirectory: ListingDirectory {
 struct NoChatYet: ConversationOpener {
     func openConversation(buyerID: String, sellerID: String, listingID: String) async throws -> String { "" }
 }
-
-/// The seller's payment handle for a sale's buyer. Accounts has no RPC that reveals it to another
-/// user, so the composition root reads it from the Accounts store (see the issue notes).
-struct AccountsPaymentHandles: PaymentHandleDirectory {
-    let store: any AccountsStore
-    func paymentHandle(userID: String) async throws -> String? {
-        try await store.account(id: userID)?.paymentHandle
-    }
-}

@@ -1,6 +1,5 @@
 import Foundation
 import SkiffAPI
-import SkiffAccounts
 import SkiffBids
 import SkiffCore
 import SkiffDomain
@@ -144,13 +143,13 @@ struct BidsServiceSalesTests {
         #expect(try await confirm("seller") == done)
         #expect(try await confirm("ann") == done)
         #expect(h.completed.all == [sale.saleID])
-        // Accounts sees the completed sale through the directory.
-        let summary = try await BidsSaleDirectory(store: h.store).sale(id: sale.saleID)
-        #expect(
-            summary
-                == SaleSummary(id: sale.saleID, buyerID: "usr_ann", sellerID: "usr_seller", completedAt: h.time.now())
-        )
-        #expect(try await BidsSaleDirectory(store: h.store).sale(id: "sale_x") == nil)
+        // Accounts sees the completed sale through GetSale with the service token.
+        let seen = try await h.client.getSale(.with { $0.saleID = sale.saleID }, metadata: H.serviceAuth).sale
+        #expect(seen.buyerID == "usr_ann" && seen.sellerID == "usr_seller")
+        #expect(seen.receipt.completedAt.date == h.time.now())
+        await expectStatus(.notFound) {
+            _ = try await h.client.getSale(.with { $0.saleID = "sale_x" }, metadata: H.serviceAuth)
+        }
     }
 
     @Test("GetSale: parties only; a conversation that failed to open is opened later")

@@ -159,6 +159,12 @@ struct ListingBidsSocketTests {
             _ = try await listings.markSold(.with { $0.listingID = lamp.listingID }, metadata: seller.auth)
             #expect(try await Self.myBid(bids, bob.auth, bobBid.bidID)?.state == .accepted)
             #expect(try await Self.myBid(bids, ann.auth, annBid.bidID)?.state == .superseded)
+            // A service reads any sale; a user only their own.
+            let sale = try await bids.getSale(.with { $0.saleID = accepted.sale.saleID }, metadata: serviceAuth).sale
+            #expect(sale.buyerID == bob.id)
+            await expectStatus(.permissionDenied) {
+                _ = try await bids.getSale(.with { $0.saleID = accepted.sale.saleID }, metadata: ann.auth)
+            }
         }
     }
 

@@ -253,7 +253,8 @@ public enum Skiff_Bids_V1_Bids {
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a bad page token.
         func listMySales(request: Skiff_Bids_V1_ListMySalesRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Bids_V1_ListMySalesResponse
 
-        /// One sale, for its buyer or seller.
+        /// One sale, for its buyer or seller. Other Skiff services (calling with the service token, e.g.
+        /// Accounts checking a sale before accepting a rating) may read any sale.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for an empty `sale_id`; NOT_FOUND;
         /// PERMISSION_DENIED when the caller is not a party to the sale.
@@ -504,7 +505,8 @@ public enum Skiff_Bids_V1_Bids {
             ).message
         }
 
-        /// One sale, for its buyer or seller.
+        /// One sale, for its buyer or seller. Other Skiff services (calling with the service token, e.g.
+        /// Accounts checking a sale before accepting a rating) may read any sale.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for an empty `sale_id`; NOT_FOUND;
         /// PERMISSION_DENIED when the caller is not a party to the sale.
