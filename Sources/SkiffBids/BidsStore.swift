@@ -43,7 +43,8 @@ public protocol BidsStore: Sendable {
 
     /// A listing left the market outside the bid flow: its live bids are REJECTED with `reason` and each
     /// bidder is notified; see ``BidLifecycle/close(liveBids:claimedBidID:listingSold:reason:now:)``.
-    /// Closing again rejects nothing more.
+    /// Closing again rejects nothing more. The listing stays closed: a bid placed on it afterwards (one
+    /// that raced the close) fails like a bid on a sold listing.
     ///
     /// - Returns: The bids rejected, ordered by id, with their events.
     func closeListing(listingID: String, reason: String, now: Date) async throws -> Recorded<[Bid]>

@@ -20,6 +20,8 @@ public final class InMemoryBidsStore: BidsStore {
         var saleByListing: [String: String] = [:]
         var claims: [String: ClaimRow] = [:]
         var events: [String: [BidEvent]] = [:]
+        /// Listings closed outside the bid flow (``BidsStore/closeListing(listingID:reason:now:)``).
+        var closedListings: Set<String> = []
 
         static func requestKey(_ bidderID: String, _ requestID: String) -> String { bidderID + "\n" + requestID }
 
@@ -69,7 +71,7 @@ public final class InMemoryBidsStore: BidsStore {
                 requestMatch: match.flatMap { state.bids[$0] },
                 liveBid: live,
                 liveBidClaimed: live.map { state.isClaimed($0, now: now) } ?? false,
-                listingSold: state.saleByListing[new.listingID] != nil,
+                listingSold: state.saleByListing[new.listingID] != nil || state.closedListings.contains(new.listingID),
                 now: now
             )
             switch decision {
@@ -144,6 +146,7 @@ public final class InMemoryBidsStore: BidsStore {
                 reason: reason,
                 now: now
             )
+            state.closedListings.insert(listingID)
             for change in changes { state.bids[change.bid.id] = change.bid }
             return Recorded(changes.map(\.bid), events: state.record(changes.flatMap(\.events), now: now))
         }

@@ -16,6 +16,7 @@ public enum SQLiteSchema {
         registerListingsMigrations(in: &migrator)
         registerBidsMigrations(in: &migrator)
         registerAccountsSalesMigration(in: &migrator)
+        registerBidsClosedListingsMigration(in: &migrator)
         return migrator
     }
 
@@ -107,6 +108,21 @@ public enum SQLiteSchema {
                         recordedAt INTEGER NOT NULL
                     ) STRICT;
                     CREATE INDEX completedSale_sellerID ON completedSale(sellerID);
+                    """
+            )
+        }
+    }
+
+    static func registerBidsClosedListingsMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. Listings closed outside the bid flow (withdrawn, or marked sold by the
+        // seller): PlaceBid refuses them, so a bid racing the close cannot stay live.
+        migrator.registerMigration("bids-v2") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE closedListing (
+                        listingID TEXT NOT NULL PRIMARY KEY,
+                        closedAt INTEGER NOT NULL
+                    ) STRICT, WITHOUT ROWID;
                     """
             )
         }

@@ -53,6 +53,11 @@ extension BidsStoreConformanceTests {
             #expect(again.value.isEmpty)
             #expect(again.events.isEmpty)
             #expect(try await store.eventKinds("usr_ann") == [.rejected])
+            // The listing stays closed: a bid that raced the close is refused; other listings take bids.
+            await #expect(throws: BidsStoreError.listingSold) {
+                _ = try await store.place("usr_eve", 5_000, at: 11)
+            }
+            _ = try await store.place("usr_eve", 5_000, listing: "lst_other", at: 11)
             // A listing with no bids closes without error.
             #expect(try await store.closeListing(listingID: "lst_none", reason: "x", now: now).value.isEmpty)
         }

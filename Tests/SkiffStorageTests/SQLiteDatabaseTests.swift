@@ -28,7 +28,9 @@ struct SQLiteDatabaseTests {
         #expect(try await store.session(tokenHash: session.tokenHash, now: Fixture.t0) == session)
         let applied = try await second.pool.read { db in try SQLiteSchema.migrator.appliedIdentifiers(db) }
         #expect(applied == Set(SQLiteSchema.migrationIdentifiers))
-        #expect(SQLiteSchema.migrationIdentifiers == ["accounts-v1", "listings-v1", "bids-v1", "accounts-v2"])
+        #expect(
+            SQLiteSchema.migrationIdentifiers == ["accounts-v1", "listings-v1", "bids-v1", "accounts-v2", "bids-v2"]
+        )
     }
 
     @Test("The writer runs WAL with synchronous = FULL and foreign keys on; integrity check passes")
