@@ -36,4 +36,25 @@ extension AccountsService {
             $0.newlyRecorded = recorded.newlyRecorded
         }
     }
+
+    /// The most image ids one FilterProfilePictures call may check.
+    public static let profilePictureFilterLimit = 1000
+
+    public func filterProfilePictures(
+        request: Skiff_Accounts_V1_FilterProfilePicturesRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Accounts_V1_FilterProfilePicturesResponse {
+        try context.requireService()
+        guard request.imageIds.count <= Self.profilePictureFilterLimit else {
+            throw DomainError(
+                .invalidArgument,
+                "image_ids has \(request.imageIds.count) ids: send at most \(Self.profilePictureFilterLimit) per call."
+            )
+        }
+        guard !request.imageIds.contains(where: \.isEmpty) else {
+            throw DomainError(.invalidArgument, "image_ids contains an empty id.")
+        }
+        let found = try await store.avatarImageIDs(among: request.imageIds)
+        return .with { $0.profilePictureIds = found.sorted() }
+    }
 }

@@ -50,8 +50,8 @@ public protocol AccountsStore: Sendable {
     ///   (``AccountsStoreError/saleRecordedForAnotherSeller``) if the sale was recorded for someone else.
     func recordCompletedSale(saleID: String, sellerID: String, at date: Date) async throws -> CompletedSaleRecord
 
-    /// The image ids that accounts use as profile pictures (images Listings must keep).
-    func avatarImageIDs() async throws -> Set<String>
+    /// Those of `imageIDs` that some account uses as its profile picture (images Listings must keep).
+    func avatarImageIDs(among imageIDs: [String]) async throws -> Set<String>
 
     // MARK: One-time tokens and passwords
 

@@ -86,8 +86,11 @@ public final class InMemoryAccountsStore: AccountsStore {
         }
     }
 
-    public func avatarImageIDs() async throws -> Set<String> {
-        state.withLock { state in Set(state.accounts.values.compactMap(\.avatarImageID)) }
+    public func avatarImageIDs(among imageIDs: [String]) async throws -> Set<String> {
+        let wanted = Set(imageIDs)
+        return state.withLock { state in
+            Set(state.accounts.values.compactMap(\.avatarImageID).filter { wanted.contains($0) })
+        }
     }
 
     // MARK: One-time tokens and passwords

@@ -84,6 +84,11 @@ public protocol ListingsStore: Sendable {
     @discardableResult
     func deleteUnattachedImages(uploadedBefore date: Date, keeping: Set<String>) async throws -> Int
 
+    /// The ids of the images ``deleteUnattachedImages(uploadedBefore:keeping:)`` would delete with nothing
+    /// kept, in id order, after `id` (from the start when `nil`), at most `limit`: to page through them
+    /// and ask Accounts which are profile pictures.
+    func unattachedImageIDs(uploadedBefore date: Date, after id: String?, limit: Int) async throws -> [String]
+
     // MARK: Saved listings
 
     /// Saves a listing for a user; saving it again keeps the first `savedAt`.

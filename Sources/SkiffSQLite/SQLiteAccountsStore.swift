@@ -99,9 +99,25 @@ public struct SQLiteAccountsStore: AccountsStore {
         }
     }
 
-    public func avatarImageIDs() async throws -> Set<String> {
-        try await pool.domainRead { db in
-            Set(try String.fetchAll(db, sql: "SELECT avatarImageID FROM account WHERE avatarImageID IS NOT NULL"))
+    public func avatarImageIDs(among imageIDs: [String]) async throws -> Set<String> {
+        let unique = Array(Set(imageIDs))
+        guard !unique.isEmpty else { return [] }
+        return try await pool.domainRead { db in
+            var found: Set<String> = []
+            var start = unique.startIndex
+            while start < unique.endIndex {
+                let batch = Array(unique[start..<min(start + 500, unique.endIndex)])
+                let marks = Array(repeating: "?", count: batch.count).joined(separator: ", ")
+                found.formUnion(
+                    try String.fetchAll(
+                        db,
+                        sql: "SELECT DISTINCT avatarImageID FROM account WHERE avatarImageID IN (\(marks))",
+                        arguments: StatementArguments(batch)
+                    )
+                )
+                start += batch.count
+            }
+            return found
         }
     }
 

@@ -96,7 +96,7 @@ public struct Application: Sendable {
             configuration: listingsConfiguration
         )
 
-        let accountsClient = AccountsClientPaymentHandles(transport: inProcess, serviceToken: serviceToken)
+        let accountsClient = AccountsClientDirectory(transport: inProcess, serviceToken: serviceToken)
         var bidsConfiguration = BidsConfiguration.defaults
         bidsConfiguration.scaleRateLimits(by: options.rateLimitScale)
 
@@ -130,17 +130,16 @@ public struct Application: Sendable {
         )
         self.health = health
         self.mailer = mailer
+        let imageCleanup = UnusedImageCleanup(
+            store: listingsStore,
+            accounts: accountsClient,
+            lifetime: listingsConfiguration.unattachedImageLifetime
+        )
         self.housekeeping = Housekeeping(
             jobs: [
                 .init(name: "expired sessions and tokens") { try await accountsStore.deleteExpired(now: Date()) },
                 .init(name: "uploaded images no listing uses, after 24 hours") {
-                    let lifetime = ListingsConfiguration.defaults.unattachedImageLifetime.components.seconds
-                    // Profile pictures are uploaded images too: keep Accounts' avatars. Read from Accounts'
-                    // store, so this job needs both services in this process (an Accounts RPC would lift that).
-                    return try await listingsStore.deleteUnattachedImages(
-                        uploadedBefore: Date().addingTimeInterval(-TimeInterval(lifetime)),
-                        keeping: try await accountsStore.avatarImageIDs()
-                    )
+                    try await imageCleanup.run(now: Date())
                 },
                 .init(name: "listing changes past the replay window") {
                     let retention = ListingsConfiguration.defaults.changeRetention.components.seconds

@@ -1,3 +1,4 @@
+import Foundation
 import SkiffAPI
 import SkiffAccounts
 import SkiffBids
@@ -90,9 +91,10 @@ final class LateBoundTransport: ClientTransport {
     }
 }
 
-/// Bids' view of Accounts, through the generated Accounts client with the service token: the
-/// sellers' payment handles shown on sales.
-struct AccountsClientPaymentHandles: PaymentHandleDirectory {
+/// What other services ask of Accounts, through the generated Accounts client with the service
+/// token: Bids the sellers' payment handles shown on sales and completed sales; Listings' image
+/// clean-up which images are profile pictures.
+struct AccountsClientDirectory: PaymentHandleDirectory {
     let client: Skiff_Accounts_V1_Accounts.Client
 
     init(transport: any ClientTransport, serviceToken: String) {
@@ -122,6 +124,49 @@ struct AccountsClientPaymentHandles: PaymentHandleDirectory {
                 $0.sellerID = sale.sellerID
             }
         )
+    }
+}
+
+extension AccountsClientDirectory {
+    /// Those of `imageIDs` that are users' profile pictures (any number: asked in batches).
+    func profilePictures(among imageIDs: [String]) async throws -> Set<String> {
+        var found: Set<String> = []
+        var start = imageIDs.startIndex
+        while start < imageIDs.endIndex {
+            let end = min(start + AccountsService.profilePictureFilterLimit, imageIDs.endIndex)
+            let batch = Array(imageIDs[start..<end])
+            found.formUnion(try await client.filterProfilePictures(.with { $0.imageIds = batch }).profilePictureIds)
+            start = end
+        }
+        return found
+    }
+}
+
+/// Housekeeping: deletes uploaded images that no listing uses, a while after the upload (24 hours by
+/// default), keeping the ones Accounts says are profile pictures.
+struct UnusedImageCleanup: Sendable {
+    let store: any ListingsStore
+    let accounts: AccountsClientDirectory
+    let lifetime: Duration
+    /// How many candidate ids are read (and checked with Accounts) at a time.
+    var pageSize = 500
+
+    /// Deletes the images uploaded before `now - lifetime` that no listing uses and that are not
+    /// profile pictures.
+    ///
+    /// - Returns: How many images were deleted.
+    func run(now: Date) async throws -> Int {
+        let (seconds, attoseconds) = lifetime.components
+        let cutoff = now.addingTimeInterval(-(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18))
+        var kept: Set<String> = []
+        var after: String?
+        while true {
+            let page = try await store.unattachedImageIDs(uploadedBefore: cutoff, after: after, limit: pageSize)
+            kept.formUnion(try await accounts.profilePictures(among: page))
+            guard page.count == pageSize, let last = page.last else { break }
+            after = last
+        }
+        return try await store.deleteUnattachedImages(uploadedBefore: cutoff, keeping: kept)
     }
 }
 

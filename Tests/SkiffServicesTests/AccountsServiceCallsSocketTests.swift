@@ -11,7 +11,7 @@ import Testing
 @Suite("Accounts service calls over a socket")
 struct AccountsServiceCallsSocketTests {
     @Test(
-        "GetPaymentHandle and RecordCompletedSale: results, idempotency, exact error codes",
+        "GetPaymentHandle, RecordCompletedSale, FilterProfilePictures: results, idempotency, exact codes",
         arguments: Backend.allCases
     )
     func serviceCalls(_ backend: Backend) async throws {
@@ -90,6 +90,40 @@ struct AccountsServiceCallsSocketTests {
                 )
             }
             #expect(try await accounts.getProfile(.with { $0.userID = other.id }).profile.itemsSold == 0)
+
+            // Profile pictures among image ids.
+            _ = try await accounts.updateProfile(
+                .with {
+                    $0.account.avatarImageID = "img_sel_avatar"
+                    $0.updateMask.paths = ["avatar_image_id"]
+                },
+                metadata: seller.auth
+            )
+            let filter = Skiff_Accounts_V1_FilterProfilePicturesRequest.with {
+                $0.imageIds = ["img_other", "img_sel_avatar"]
+            }
+            #expect(
+                try await accounts.filterProfilePictures(filter, metadata: serviceAuth).profilePictureIds
+                    == ["img_sel_avatar"]
+            )
+            #expect(try await accounts.filterProfilePictures(.init(), metadata: serviceAuth).profilePictureIds.isEmpty)
+            await expectStatus(.unauthenticated) { _ = try await accounts.filterProfilePictures(filter) }
+            await expectStatus(.permissionDenied) {
+                _ = try await accounts.filterProfilePictures(filter, metadata: seller.auth)
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await accounts.filterProfilePictures(
+                    .with { $0.imageIds = ["img_a", ""] },
+                    metadata: serviceAuth
+                )
+            }
+            let tooMany = await expectStatus(.invalidArgument) {
+                _ = try await accounts.filterProfilePictures(
+                    .with { $0.imageIds = (0...1_000).map { "img_\($0)" } },
+                    metadata: serviceAuth
+                )
+            }
+            #expect(tooMany?.message.contains("at most 1000") == true)
         }
     }
 }

@@ -36,10 +36,25 @@ extension ListingsStoreConformanceTests {
             _ = try await store.updateListing(id: withdrawn.id, sellerID: F.seller, changes: changes, now: F.t0)
             _ = try await store.setStatus(id: withdrawn.id, to: .withdrawn, by: .seller(F.seller), now: F.t0)
 
+            // The candidates, in id order, a page at a time.
+            let cutoff = F.t0.addingTimeInterval(3_600)
+            #expect(
+                try await store.unattachedImageIDs(uploadedBefore: cutoff, after: nil, limit: 10)
+                    == ["img_avatar", "img_orphan", "img_removed"]
+            )
+            #expect(
+                try await store.unattachedImageIDs(uploadedBefore: cutoff, after: nil, limit: 2)
+                    == ["img_avatar", "img_orphan"]
+            )
+            #expect(
+                try await store.unattachedImageIDs(uploadedBefore: cutoff, after: "img_orphan", limit: 2)
+                    == ["img_removed"]
+            )
+            #expect(try await store.unattachedImageIDs(uploadedBefore: F.t0, after: nil, limit: 10) == [])
+
             // Nothing is older than the cutoff yet.
             #expect(try await store.deleteUnattachedImages(uploadedBefore: F.t0, keeping: []) == 0)
 
-            let cutoff = F.t0.addingTimeInterval(3_600)
             #expect(try await store.deleteUnattachedImages(uploadedBefore: cutoff, keeping: ["img_avatar"]) == 2)
             for id in ["img_active", "img_withdrawn", "img_avatar", "img_recent"] {
                 #expect(try await store.image(id: id) != nil, "\(id) was deleted")

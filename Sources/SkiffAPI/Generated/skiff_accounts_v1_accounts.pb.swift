@@ -841,6 +841,34 @@ public nonisolated struct Skiff_Accounts_V1_RecordCompletedSaleResponse: Sendabl
   public init() {}
 }
 
+/// The request of FilterProfilePictures.
+public nonisolated struct Skiff_Accounts_V1_FilterProfilePicturesRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The image ids to check, at most 1000.
+  public var imageIds: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of FilterProfilePictures.
+public nonisolated struct Skiff_Accounts_V1_FilterProfilePicturesResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Those of the request's image ids that are some user's profile picture, sorted.
+  public var profilePictureIds: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "skiff.accounts.v1"
@@ -2150,6 +2178,66 @@ nonisolated extension Skiff_Accounts_V1_RecordCompletedSaleResponse: SwiftProtob
   public static func ==(lhs: Skiff_Accounts_V1_RecordCompletedSaleResponse, rhs: Skiff_Accounts_V1_RecordCompletedSaleResponse) -> Bool {
     if lhs.itemsSold != rhs.itemsSold {return false}
     if lhs.newlyRecorded != rhs.newlyRecorded {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Accounts_V1_FilterProfilePicturesRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FilterProfilePicturesRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}image_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.imageIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.imageIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.imageIds, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Accounts_V1_FilterProfilePicturesRequest, rhs: Skiff_Accounts_V1_FilterProfilePicturesRequest) -> Bool {
+    if lhs.imageIds != rhs.imageIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Accounts_V1_FilterProfilePicturesResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FilterProfilePicturesResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}profile_picture_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.profilePictureIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.profilePictureIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.profilePictureIds, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Accounts_V1_FilterProfilePicturesResponse, rhs: Skiff_Accounts_V1_FilterProfilePicturesResponse) -> Bool {
+    if lhs.profilePictureIds != rhs.profilePictureIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
