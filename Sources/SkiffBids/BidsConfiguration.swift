@@ -2,8 +2,8 @@ public import SkiffDomain
 
 /// Settings of the Bids service.
 public struct BidsConfiguration: Hashable, Sendable {
-    /// Bids one user may place (PlaceBid, retries with a known `request_id` included); `nil` for no
-    /// limit. Default: 60 per 10 minutes — a bidding war, not a script.
+    /// Bids one user may place (PlaceBid; a retry with the `request_id` of a placed bid is not counted);
+    /// `nil` for no limit. Default: 60 per 10 minutes — a bidding war, not a script.
     public var placeBidLimit: RateLimit? = RateLimit(60, per: .seconds(600))
 
     public init() {}

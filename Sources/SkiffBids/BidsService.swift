@@ -83,7 +83,6 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             throw DomainError(.invalidArgument, "request_id must be at most \(Self.requestIDMaximumLength) characters.")
         }
         let requestID = request.requestID.isEmpty ? nil : request.requestID
-        try placeBidLimiter.acquire(userID: user.id, now: time.now())
         // A retry answers with the first bid even if the listing has changed since.
         if let requestID, let earlier = try await store.bid(bidderID: user.id, requestID: requestID) {
             guard earlier.listingID == listingID, earlier.amountCents == request.amountCents else {
@@ -91,6 +90,8 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             }
             return .with { $0.bid = earlier.proto }
         }
+        // Counted after the retry check: a retry of a placed bid costs nothing.
+        try placeBidLimiter.acquire(userID: user.id, now: time.now())
         let listing = try await requireListing(listingID)
         guard listing.sellerID != user.id else { throw BidsStoreError.ownListing }
         guard listing.status == .active else { throw BidsStoreError.listingSold }

@@ -24,6 +24,10 @@ struct BidsRateLimitTests {
             #expect(error.message == "Too many bids placed (at most 2 per 10 minutes); try again in 480 s.")
             #expect(error.metadata.first("retry-after") == "480")
         }
+        // A retry of a placed bid is answered, not counted.
+        let placed = try await harness.bid("bob", 2_700, requestID: "req-bob")
+        #expect(try await harness.bid("bob", 2_700, requestID: "req-bob") == placed)
+        #expect(try await harness.bid("bob", 2_700, requestID: "req-bob") == placed)
         // Bob has his own budget; nothing was recorded for Ann's refused bid.
         _ = try await harness.bid("bob", 2_800)
         #expect(
