@@ -20,7 +20,8 @@ import SwiftProtobuf
 /// `next_page_token` is empty on the last page. A malformed or stale token is INVALID_ARGUMENT.
 ///
 /// Errors use gRPC status codes; each RPC lists its own. In every call, RESOURCE_EXHAUSTED means a
-/// rate limit was hit (retry later, with backoff), the message of an INVALID_ARGUMENT names the
+/// rate limit was hit: retry later, after the whole seconds in the trailing metadata entry
+/// `retry-after` when there is one, else with backoff. The message of an INVALID_ARGUMENT names the
 /// field and what to fix, and ABORTED means a concurrent change won a race (e.g. the bidder
 /// withdrew while the seller accepted): re-read, then retry if it still makes sense.
 ///
@@ -156,7 +157,8 @@ public enum Skiff_Bids_V1_Bids {
     /// `next_page_token` is empty on the last page. A malformed or stale token is INVALID_ARGUMENT.
     ///
     /// Errors use gRPC status codes; each RPC lists its own. In every call, RESOURCE_EXHAUSTED means a
-    /// rate limit was hit (retry later, with backoff), the message of an INVALID_ARGUMENT names the
+    /// rate limit was hit: retry later, after the whole seconds in the trailing metadata entry
+    /// `retry-after` when there is one, else with backoff. The message of an INVALID_ARGUMENT names the
     /// field and what to fix, and ABORTED means a concurrent change won a race (e.g. the bidder
     /// withdrew while the seller accepted): re-read, then retry if it still makes sense.
     ///
