@@ -42,6 +42,17 @@ public protocol AccountsStore: Sendable {
     @discardableResult
     func incrementItemsSold(accountID: String) async throws -> Int
 
+    /// Records that the seller completed a sale, adding one to their items sold the first time only:
+    /// recording the same `saleID` again changes nothing.
+    ///
+    /// - Returns: The seller's items sold afterwards, and whether this call recorded the sale.
+    /// - Throws: `notFound` if there is no such account; `alreadyExists`
+    ///   (``AccountsStoreError/saleRecordedForAnotherSeller``) if the sale was recorded for someone else.
+    func recordCompletedSale(saleID: String, sellerID: String, at date: Date) async throws -> CompletedSaleRecord
+
+    /// Those of `imageIDs` that some account uses as its profile picture (images Listings must keep).
+    func avatarImageIDs(among imageIDs: [String]) async throws -> Set<String>
+
     // MARK: One-time tokens and passwords
 
     /// Stores a one-time token (e-mail verification or password reset).
@@ -161,6 +172,11 @@ public enum AccountsStoreError {
     public static let sessionTaken = DomainError(.alreadyExists, "This session already exists.")
     /// The one-time token hash is taken.
     public static let tokenTaken = DomainError(.alreadyExists, "This link already exists.")
+    /// A completed sale was recorded for another seller.
+    public static let saleRecordedForAnotherSeller = DomainError(
+        .alreadyExists,
+        "This sale was already recorded as completed for another seller."
+    )
     /// The sale has a rating already.
     public static let saleAlreadyRated = DomainError(.alreadyExists, "This sale has already been rated.")
     /// The report id is taken.
@@ -171,4 +187,17 @@ public enum AccountsStoreError {
     public static let linkUsed = DomainError(.failedPrecondition, "This link has already been used.")
     /// The one-time token has expired.
     public static let linkExpired = DomainError(.failedPrecondition, "This link has expired. Request a new one.")
+}
+
+/// The result of ``AccountsStore/recordCompletedSale(saleID:sellerID:at:)``.
+public struct CompletedSaleRecord: Hashable, Sendable {
+    /// The seller's number of items sold, the sale included.
+    public var itemsSold: Int
+    /// Whether this call recorded the sale (`false` for a repeat).
+    public var newlyRecorded: Bool
+
+    public init(itemsSold: Int, newlyRecorded: Bool) {
+        self.itemsSold = itemsSold
+        self.newlyRecorded = newlyRecorded
+    }
 }

@@ -16,6 +16,8 @@ public final class InMemoryAccountsStore: AccountsStore {
         var tokens: [TokenHash: OneTimeToken] = [:]
         var ratings: [String: Rating] = [:]
         var reports: [String: Report] = [:]
+        /// The seller of each completed sale recorded.
+        var completedSales: [String: String] = [:]
     }
 
     private let state = Mutex(State())
@@ -64,6 +66,30 @@ public final class InMemoryAccountsStore: AccountsStore {
             guard state.accounts[accountID] != nil else { throw AccountsStoreError.accountNotFound }
             state.accounts[accountID]!.itemsSold += 1
             return state.accounts[accountID]!.itemsSold
+        }
+    }
+
+    public func recordCompletedSale(
+        saleID: String,
+        sellerID: String,
+        at date: Date
+    ) async throws -> CompletedSaleRecord {
+        try state.withLock { (state) throws(DomainError) -> CompletedSaleRecord in
+            guard let account = state.accounts[sellerID] else { throw AccountsStoreError.accountNotFound }
+            if let recorded = state.completedSales[saleID] {
+                guard recorded == sellerID else { throw AccountsStoreError.saleRecordedForAnotherSeller }
+                return CompletedSaleRecord(itemsSold: account.itemsSold, newlyRecorded: false)
+            }
+            state.completedSales[saleID] = sellerID
+            state.accounts[sellerID]!.itemsSold += 1
+            return CompletedSaleRecord(itemsSold: account.itemsSold + 1, newlyRecorded: true)
+        }
+    }
+
+    public func avatarImageIDs(among imageIDs: [String]) async throws -> Set<String> {
+        let wanted = Set(imageIDs)
+        return state.withLock { state in
+            Set(state.accounts.values.compactMap(\.avatarImageID).filter { wanted.contains($0) })
         }
     }
 

@@ -255,6 +255,33 @@ public enum BidLifecycle {
         return (HandoffConfirmation(sale: updated, completedNow: completedNow), events)
     }
 
+    /// Decides what closing a listing outside the bid flow (withdrawn, or marked sold by its seller)
+    /// does to its bids: every live bid is REJECTED with `reason`, and its bidder notified, except a
+    /// bid under an acceptance claim (its acceptance settles it, and the listing's other bids with it).
+    /// Nothing changes on a listing sold through an accepted bid.
+    ///
+    /// - Parameters:
+    ///   - liveBids: The listing's PENDING or COUNTERED bids.
+    ///   - claimedBidID: The bid under a live acceptance claim, if any.
+    ///   - listingSold: Whether the listing has a sale.
+    /// - Returns: The changes, ordered by bid id.
+    public static func close(
+        liveBids: [Bid],
+        claimedBidID: String?,
+        listingSold: Bool,
+        reason: String,
+        now: Date
+    ) -> [Change] {
+        guard !listingSold else { return [] }
+        return liveBids.sorted(by: { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) })
+            .filter { $0.state.isLive && $0.id != claimedBidID }
+            .map { bid in
+                var updated = touched(bid, .rejected, now)
+                updated.rejectionReason = reason
+                return Change(bid: updated, events: [draft(.rejected, to: bid.bidderID, updated)])
+            }
+    }
+
     // MARK: Helpers
 
     private static func checkSellerAction(

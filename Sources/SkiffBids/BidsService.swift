@@ -32,6 +32,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     let time: any TimeSource
     let onSaleCompleted: @Sendable (Sale) async throws -> Void
     let logger: Logger
+    let placeBidLimiter: UserRateLimiter
 
     /// Creates the service.
     ///
@@ -46,6 +47,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     ///   - onSaleCompleted: Called once per sale, when it completes (e.g. to count the seller's items
     ///     sold). Its failure is logged, not returned: the sale is completed either way.
     ///   - logger: For failures that do not fail the call.
+    ///   - configuration: Rate limits.
     public init(
         store: any BidsStore,
         listings: any ListingDirectory,
@@ -55,7 +57,8 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         feed: any FeedPublisher = NoFeed(),
         time: any TimeSource = SystemTimeSource(),
         onSaleCompleted: @escaping @Sendable (Sale) async throws -> Void = { _ in },
-        logger: Logger = Logger(label: "skiff.bids")
+        logger: Logger = Logger(label: "skiff.bids"),
+        configuration: BidsConfiguration = .defaults
     ) {
         self.store = store
         self.listings = listings
@@ -66,6 +69,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         self.time = time
         self.onSaleCompleted = onSaleCompleted
         self.logger = logger
+        self.placeBidLimiter = UserRateLimiter(configuration.placeBidLimit, what: "bids placed")
     }
 
     /// Hands events the store recorded to live subscribers and to the users' feeds. The feed is
@@ -106,6 +110,8 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             }
             return .with { $0.bid = earlier.proto }
         }
+        // Counted after the retry check: a retry of a placed bid costs nothing.
+        try placeBidLimiter.acquire(userID: user.id, now: time.now())
         let listing = try await requireListing(listingID)
         guard listing.sellerID != user.id else { throw BidsStoreError.ownListing }
         guard listing.status == .active else { throw BidsStoreError.listingSold }

@@ -41,6 +41,14 @@ public protocol BidsStore: Sendable {
     /// The bidder declines the counter-offer: the bid is PENDING again.
     func declineCounter(id: String, bidderID: String, now: Date) async throws -> Recorded<Bid>
 
+    /// A listing left the market outside the bid flow: its live bids are REJECTED with `reason` and each
+    /// bidder is notified; see ``BidLifecycle/close(liveBids:claimedBidID:listingSold:reason:now:)``.
+    /// Closing again rejects nothing more. The listing stays closed: a bid placed on it afterwards (one
+    /// that raced the close) fails like a bid on a sold listing.
+    ///
+    /// - Returns: The bids rejected, ordered by id, with their events.
+    func closeListing(listingID: String, reason: String, now: Date) async throws -> Recorded<[Bid]>
+
     // MARK: Acceptance
 
     /// Reserves a listing's acceptance for one bid: the first step of accepting.

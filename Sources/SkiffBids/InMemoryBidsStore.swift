@@ -20,6 +20,8 @@ public final class InMemoryBidsStore: BidsStore {
         var saleByListing: [String: String] = [:]
         var claims: [String: ClaimRow] = [:]
         var events: [String: [BidEvent]] = [:]
+        /// Listings closed outside the bid flow (``BidsStore/closeListing(listingID:reason:now:)``).
+        var closedListings: Set<String> = []
 
         static func requestKey(_ bidderID: String, _ requestID: String) -> String { bidderID + "\n" + requestID }
 
@@ -69,7 +71,7 @@ public final class InMemoryBidsStore: BidsStore {
                 requestMatch: match.flatMap { state.bids[$0] },
                 liveBid: live,
                 liveBidClaimed: live.map { state.isClaimed($0, now: now) } ?? false,
-                listingSold: state.saleByListing[new.listingID] != nil,
+                listingSold: state.saleByListing[new.listingID] != nil || state.closedListings.contains(new.listingID),
                 now: now
             )
             switch decision {
@@ -131,6 +133,22 @@ public final class InMemoryBidsStore: BidsStore {
             guard let change = try decide(bid, state.isClaimed(bid, now: now)) else { return Recorded(bid, events: []) }
             state.bids[id] = change.bid
             return Recorded(change.bid, events: state.record(change.events, now: now))
+        }
+    }
+
+    public func closeListing(listingID: String, reason: String, now: Date) async throws -> Recorded<[Bid]> {
+        let now = now.roundedToMilliseconds
+        return state.withLock { state in
+            let changes = BidLifecycle.close(
+                liveBids: state.liveBids(listingID: listingID),
+                claimedBidID: state.liveClaim(listingID, now: now)?.bidID,
+                listingSold: state.saleByListing[listingID] != nil,
+                reason: reason,
+                now: now
+            )
+            state.closedListings.insert(listingID)
+            for change in changes { state.bids[change.bid.id] = change.bid }
+            return Recorded(changes.map(\.bid), events: state.record(changes.flatMap(\.events), now: now))
         }
     }
 

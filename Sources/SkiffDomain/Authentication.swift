@@ -147,16 +147,20 @@ extension ServerContext {
         return user
     }
 
-    /// Checks that the caller is another Skiff service (it presented the service token), for calls
-    /// that only services may make.
+    /// Checks that the caller is another Skiff service (it presented the service token), for
+    /// service-only calls.
     ///
-    /// - Throws: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a signed-in user.
+    /// - Throws: UNAUTHENTICATED when the call carried no credentials; PERMISSION_DENIED when it
+    ///   carried a user's session.
     public func requireService() throws {
         guard let user else {
-            throw RPCError(code: .unauthenticated, message: "This call is for Skiff services: send the service token.")
+            throw RPCError(
+                code: .unauthenticated,
+                message: "This call is for Skiff services only: send \"authorization: Bearer <service token>\"."
+            )
         }
         guard user.isService else {
-            throw RPCError(code: .permissionDenied, message: "Only Skiff services may make this call.")
+            throw RPCError(code: .permissionDenied, message: "Only Skiff services may make this call, not users.")
         }
     }
 }

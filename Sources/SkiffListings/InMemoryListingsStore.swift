@@ -181,6 +181,31 @@ public final class InMemoryListingsStore: ListingsStore {
         state.withLock { $0.images[id] }
     }
 
+    public func unattachedImageIDs(uploadedBefore date: Date, after id: String?, limit: Int) async throws -> [String] {
+        let cutoff = date.roundedToMilliseconds
+        return state.withLock { state in
+            let attached = Set(state.listings.values.flatMap(\.imageIDs))
+            let ids = state.images.values
+                .filter { $0.createdAt < cutoff && !attached.contains($0.id) }
+                .map(\.id)
+                .filter { candidate in id.map { $0.utf8.lexicographicallyPrecedes(candidate.utf8) } ?? true }
+                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            return Array(ids.prefix(max(limit, 0)))
+        }
+    }
+
+    public func deleteUnattachedImages(uploadedBefore date: Date, keeping: Set<String>) async throws -> Int {
+        let cutoff = date.roundedToMilliseconds
+        return state.withLock { state in
+            let attached = Set(state.listings.values.flatMap(\.imageIDs))
+            let doomed = state.images.values.filter { image in
+                image.createdAt < cutoff && !attached.contains(image.id) && !keeping.contains(image.id)
+            }
+            for image in doomed { state.images[image.id] = nil }
+            return doomed.count
+        }
+    }
+
     // MARK: Saved listings
 
     public func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing {

@@ -1,3 +1,5 @@
+public import SkiffDomain
+
 /// What Listings asks of Bids; the Bids service provides it (in process, or through its typed client).
 ///
 /// Listings calls it to refuse turning bidding off while bids are pending, and to have pending bids
@@ -23,10 +25,26 @@ public struct ListingsConfiguration: Hashable, Sendable {
     public var changeRetention: Duration = .seconds(7 * 24 * 3600)
     /// The most undelivered changes one watcher may have before it is cut off.
     public var watcherBufferSize = 256
+    /// How long an uploaded image no listing uses is kept (24 hours); housekeeping deletes it after.
+    public var unattachedImageLifetime: Duration = .seconds(24 * 3600)
     /// The size of DownloadImage chunks (64 KiB).
     public var downloadChunkSize = 64 * 1024
     /// The most saved listings per user.
     public var maximumSavedListings = ListingRules.maximumSavedListings
+    /// Listings one user may post (CreateListing); `nil` for no limit. Default: 60 per hour.
+    public var createListingLimit: RateLimit? = RateLimit(60, per: .seconds(3600))
+    /// Images one user may upload (UploadImage); `nil` for no limit. Default: 180 per hour (three per
+    /// listing posted).
+    public var uploadImageLimit: RateLimit? = RateLimit(180, per: .seconds(3600))
+    /// Listings one user may save (SaveListing); `nil` for no limit. Default: 300 per hour.
+    public var saveListingLimit: RateLimit? = RateLimit(300, per: .seconds(3600))
+
+    /// Multiplies every per-user rate limit by `factor`; 0 turns them all off (load tests).
+    public mutating func scaleRateLimits(by factor: Double) {
+        createListingLimit = createListingLimit?.scaled(by: factor)
+        uploadImageLimit = uploadImageLimit?.scaled(by: factor)
+        saveListingLimit = saveListingLimit?.scaled(by: factor)
+    }
 
     public init() {}
 

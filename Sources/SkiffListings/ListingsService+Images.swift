@@ -10,6 +10,8 @@ extension ListingsService {
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_UploadImageResponse {
         let user = try context.requireUser()
+        // Counted before the bytes are read, so a throttled client uploads nothing.
+        try limits.uploadImage.acquire(userID: user.id, now: time.now())
         var upload = ImageUpload()
         var isFirst = true
         for try await message in requests {

@@ -11,6 +11,7 @@ extension ListingsService {
     ) async throws -> Skiff_Listings_V1_SaveListingResponse {
         let user = try context.requireUser()
         guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
+        try limits.saveListing.acquire(userID: user.id, now: time.now())
         let saved = try await store.saveListing(
             userID: user.id,
             listingID: request.listingID,

@@ -20,6 +20,20 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
     let logger: Logger
     /// The live change feed (exposed for tests and for other in-process services).
     public let broadcaster: ChangeBroadcaster
+    let limits: WriteLimits
+
+    /// The per-user rate limits of the configuration.
+    struct WriteLimits: Sendable {
+        let createListing: UserRateLimiter
+        let uploadImage: UserRateLimiter
+        let saveListing: UserRateLimiter
+
+        init(_ configuration: ListingsConfiguration) {
+            createListing = UserRateLimiter(configuration.createListingLimit, what: "listings posted")
+            uploadImage = UserRateLimiter(configuration.uploadImageLimit, what: "images uploaded")
+            saveListing = UserRateLimiter(configuration.saveListingLimit, what: "listings saved")
+        }
+    }
 
     /// Creates the service.
     ///
@@ -45,6 +59,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         self.configuration = configuration
         self.logger = logger
         self.broadcaster = ChangeBroadcaster(bufferSize: configuration.watcherBufferSize)
+        self.limits = WriteLimits(configuration)
     }
 
     // MARK: Listings
@@ -62,6 +77,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         guard requestID.utf8.count <= 128 else {
             throw DomainError(.invalidArgument, "request_id is too long: use at most 128 characters (e.g. a UUID).")
         }
+        try limits.createListing.acquire(userID: user.id, now: time.now())
         let listing = Listing(id: EntityID.make(.listing), sellerID: user.id, fields: fields, createdAt: time.now())
         let created = try await store.createListing(listing, requestID: requestID.isEmpty ? nil : requestID)
         return .with { $0.listing = created.proto(viewerID: user.id) }
@@ -161,7 +177,8 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
             guard let event = transition.event else {
                 throw DomainError(.failedPrecondition, "The listing is no longer for sale.")
             }
-            try? await bids.listingClosed(listingID: request.listingID, status: .sold)
+            // No `bids.listingClosed` here: the caller is Bids accepting a bid, and its acceptance
+            // settles the listing's other bids (SUPERSEDED) in the same transaction as the sale.
             await publish(event)
             return .with { $0.listing = transition.listing.proto(viewerID: transition.listing.sellerID) }
         }

@@ -76,6 +76,19 @@ public protocol ListingsStore: Sendable {
     /// The image with this id, bytes included, or `nil`.
     func image(id: String) async throws -> StoredImage?
 
+    /// Deletes the images uploaded before `date` that no listing (in any status) uses and that are not in
+    /// `keeping` (e.g. profile pictures): uploads that were never attached, or were taken off their listing
+    /// (housekeeping, 24 hours after the upload).
+    ///
+    /// - Returns: How many images were deleted.
+    @discardableResult
+    func deleteUnattachedImages(uploadedBefore date: Date, keeping: Set<String>) async throws -> Int
+
+    /// The ids of the images ``deleteUnattachedImages(uploadedBefore:keeping:)`` would delete with nothing
+    /// kept, in id order, after `id` (from the start when `nil`), at most `limit`: to page through them
+    /// and ask Accounts which are profile pictures.
+    func unattachedImageIDs(uploadedBefore date: Date, after id: String?, limit: Int) async throws -> [String]
+
     // MARK: Saved listings
 
     /// Saves a listing for a user; saving it again keeps the first `savedAt`.

@@ -69,6 +69,58 @@ public struct SQLiteAccountsStore: AccountsStore {
         }
     }
 
+    public func recordCompletedSale(
+        saleID: String,
+        sellerID: String,
+        at date: Date
+    ) async throws -> CompletedSaleRecord {
+        try await pool.domainWrite { db in
+            guard
+                let itemsSold = try Int.fetchOne(
+                    db,
+                    sql: "SELECT itemsSold FROM account WHERE id = ?",
+                    arguments: [sellerID]
+                )
+            else { throw AccountsStoreError.accountNotFound }
+            if let recorded = try String.fetchOne(
+                db,
+                sql: "SELECT sellerID FROM completedSale WHERE saleID = ?",
+                arguments: [saleID]
+            ) {
+                guard recorded == sellerID else { throw AccountsStoreError.saleRecordedForAnotherSeller }
+                return CompletedSaleRecord(itemsSold: itemsSold, newlyRecorded: false)
+            }
+            try db.execute(
+                sql: "INSERT INTO completedSale (saleID, sellerID, recordedAt) VALUES (?, ?, ?)",
+                arguments: [saleID, sellerID, date.millisecondsSince1970]
+            )
+            try db.execute(sql: "UPDATE account SET itemsSold = itemsSold + 1 WHERE id = ?", arguments: [sellerID])
+            return CompletedSaleRecord(itemsSold: itemsSold + 1, newlyRecorded: true)
+        }
+    }
+
+    public func avatarImageIDs(among imageIDs: [String]) async throws -> Set<String> {
+        let unique = Array(Set(imageIDs))
+        guard !unique.isEmpty else { return [] }
+        return try await pool.domainRead { db in
+            var found: Set<String> = []
+            var start = unique.startIndex
+            while start < unique.endIndex {
+                let batch = Array(unique[start..<min(start + 500, unique.endIndex)])
+                let marks = Array(repeating: "?", count: batch.count).joined(separator: ", ")
+                found.formUnion(
+                    try String.fetchAll(
+                        db,
+                        sql: "SELECT DISTINCT avatarImageID FROM account WHERE avatarImageID IN (\(marks))",
+                        arguments: StatementArguments(batch)
+                    )
+                )
+                start += batch.count
+            }
+            return found
+        }
+    }
+
     // MARK: One-time tokens and passwords
 
     public func insertOneTimeToken(_ token: OneTimeToken) async throws {

@@ -36,7 +36,7 @@ public struct SQLiteBidsStore: BidsStore {
                 requestMatch: match,
                 liveBid: live,
                 liveBidClaimed: try live.map { try Self.isClaimed(db, $0, now: now) } ?? false,
-                listingSold: try Self.listingSold(db, new.listingID),
+                listingSold: try Self.listingSold(db, new.listingID) || Self.listingClosed(db, new.listingID),
                 now: now
             )
             switch decision {
@@ -99,6 +99,25 @@ public struct SQLiteBidsStore: BidsStore {
             }
             try BidRecord(change.bid).update(db)
             return Recorded(change.bid, events: try Self.record(db, change.events, now: now))
+        }
+    }
+
+    public func closeListing(listingID: String, reason: String, now: Date) async throws -> Recorded<[Bid]> {
+        let now = now.roundedToMilliseconds
+        return try await pool.domainWrite { db in
+            let changes = BidLifecycle.close(
+                liveBids: try Self.liveBids(db, listingID),
+                claimedBidID: try Self.liveClaim(db, listingID, now: now)?.bidID,
+                listingSold: try Self.listingSold(db, listingID),
+                reason: reason,
+                now: now
+            )
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO closedListing (listingID, closedAt) VALUES (?, ?)",
+                arguments: [listingID, now.millisecondsSince1970]
+            )
+            for change in changes { try BidRecord(change.bid).update(db) }
+            return Recorded(changes.map(\.bid), events: try Self.record(db, changes.flatMap(\.events), now: now))
         }
     }
 
@@ -212,6 +231,10 @@ public struct SQLiteBidsStore: BidsStore {
 
     static func listingSold(_ db: Database, _ listingID: String) throws -> Bool {
         try SaleRecord.filter(Column("listingID") == listingID).fetchCount(db) > 0
+    }
+
+    static func listingClosed(_ db: Database, _ listingID: String) throws -> Bool {
+        try Bool(exists: db, "SELECT 1 FROM closedListing WHERE listingID = ?", [listingID])
     }
 
     static func liveBids(_ db: Database, _ listingID: String) throws -> [Bid] {

@@ -177,6 +177,38 @@ public struct SQLiteListingsStore: ListingsStore {
         }
     }
 
+    public func unattachedImageIDs(uploadedBefore date: Date, after id: String?, limit: Int) async throws -> [String] {
+        try await pool.domainRead { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT id FROM image
+                    WHERE createdAt < ? AND id > ?
+                      AND id NOT IN (SELECT value FROM listing, json_each(listing.imageIDs))
+                    ORDER BY id
+                    LIMIT ?
+                    """,
+                arguments: [date.millisecondsSince1970, id ?? "", max(limit, 0)]
+            )
+        }
+    }
+
+    public func deleteUnattachedImages(uploadedBefore date: Date, keeping: Set<String>) async throws -> Int {
+        let kept = String(decoding: try JSONEncoder().encode(keeping.sorted()), as: UTF8.self)
+        return try await pool.domainWrite { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM image
+                    WHERE createdAt < ?
+                      AND id NOT IN (SELECT value FROM listing, json_each(listing.imageIDs))
+                      AND id NOT IN (SELECT value FROM json_each(?))
+                    """,
+                arguments: [date.millisecondsSince1970, kept]
+            )
+            return db.changesCount
+        }
+    }
+
     // MARK: Saved listings
 
     public func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing {

@@ -18,6 +18,8 @@ public enum SQLiteSchema {
         registerChatMigrations(in: &migrator)
         registerLostFoundMigrations(in: &migrator)
         registerBucketListMigrations(in: &migrator)
+        registerAccountsSalesMigration(in: &migrator)
+        registerBidsClosedListingsMigration(in: &migrator)
         return migrator
     }
 
@@ -89,6 +91,41 @@ public enum SQLiteSchema {
                     ) STRICT;
                     CREATE INDEX report_reportedID_createdAt_id ON report(reportedID, createdAt, id);
                     CREATE INDEX report_reporterID ON report(reporterID);
+                    """
+            )
+        }
+    }
+
+    // MARK: Later migrations, in the order they shipped
+
+    static func registerAccountsSalesMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. The completed sales counted in `account.itemsSold`, so that recording a
+        // sale again (a retried RecordCompletedSale) does not count it twice. Sales recorded before this
+        // migration are in `itemsSold` but not here.
+        migrator.registerMigration("accounts-v2") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE completedSale (
+                        saleID TEXT NOT NULL PRIMARY KEY,
+                        sellerID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        recordedAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX completedSale_sellerID ON completedSale(sellerID);
+                    """
+            )
+        }
+    }
+
+    static func registerBidsClosedListingsMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. Listings closed outside the bid flow (withdrawn, or marked sold by the
+        // seller): PlaceBid refuses them, so a bid racing the close cannot stay live.
+        migrator.registerMigration("bids-v2") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE closedListing (
+                        listingID TEXT NOT NULL PRIMARY KEY,
+                        closedAt INTEGER NOT NULL
+                    ) STRICT, WITHOUT ROWID;
                     """
             )
         }

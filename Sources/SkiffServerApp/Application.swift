@@ -93,7 +93,7 @@ public struct Application: Sendable {
         // every service exists, since they call each other in a cycle. Calls a service makes on
         // its own behalf carry the per-process service token; calls made for the user being
         // served forward the user's credentials.
-        let serviceToken = SecretToken.generate().value
+        let serviceToken = options.serviceToken ?? SecretToken.generate().value
         let authentication = AuthenticationInterceptor(
             authenticator: AccountsAuthenticator(store: accountsStore),
             serviceToken: serviceToken
@@ -113,12 +113,20 @@ public struct Application: Sendable {
             store: accountsStore,
             hasher: PasswordHasher(rounds: options.passwordHashRounds),
             mailer: mailer,
-            sales: BidsSaleDirectory(store: bidsStore),
+            sales: BidsClientSaleDirectory(transport: inProcess, serviceToken: serviceToken),
             blockedUsers: ChatClientBlockedUsers(client: Skiff_Chat_V1_Chat.Client(transport: asCaller)),
             configuration: accountsConfiguration
         )
 
-        let listings = ListingsService(store: listingsStore, feed: feed, logger: logger)
+        var listingsConfiguration = ListingsConfiguration.defaults
+        listingsConfiguration.scaleRateLimits(by: options.rateLimitScale)
+        let listings = ListingsService(
+            store: listingsStore,
+            bids: BidsClientListingBids(transport: inProcess, serviceToken: serviceToken),
+            feed: feed,
+            configuration: listingsConfiguration,
+            logger: logger
+        )
 
         let directory = ClientDirectory(
             accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
@@ -126,14 +134,19 @@ public struct Application: Sendable {
         )
         let chat = ChatService(store: chatStore, directory: directory, logger: logger)
 
+        let accountsClient = AccountsClientDirectory(transport: inProcess, serviceToken: serviceToken)
+        var bidsConfiguration = BidsConfiguration.defaults
+        bidsConfiguration.scaleRateLimits(by: options.rateLimitScale)
+
         let bids = BidsService(
             store: bidsStore,
             listings: ListingsClientDirectory(transport: inProcess, serviceToken: serviceToken),
             conversations: ChatClientConversations(client: Skiff_Chat_V1_Chat.Client(transport: asService)),
-            paymentHandles: AccountsPaymentHandles(store: accountsStore),
+            paymentHandles: accountsClient,
             feed: feed,
-            onSaleCompleted: { sale in _ = try await accountsStore.incrementItemsSold(accountID: sale.sellerID) },
-            logger: logger
+            onSaleCompleted: { sale in try await accountsClient.recordCompletedSale(sale) },
+            logger: logger,
+            configuration: bidsConfiguration
         )
         let lostFound = LostFoundService(store: lostFoundStore, feed: feed, logger: logger)
         let bucketList = BucketListService(store: bucketListStore, users: directory)
@@ -161,9 +174,17 @@ public struct Application: Sendable {
         )
         self.health = health
         self.mailer = mailer
+        let imageCleanup = UnusedImageCleanup(
+            store: listingsStore,
+            accounts: accountsClient,
+            lifetime: listingsConfiguration.unattachedImageLifetime
+        )
         self.housekeeping = Housekeeping(
             jobs: [
                 .init(name: "expired sessions and tokens") { try await accountsStore.deleteExpired(now: Date()) },
+                .init(name: "uploaded images no listing uses, after 24 hours") {
+                    try await imageCleanup.run(now: Date())
+                },
                 .init(name: "listing changes past the replay window") {
                     let retention = ListingsConfiguration.defaults.changeRetention.components.seconds
                     return try await listingsStore.pruneChanges(

@@ -2,7 +2,7 @@ public import Logging
 public import ServiceLifecycle
 
 /// Periodic clean-up the stores need: expired sessions and one-time tokens, old listing-change
-/// events past their replay window. Runs once at start, then every ``interval``, until graceful
+/// events past their replay window, uploaded images no listing uses after 24 hours. Runs once at start, then every ``interval``, until graceful
 /// shutdown.
 public struct Housekeeping: Service {
     /// One clean-up job: its name (for the log) and the work, returning how many rows it removed.

@@ -33,6 +33,24 @@ public struct ServerOptions: ParsableArguments, Sendable {
     @Option(help: .hidden)
     public var passwordHashRounds: Int = 600_000
 
+    @Option(
+        help: ArgumentHelp(
+            "Multiply the per-user write rate limits (posting listings, uploading images, saving, bidding) "
+                + "by this factor; 0 turns them off, e.g. for skiff-load.",
+            valueName: "factor"
+        )
+    )
+    public var rateLimitScale: Double = 1
+
+    @Option(
+        help: ArgumentHelp(
+            "The secret Skiff services present when they call each other (at least 16 characters); "
+                + "give every process the same one when the services run apart. Default: a new one at each start.",
+            valueName: "secret"
+        )
+    )
+    public var serviceToken: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     public var logLevel: String = "info"
 
@@ -85,6 +103,12 @@ public struct ServerOptions: ParsableArguments, Sendable {
             _ = try StorageSelection.parse(storage)
         } catch {
             throw ValidationError(error.description)
+        }
+        guard rateLimitScale >= 0, rateLimitScale.isFinite else {
+            throw ValidationError("--rate-limit-scale must be 0 or more.")
+        }
+        if let serviceToken, serviceToken.count < 16 {
+            throw ValidationError("--service-token must be at least 16 characters.")
         }
         guard passwordHashRounds >= 1_000 else {
             throw ValidationError("--password-hash-rounds must be at least 1000.")

@@ -45,15 +45,6 @@ struct ListingsClientDirectory: ListingDirectory {
     }
 }
 
-/// The seller's payment handle for a sale's buyer. Accounts has no RPC that reveals it to another
-/// user, so the composition root reads it from the Accounts store (see the issue notes).
-struct AccountsPaymentHandles: PaymentHandleDirectory {
-    let store: any AccountsStore
-    func paymentHandle(userID: String) async throws -> String? {
-        try await store.account(id: userID)?.paymentHandle
-    }
-}
-
 /// Bids opens the buyer–seller conversation through the Chat client (service token).
 struct ChatClientConversations: ConversationOpener {
     let client: Skiff_Chat_V1_Chat.Client

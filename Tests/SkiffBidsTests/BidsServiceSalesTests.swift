@@ -1,6 +1,5 @@
 import Foundation
 import SkiffAPI
-import SkiffAccounts
 import SkiffBids
 import SkiffCore
 import SkiffDomain
@@ -69,14 +68,20 @@ struct BidsServiceSalesTests {
         )
         await expectStatus(.failedPrecondition) { _ = try await h.accept(ann.bidID) }
         let bob = try await h.bid("bob", 2_600)
-        // The seller withdrew the listing in Listings: markSold fails, the claim is released.
+        // The seller withdrew the listing in Listings: markSold fails, the claim is released, and the bids
+        // left live on the closed listing are rejected (a held claim would have kept Bob's bid PENDING).
         h.listings.setStatus("lst_jacket", .withdrawn)
         await expectStatus(.failedPrecondition, "The listing is no longer for sale.") {
             _ = try await h.accept(bob.bidID)
         }
-        #expect(try await h.store.bid(id: bob.bidID)?.state == .pending)
-        _ = try await h.client.withdrawBid(.with { $0.bidID = bob.bidID }, metadata: H.auth("bob"))
-        await expectStatus(.aborted) { _ = try await h.accept(bob.bidID) }
+        for id in [ann.bidID, bob.bidID] {
+            let settled = try await h.store.bid(id: id)
+            #expect(settled?.state == .rejected)
+            #expect(settled?.rejectionReason == BidsService.closedReason)
+        }
+        await expectStatus(.failedPrecondition, "The bid is rejected, so it cannot be accepted.") {
+            _ = try await h.accept(bob.bidID)
+        }
         #expect(h.conversations.opened.isEmpty)
     }
 
@@ -138,13 +143,13 @@ struct BidsServiceSalesTests {
         #expect(try await confirm("seller") == done)
         #expect(try await confirm("ann") == done)
         #expect(h.completed.all == [sale.saleID])
-        // Accounts sees the completed sale through the directory.
-        let summary = try await BidsSaleDirectory(store: h.store).sale(id: sale.saleID)
-        #expect(
-            summary
-                == SaleSummary(id: sale.saleID, buyerID: "usr_ann", sellerID: "usr_seller", completedAt: h.time.now())
-        )
-        #expect(try await BidsSaleDirectory(store: h.store).sale(id: "sale_x") == nil)
+        // Accounts sees the completed sale through GetSale with the service token.
+        let seen = try await h.client.getSale(.with { $0.saleID = sale.saleID }, metadata: H.serviceAuth).sale
+        #expect(seen.buyerID == "usr_ann" && seen.sellerID == "usr_seller")
+        #expect(seen.receipt.completedAt.date == h.time.now())
+        await expectStatus(.notFound) {
+            _ = try await h.client.getSale(.with { $0.saleID = "sale_x" }, metadata: H.serviceAuth)
+        }
     }
 
     @Test("GetSale: parties only; a conversation that failed to open is opened later")

@@ -21,7 +21,7 @@ struct BidsTestHarness {
     let completed = CompletedSales()
     let client: Skiff_Bids_V1_Bids.Client
 
-    init() {
+    init(configuration: BidsConfiguration = .defaults) {
         let completed = self.completed
         let service = BidsService(
             store: store,
@@ -31,17 +31,28 @@ struct BidsTestHarness {
             hub: hub,
             time: time,
             onSaleCompleted: { sale in completed.append(sale.id) },
-            logger: Logger(label: "skiff.bids.test") { _ in SwiftLogNoOpLogHandler() }
+            logger: Logger(label: "skiff.bids.test") { _ in SwiftLogNoOpLogHandler() },
+            configuration: configuration
         )
         var tokens: [String: String] = [:]
         for user in Self.users { tokens["tok-\(user)"] = "usr_\(user)" }
         let transport = InProcessTransport(
             services: [service],
-            interceptors: [AuthenticationInterceptor(authenticator: DictionaryAuthenticator(users: tokens))]
+            interceptors: [
+                AuthenticationInterceptor(
+                    authenticator: DictionaryAuthenticator(users: tokens),
+                    serviceToken: Self.serviceToken
+                )
+            ]
         )
         client = Skiff_Bids_V1_Bids.Client(transport: transport)
         listings.put(Self.listing())
     }
+
+    /// The token other Skiff services call with.
+    static let serviceToken = "svc-token-for-bids-tests"
+    /// The metadata of a call by another Skiff service.
+    static let serviceAuth: Metadata = ["authorization": .string("Bearer \(serviceToken)")]
 
     /// The metadata of a call by `user` ("ann" → `usr_ann`).
     static func auth(_ user: String) -> Metadata { ["authorization": .string("Bearer tok-\(user)")] }

@@ -24,7 +24,7 @@ final class ServerProcess: Sendable {
         process.executableURL = binary
         process.arguments = [
             "--port", "0", "--storage", "sqlite:\(databasePath)", "--password-hash-rounds", "1000",
-            "--log-level", "info",
+            "--log-level", "info", "--rate-limit-scale", "0",
         ]
         let pipe = Pipe()
         process.standardError = pipe

@@ -27,7 +27,7 @@ func temporaryDatabasePath() -> String {
 }
 
 /// Runs the production object graph (``Application``) on 127.0.0.1, port 0, with the given
-/// storage, and hands `body` a connection to it.
+/// storage and the service token ``testServiceToken``, and hands `body` a connection to it.
 func withApp<R: Sendable>(
     _ backend: Backend,
     path: String? = nil,
@@ -36,7 +36,8 @@ func withApp<R: Sendable>(
 ) async throws -> R {
     let storage = backend == .memory ? "memory" : "sqlite:\(path ?? temporaryDatabasePath())"
     let options = try ServerOptions.parse(
-        ["--port", "0", "--storage", storage, "--password-hash-rounds", "1000"] + extraArguments
+        ["--port", "0", "--storage", storage, "--password-hash-rounds", "1000", "--service-token", testServiceToken]
+            + extraArguments
     )
     let app = try Application(options: options, logger: quietLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in

@@ -86,4 +86,16 @@ extension AccountsStoreConformanceTests {
             #expect(try await store.account(id: seller.id)?.itemsSold == 30)
         }
     }
+
+    @Test("Concurrent recordings of one completed sale count it once", arguments: StoreKind.allCases)
+    func concurrentSaleRecordings(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            let seller = try await store.createAccount(Fixture.account("Seller"))
+            let outcome = await race(20) { _ in
+                _ = try await store.recordCompletedSale(saleID: "sal_race", sellerID: seller.id, at: Fixture.t0)
+            }
+            #expect(outcome.successes == 20)
+            #expect(try await store.account(id: seller.id)?.itemsSold == 1)
+        }
+    }
 }

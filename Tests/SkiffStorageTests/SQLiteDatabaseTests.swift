@@ -30,7 +30,8 @@ struct SQLiteDatabaseTests {
         #expect(applied == Set(SQLiteSchema.migrationIdentifiers))
         #expect(
             SQLiteSchema.migrationIdentifiers == [
-                "accounts-v1", "listings-v1", "bids-v1", "chat-v1", "lostfound-v1", "bucketlist-v1",
+                "accounts-v1", "listings-v1", "bids-v1", "chat-v1", "lostfound-v1", "bucketlist-v1", "accounts-v2",
+                "bids-v2",
             ]
         )
     }

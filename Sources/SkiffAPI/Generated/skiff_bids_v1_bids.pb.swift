@@ -143,6 +143,51 @@ public nonisolated enum Skiff_Bids_V1_SaleState: SwiftProtobuf.Enum, Swift.CaseI
 
 }
 
+/// How a listing left the market, for CloseListing.
+public nonisolated enum Skiff_Bids_V1_ListingClosure: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// Not a valid closure.
+  case unspecified // = 0
+
+  /// The seller marked the listing sold (outside the app's bids).
+  case sold // = 1
+
+  /// The seller withdrew the listing.
+  case withdrawn // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .sold
+    case 2: self = .withdrawn
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .sold: return 1
+    case .withdrawn: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Skiff_Bids_V1_ListingClosure] = [
+    .unspecified,
+    .sold,
+    .withdrawn,
+  ]
+
+}
+
 /// An offer to buy a listing.
 public nonisolated struct Skiff_Bids_V1_Bid: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -930,6 +975,65 @@ public nonisolated struct Skiff_Bids_V1_GetSaleResponse: Sendable {
   fileprivate var _sale: Skiff_Bids_V1_Sale? = nil
 }
 
+/// The request of CountPendingBids.
+public nonisolated struct Skiff_Bids_V1_CountPendingBidsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The listing (skiff.listings.v1) whose bids to count.
+  public var listingID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of CountPendingBids.
+public nonisolated struct Skiff_Bids_V1_CountPendingBidsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The number of the listing's PENDING or COUNTERED bids.
+  public var count: Int32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The request of CloseListing.
+public nonisolated struct Skiff_Bids_V1_CloseListingRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The listing (skiff.listings.v1) that left the market.
+  public var listingID: String = String()
+
+  /// How it left.
+  public var closure: Skiff_Bids_V1_ListingClosure = .unspecified
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of CloseListing.
+public nonisolated struct Skiff_Bids_V1_CloseListingResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The bids this call rejected (empty when there were none, or on a repeat).
+  public var rejectedBids: [Skiff_Bids_V1_Bid] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "skiff.bids.v1"
@@ -940,6 +1044,10 @@ nonisolated extension Skiff_Bids_V1_BidState: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension Skiff_Bids_V1_SaleState: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SALE_STATE_UNSPECIFIED\0\u{1}SALE_STATE_PENDING_HANDOFF\0\u{1}SALE_STATE_COMPLETED\0")
+}
+
+nonisolated extension Skiff_Bids_V1_ListingClosure: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LISTING_CLOSURE_UNSPECIFIED\0\u{1}LISTING_CLOSURE_SOLD\0\u{1}LISTING_CLOSURE_WITHDRAWN\0")
 }
 
 nonisolated extension Skiff_Bids_V1_Bid: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -2221,6 +2329,131 @@ nonisolated extension Skiff_Bids_V1_GetSaleResponse: SwiftProtobuf.Message, Swif
 
   public static func ==(lhs: Skiff_Bids_V1_GetSaleResponse, rhs: Skiff_Bids_V1_GetSaleResponse) -> Bool {
     if lhs._sale != rhs._sale {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_CountPendingBidsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CountPendingBidsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}listing_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.listingID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.listingID.isEmpty {
+      try visitor.visitSingularStringField(value: self.listingID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_CountPendingBidsRequest, rhs: Skiff_Bids_V1_CountPendingBidsRequest) -> Bool {
+    if lhs.listingID != rhs.listingID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_CountPendingBidsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CountPendingBidsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt32Field(value: &self.count) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.count != 0 {
+      try visitor.visitSingularInt32Field(value: self.count, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_CountPendingBidsResponse, rhs: Skiff_Bids_V1_CountPendingBidsResponse) -> Bool {
+    if lhs.count != rhs.count {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_CloseListingRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CloseListingRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}listing_id\0\u{1}closure\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.listingID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.closure) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.listingID.isEmpty {
+      try visitor.visitSingularStringField(value: self.listingID, fieldNumber: 1)
+    }
+    if self.closure != .unspecified {
+      try visitor.visitSingularEnumField(value: self.closure, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_CloseListingRequest, rhs: Skiff_Bids_V1_CloseListingRequest) -> Bool {
+    if lhs.listingID != rhs.listingID {return false}
+    if lhs.closure != rhs.closure {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_CloseListingResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CloseListingResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}rejected_bids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.rejectedBids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.rejectedBids.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.rejectedBids, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_CloseListingResponse, rhs: Skiff_Bids_V1_CloseListingResponse) -> Bool {
+    if lhs.rejectedBids != rhs.rejectedBids {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

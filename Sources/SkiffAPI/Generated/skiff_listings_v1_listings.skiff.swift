@@ -20,7 +20,8 @@ import SwiftProtobuf
 /// `next_page_token` is empty on the last page. A malformed or stale token is INVALID_ARGUMENT.
 ///
 /// Errors use gRPC status codes; each RPC lists its own. In every call, RESOURCE_EXHAUSTED means a
-/// rate limit was hit (retry later, with backoff), the message of an INVALID_ARGUMENT names the
+/// rate limit was hit: retry later, after the whole seconds in the trailing metadata entry
+/// `retry-after` when there is one, else with backoff. The message of an INVALID_ARGUMENT names the
 /// field and what to fix, and ABORTED means a concurrent change won a race (re-read, then retry).
 ///
 /// Privacy: a listing posted with `anonymous` set never reveals its seller to others: `seller_id`
@@ -141,7 +142,8 @@ public enum Skiff_Listings_V1_Listings {
     /// `next_page_token` is empty on the last page. A malformed or stale token is INVALID_ARGUMENT.
     ///
     /// Errors use gRPC status codes; each RPC lists its own. In every call, RESOURCE_EXHAUSTED means a
-    /// rate limit was hit (retry later, with backoff), the message of an INVALID_ARGUMENT names the
+    /// rate limit was hit: retry later, after the whole seconds in the trailing metadata entry
+    /// `retry-after` when there is one, else with backoff. The message of an INVALID_ARGUMENT names the
     /// field and what to fix, and ABORTED means a concurrent change won a race (re-read, then retry).
     ///
     /// Privacy: a listing posted with `anonymous` set never reveals its seller to others: `seller_id`
@@ -224,7 +226,8 @@ public enum Skiff_Listings_V1_Listings {
         /// listing again succeeds.
         ///
         /// Errors: UNAUTHENTICATED; NOT_FOUND; FAILED_PRECONDITION when the listing is not active;
-        /// RESOURCE_EXHAUSTED when the caller already has 500 saved listings.
+        /// RESOURCE_EXHAUSTED when the caller already has 500 saved listings, or saved too many in the
+        /// last hour (with `retry-after`).
         func saveListing(request: Skiff_Listings_V1_SaveListingRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Listings_V1_SaveListingResponse
 
         /// Removes a listing from the caller's saved items. Removing one that is not saved succeeds.
@@ -430,7 +433,8 @@ public enum Skiff_Listings_V1_Listings {
         /// listing again succeeds.
         ///
         /// Errors: UNAUTHENTICATED; NOT_FOUND; FAILED_PRECONDITION when the listing is not active;
-        /// RESOURCE_EXHAUSTED when the caller already has 500 saved listings.
+        /// RESOURCE_EXHAUSTED when the caller already has 500 saved listings, or saved too many in the
+        /// last hour (with `retry-after`).
         public func saveListing(
             _ request: Skiff_Listings_V1_SaveListingRequest,
             metadata: SkiffCore.Metadata = [:],

@@ -1,0 +1,18 @@
+public import SkiffDomain
+
+/// Settings of the Bids service.
+public struct BidsConfiguration: Hashable, Sendable {
+    /// Bids one user may place (PlaceBid; a retry with the `request_id` of a placed bid is not counted);
+    /// `nil` for no limit. Default: 60 per 10 minutes — a bidding war, not a script.
+    public var placeBidLimit: RateLimit? = RateLimit(60, per: .seconds(600))
+
+    public init() {}
+
+    /// The defaults.
+    public static var defaults: BidsConfiguration { BidsConfiguration() }
+
+    /// Multiplies every per-user rate limit by `factor`; 0 turns them all off (load tests).
+    public mutating func scaleRateLimits(by factor: Double) {
+        placeBidLimit = placeBidLimit?.scaled(by: factor)
+    }
+}
