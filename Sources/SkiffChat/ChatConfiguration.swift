@@ -1,3 +1,5 @@
+public import SkiffDomain
+
 /// Settings and limits of the Chat service.
 public struct ChatConfiguration: Hashable, Sendable {
     /// The longest message text, in characters.
@@ -20,11 +22,20 @@ public struct ChatConfiguration: Hashable, Sendable {
     public var maximumNotificationsPerPublish = 1_000
     /// Events read from the store per replay batch.
     public var replayBatchSize = 200
+    /// Messages one user may send (SendMessage and sends on Connect; a retry with the
+    /// `client_message_id` of a sent message counts again); `nil` for no limit. Default: 300 per
+    /// 5 minutes — a lively chat, not a script.
+    public var sendMessageLimit: RateLimit? = RateLimit(300, per: .seconds(300))
 
     public init() {}
 
     /// The defaults.
     public static var defaults: ChatConfiguration { ChatConfiguration() }
+
+    /// Multiplies every per-user rate limit by `factor`; 0 turns them all off (load tests).
+    public mutating func scaleRateLimits(by factor: Double) {
+        sendMessageLimit = sendMessageLimit?.scaled(by: factor)
+    }
 }
 
 /// Who exists, as far as Chat needs to know: implemented over the Accounts and Listings clients.

@@ -17,6 +17,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
     let configuration: ChatConfiguration
     let time: any TimeSource
     let logger: Logger
+    let sendLimiter: UserRateLimiter
     /// Live delivery of feed events in this process.
     public let hub: LiveBroadcaster<FeedDelivery>
 
@@ -41,6 +42,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         self.time = time
         self.logger = logger
         self.hub = LiveBroadcaster(bufferSize: configuration.feedBufferSize)
+        self.sendLimiter = UserRateLimiter(configuration.sendMessageLimit, what: "messages sent")
     }
 
     /// Hands events the store recorded to live subscribers.
@@ -62,6 +64,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
     /// Validates and sends a message (SendMessage, and sends on Connect).
     func send(_ request: Skiff_Chat_V1_SendMessageRequest, from senderID: String) async throws -> ChatMessage {
         let draft = try validatedDraft(request, from: senderID)
+        try sendLimiter.acquire(userID: senderID, now: time.now())
         guard try await directory.userExists(draft.recipientID) else {
             throw DomainError(.notFound, "No user has this recipient_id.")
         }

@@ -22,6 +22,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
     let matcher: LostFoundMatcher
     let time: any TimeSource
     let logger: Logger
+    let reportLimiter: UserRateLimiter
 
     /// Creates the service.
     ///
@@ -31,19 +32,26 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
     ///   - matcher: How found and lost items are scored.
     ///   - time: The clock.
     ///   - logger: Where failures to publish notifications are logged.
+    ///   - reportLimit: Items one user may report (ReportItem); `nil` for no limit. Default: 30 per
+    ///     hour.
     public init(
         store: any LostFoundStore,
         feed: any FeedPublisher,
         matcher: LostFoundMatcher = .standard,
         time: any TimeSource = SystemTimeSource(),
-        logger: Logger = Logger(label: "skiff.lostfound", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "skiff.lostfound", factory: { _ in SwiftLogNoOpLogHandler() }),
+        reportLimit: RateLimit? = Self.defaultReportLimit
     ) {
+        self.reportLimiter = UserRateLimiter(reportLimit, what: "items reported")
         self.store = store
         self.feed = feed
         self.matcher = matcher
         self.time = time
         self.logger = logger
     }
+
+    /// The default per-user limit on reports: 30 per hour.
+    public static let defaultReportLimit = RateLimit(30, per: .seconds(3600))
 
     public func reportItem(
         request: Skiff_Lostfound_V1_ReportItemRequest,
@@ -54,6 +62,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
             throw DomainError(.invalidArgument, "item is missing: send the item's fields.")
         }
         let now = time.now()
+        try reportLimiter.acquire(userID: user.id, now: now)
         let kind = try LostFoundKind(proto: request.item.kind, field: "item.kind")
         let fields = try LostFoundRules.validate(try LostFoundItemFields(proto: request.item), now: now)
         let item = LostFoundItem(

@@ -132,7 +132,9 @@ public struct Application: Sendable {
             accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
             listings: Skiff_Listings_V1_Listings.Client(transport: asService)
         )
-        let chat = ChatService(store: chatStore, directory: directory, logger: logger)
+        var chatConfiguration = ChatConfiguration.defaults
+        chatConfiguration.scaleRateLimits(by: options.rateLimitScale)
+        let chat = ChatService(store: chatStore, directory: directory, configuration: chatConfiguration, logger: logger)
 
         let accountsClient = AccountsClientDirectory(transport: inProcess, serviceToken: serviceToken)
         var bidsConfiguration = BidsConfiguration.defaults
@@ -148,7 +150,12 @@ public struct Application: Sendable {
             logger: logger,
             configuration: bidsConfiguration
         )
-        let lostFound = LostFoundService(store: lostFoundStore, feed: feed, logger: logger)
+        let lostFound = LostFoundService(
+            store: lostFoundStore,
+            feed: feed,
+            logger: logger,
+            reportLimit: LostFoundService.defaultReportLimit.scaled(by: options.rateLimitScale)
+        )
         let bucketList = BucketListService(store: bucketListStore, users: directory)
         let domainServices: [any RegistrableService] = [accounts, listings, bids, chat, lostFound, bucketList]
         inProcess.bind(InProcessTransport(services: domainServices, interceptors: [authentication]))

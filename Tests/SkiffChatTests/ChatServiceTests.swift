@@ -152,6 +152,20 @@ struct ChatServiceTests {
         #expect(about.listingID == "lst_lamp" && about.sequence == 1)
     }
 
+    @Test("Sending is rate-limited per user, with a retry-after")
+    func sendRateLimit() async throws {
+        var configuration = ChatConfiguration()
+        configuration.sendMessageLimit = RateLimit(2, per: .seconds(60))
+        let chat = ChatHarness(configuration: configuration)
+        try await chat.send("ann", to: "bob", "one")
+        try await chat.send("ann", to: "bob", "two")
+        let error = await expectStatus(.resourceExhausted) { try await chat.send("ann", to: "bob", "three") }
+        let retryAfter = error.flatMap { $0.metadata.first("retry-after") }.flatMap { Int($0) }
+        #expect(retryAfter.map { (1...60).contains($0) } == true)
+        try await chat.send("bob", to: "ann", "not limited")
+        #expect(try await chat.store.feedEvents(userID: "usr_bob", after: 0, limit: 10).count == 3)
+    }
+
     @Test("Only Skiff services may open conversations and publish notifications")
     func serviceOnly() async throws {
         let chat = ChatHarness()

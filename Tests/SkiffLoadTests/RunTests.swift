@@ -43,7 +43,8 @@ struct RunTests {
             let closed = try #require(
                 try SkiffLoadCommand.parseAsRoot([
                     "run", scenario, "--target", target, "--concurrency", "8", "--connections", "2",
-                    "--duration", "2", "--warmup", "0.2", "--payload-size", "128", "--messages", "5",
+                    // A warm-up long enough to hold calls even on a loaded machine.
+                    "--duration", "1.5", "--warmup", "1", "--payload-size", "128", "--messages", "5",
                     "--json", closedJSON,
                 ]) as? RunCommand
             )

@@ -48,8 +48,13 @@ struct LostFoundHarness {
     let time = ManualTimeSource()
     let client: Skiff_Lostfound_V1_LostFound.Client
 
-    init() {
-        let service = LostFoundService(store: InMemoryLostFoundStore(), feed: feed, time: time)
+    init(reportLimit: RateLimit? = LostFoundService.defaultReportLimit) {
+        let service = LostFoundService(
+            store: InMemoryLostFoundStore(),
+            feed: feed,
+            time: time,
+            reportLimit: reportLimit
+        )
         var tokens: [String: String] = [:]
         for user in Self.users { tokens["tok-\(user)"] = "usr_\(user)" }
         let transport = InProcessTransport(
@@ -92,6 +97,25 @@ struct LostFoundHarness {
 @Suite("LostFoundService in process, with a recording feed")
 struct LostFoundServiceTests {
     typealias H = LostFoundHarness
+
+    @Test("Reports are rate-limited per user, with a retry-after")
+    func reportRateLimit() async throws {
+        let h = H(reportLimit: RateLimit(2, per: .seconds(3600)))
+        h.time.set(Items.t0.addingTimeInterval(3 * 86_400))
+        _ = try await h.report("owner", H.item(.lost, "Brown leather wallet"))
+        _ = try await h.report("owner", H.item(.lost, "Red umbrella"))
+        do {
+            _ = try await h.report("owner", H.item(.lost, "Blue scarf"))
+            Issue.record("a third report within the hour was accepted")
+        } catch let error as RPCError {
+            #expect(error.code == .resourceExhausted)
+            #expect(error.metadata.first("retry-after") == "3600")
+        }
+        // Another user is not affected; an hour later the owner may report again.
+        _ = try await h.report("other", H.item(.lost, "Blue scarf"))
+        h.time.advance(by: .seconds(3600))
+        _ = try await h.report("owner", H.item(.lost, "Blue scarf"))
+    }
 
     @Test("A found report notifies the matching lost item's owner once, and nobody else")
     func notifiesTheRightOwner() async throws {

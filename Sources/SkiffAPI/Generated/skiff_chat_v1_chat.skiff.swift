@@ -160,7 +160,8 @@ public enum Skiff_Chat_V1_Chat {
         /// text that is empty (without an image) or longer than 4,000 characters, or a
         /// `client_message_id` longer than 64 characters; NOT_FOUND for an unknown recipient or listing;
         /// PERMISSION_DENIED when the recipient has blocked the caller, or the caller has blocked the
-        /// recipient (unblock first); RESOURCE_EXHAUSTED.
+        /// recipient (unblock first); RESOURCE_EXHAUSTED past 300 messages per user in 5 minutes (the
+        /// trailing metadata `retry-after` says how many seconds to wait).
         func sendMessage(request: Skiff_Chat_V1_SendMessageRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Chat_V1_SendMessageResponse
 
         /// The caller's conversations, most recent activity first, each with its last message and the
@@ -263,7 +264,8 @@ public enum Skiff_Chat_V1_Chat {
         /// text that is empty (without an image) or longer than 4,000 characters, or a
         /// `client_message_id` longer than 64 characters; NOT_FOUND for an unknown recipient or listing;
         /// PERMISSION_DENIED when the recipient has blocked the caller, or the caller has blocked the
-        /// recipient (unblock first); RESOURCE_EXHAUSTED.
+        /// recipient (unblock first); RESOURCE_EXHAUSTED past 300 messages per user in 5 minutes (the
+        /// trailing metadata `retry-after` says how many seconds to wait).
         public func sendMessage(
             _ request: Skiff_Chat_V1_SendMessageRequest,
             metadata: SkiffCore.Metadata = [:],

@@ -134,7 +134,8 @@ public enum Skiff_Lostfound_V1_LostFound {
         /// reporters are told on their feeds. A failure to deliver those events does not fail the report.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a missing `item`, an unspecified kind or
-        /// category, or a field outside its limits (see Item).
+        /// category, or a field outside its limits (see Item); RESOURCE_EXHAUSTED past 30 reports per
+        /// user and hour (the trailing metadata `retry-after` says how many seconds to wait).
         func reportItem(request: Skiff_Lostfound_V1_ReportItemRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Lostfound_V1_ReportItemResponse
 
         /// One item, in any status. Guests allowed (without contact instructions).
@@ -190,7 +191,8 @@ public enum Skiff_Lostfound_V1_LostFound {
         /// reporters are told on their feeds. A failure to deliver those events does not fail the report.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a missing `item`, an unspecified kind or
-        /// category, or a field outside its limits (see Item).
+        /// category, or a field outside its limits (see Item); RESOURCE_EXHAUSTED past 30 reports per
+        /// user and hour (the trailing metadata `retry-after` says how many seconds to wait).
         public func reportItem(
             _ request: Skiff_Lostfound_V1_ReportItemRequest,
             metadata: SkiffCore.Metadata = [:],
