@@ -253,6 +253,40 @@ struct ChatServiceTests {
         #expect(events.all.last?.message.text == "after")
     }
 
+    @Test("Resuming from events already deleted fails with FAILED_PRECONDITION; from_latest works")
+    func resumeAfterPruning() async throws {
+        let chat = ChatHarness()
+        for index in 0..<3 { try await chat.send("ann", to: "bob", "m\(index)") }
+        try await chat.store.pruneFeed(before: Date().addingTimeInterval(60))
+        try await chat.send("ann", to: "bob", "kept")
+        for after: Int64 in [0, 1] {
+            let error = await expectStatus(.failedPrecondition) {
+                _ = try await chat.client.subscribeFeed(
+                    .with { $0.afterSequence = after },
+                    metadata: ChatHarness.auth("bob")
+                ) {
+                    try await $0.messages.collect()
+                }
+            }
+            #expect(error?.message.contains("from_latest") == true)
+        }
+        // Resuming right before what is kept works.
+        let kept = try await chat.client.subscribeFeed(
+            .with { $0.afterSequence = 3 },
+            metadata: ChatHarness.auth("bob")
+        ) {
+            response -> Skiff_Chat_V1_FeedEvent? in
+            for try await event in response.messages { return event }
+            return nil
+        }
+        #expect(kept?.sequence == 4 && kept?.message.text == "kept")
+        await expectStatus(.outOfRange) {
+            _ = try await chat.client.subscribeFeed(.with { $0.afterSequence = 5 }, metadata: ChatHarness.auth("bob")) {
+                try await $0.messages.collect()
+            }
+        }
+    }
+
     @Test("A subscriber that reads too slowly is cut off with its resume point")
     func slowSubscriber() async throws {
         var configuration = ChatConfiguration()
