@@ -88,6 +88,22 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         }
     }
 
+    /// Publishes to the feed, again, every event recorded since `date` — the relay that makes feed
+    /// delivery at-least-once: an event committed just before a crash (or a failed publication) is
+    /// published on the next run. The feed ignores what it already has (idempotency keys).
+    ///
+    /// - Returns: The number of events published.
+    public func republishEvents(since date: Date, batchSize: Int = 500) async throws -> Int {
+        let events = try await store.events(recordedSince: date, limit: 100_000)
+        var start = events.startIndex
+        while start < events.endIndex {
+            let end = min(start + batchSize, events.endIndex)
+            try await feed.publish(events[start..<end].map(\.feedNotification))
+            start = end
+        }
+        return events.count
+    }
+
     // MARK: Bidding
 
     public func placeBid(

@@ -110,6 +110,11 @@ public protocol BidsStore: Sendable {
 
     /// A user's events with a sequence number above `afterSequence`, oldest first, at most `limit`.
     func events(userID: String, afterSequence: Int64, limit: Int) async throws -> [BidEvent]
+
+    /// Events of every user recorded at or after `date`, oldest first (then by user and sequence), at
+    /// most `limit`: what the feed relay publishes again after a crash between a commit and its
+    /// publication.
+    func events(recordedSince date: Date, limit: Int) async throws -> [BidEvent]
 }
 
 /// The result of placing a bid.

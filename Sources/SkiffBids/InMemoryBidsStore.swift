@@ -322,6 +322,16 @@ public final class InMemoryBidsStore: BidsStore {
             Array((state.events[userID] ?? []).lazy.filter { $0.sequence > afterSequence }.prefix(max(limit, 0)))
         }
     }
+
+    public func events(recordedSince date: Date, limit: Int) async throws -> [BidEvent] {
+        state.withLock { state in
+            let recent = state.events.values.joined().filter { $0.createdAt >= date }
+            let sorted = recent.sorted {
+                ($0.createdAt, $0.userID, $0.sequence) < ($1.createdAt, $1.userID, $1.sequence)
+            }
+            return Array(sorted.prefix(max(limit, 0)))
+        }
+    }
 }
 
 extension Bid {

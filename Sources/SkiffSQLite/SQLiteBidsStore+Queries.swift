@@ -94,4 +94,15 @@ extension SQLiteBidsStore {
             ).compactMap(\.event)
         }
     }
+
+    public func events(recordedSince date: Date, limit: Int) async throws -> [BidEvent] {
+        let limit = max(limit, 0)
+        return try await pool.domainRead { db in
+            try BidEventRecord.fetchAll(
+                db,
+                sql: "SELECT * FROM bidEvent WHERE createdAt >= ? ORDER BY createdAt, userID, sequence LIMIT ?",
+                arguments: [date.millisecondsSince1970, limit]
+            ).compactMap(\.event)
+        }
+    }
 }

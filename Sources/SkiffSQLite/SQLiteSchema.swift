@@ -20,6 +20,7 @@ public enum SQLiteSchema {
         registerBucketListMigrations(in: &migrator)
         registerAccountsSalesMigration(in: &migrator)
         registerBidsClosedListingsMigration(in: &migrator)
+        registerBidEventsByTimeMigration(in: &migrator)
         return migrator
     }
 
@@ -128,6 +129,14 @@ public enum SQLiteSchema {
                     ) STRICT, WITHOUT ROWID;
                     """
             )
+        }
+    }
+
+    static func registerBidEventsByTimeMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. Bid events by time, for the relay that publishes recent events to
+        // the Chat feed again after a restart.
+        migrator.registerMigration("bids-v3") { db in
+            try db.execute(sql: "CREATE INDEX bidEvent_createdAt ON bidEvent(createdAt)")
         }
     }
 }

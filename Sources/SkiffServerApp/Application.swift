@@ -198,6 +198,13 @@ public struct Application: Sendable {
                         before: Date().addingTimeInterval(-TimeInterval(retention))
                     )
                 },
+                .init(name: "bid events published to the feed again (the last 30 minutes)") {
+                    // At-least-once delivery to the feed: covers a crash between a commit and its
+                    // publication (this job runs at start) and failed publications. Publishes nothing
+                    // twice (the feed keeps idempotency keys); removes nothing.
+                    _ = try await bids.republishEvents(since: Date().addingTimeInterval(-30 * 60))
+                    return 0
+                },
                 .init(name: "feed events past the replay window") {
                     let retention = ChatConfiguration.defaults.feedRetention.components.seconds
                     return try await chatStore.pruneFeed(before: Date().addingTimeInterval(-TimeInterval(retention)))

@@ -62,7 +62,7 @@ struct BlockingWorkPoolTests {
                     try await pool.run {
                         probe.enter()
                         defer { probe.leave() }
-                        return gate.wait(timeout: .now() + 3) == .success
+                        return gate.wait(timeout: .now() + 30) == .success
                     }
                 }
             }
@@ -89,7 +89,7 @@ struct BlockingWorkPoolTests {
                     try await pool.run {
                         probe.enter()
                         defer { probe.leave() }
-                        return gate.wait(timeout: .now() + 3) == .success
+                        return gate.wait(timeout: .now() + 30) == .success
                     }
                 }
             }

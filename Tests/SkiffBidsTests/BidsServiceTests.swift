@@ -30,6 +30,36 @@ struct BidsServiceTests {
         #expect(try await h.store.events(userID: "usr_seller", afterSequence: 0, limit: 10) == [event])
     }
 
+    @Test("Events reach the feed; those a failing feed missed are published again by the relay, once")
+    func feedRelay() async throws {
+        let h = H()
+        let first = try await h.bid("ann", 2_500)
+        #expect(h.feed.notifications.map(\.idempotencyKey) == ["bids:1"])
+        #expect(h.feed.notifications.first?.userID == "usr_seller")
+        guard case .bid(let update) = h.feed.notifications.first?.kind else {
+            Issue.record("expected a bid notification")
+            return
+        }
+        #expect(update.kind == "placed" && update.bidID == first.bidID && update.amountCents == 2_500)
+
+        // The feed is down: the bid still succeeds, and the event waits in the Bids store.
+        h.feed.failing = true
+        let second = try await h.bid("bob", 2_600)
+        #expect(h.feed.notifications.count == 1)
+        await #expect(throws: RPCError.self) { _ = try await h.service.republishEvents(since: h.time.now()) }
+        h.feed.failing = false
+        #expect(try await h.service.republishEvents(since: h.time.now().addingTimeInterval(-60)) == 2)
+        #expect(h.feed.notifications.map(\.idempotencyKey) == ["bids:1", "bids:2"])
+        guard case .bid(let relayed) = h.feed.notifications.last?.kind else {
+            Issue.record("expected a bid notification")
+            return
+        }
+        #expect(relayed.bidID == second.bidID)
+        // Running the relay again delivers nothing twice.
+        _ = try await h.service.republishEvents(since: h.time.now().addingTimeInterval(-60))
+        #expect(h.feed.notifications.count == 2)
+    }
+
     @Test("PlaceBid: a higher bid replaces the caller's live bid; request ids make retries safe")
     func placeBidReplacesAndRetries() async throws {
         let h = H()

@@ -19,6 +19,8 @@ struct BidsTestHarness {
     let hub = BidEventHub()
     let time = ManualTimeSource()
     let completed = CompletedSales()
+    let feed = FlakyFeed()
+    let service: BidsService
     let client: Skiff_Bids_V1_Bids.Client
 
     init(configuration: BidsConfiguration = .defaults) {
@@ -29,6 +31,7 @@ struct BidsTestHarness {
             conversations: conversations,
             paymentHandles: DictionaryPaymentHandles(handles: ["usr_seller": "@seller-pays"]),
             hub: hub,
+            feed: feed,
             time: time,
             onSaleCompleted: { sale in completed.append(sale.id) },
             logger: Logger(label: "skiff.bids.test") { _ in SwiftLogNoOpLogHandler() },
@@ -46,6 +49,7 @@ struct BidsTestHarness {
             ]
         )
         client = Skiff_Bids_V1_Bids.Client(transport: transport)
+        self.service = service
         listings.put(Self.listing())
     }
 
@@ -124,4 +128,30 @@ final class CompletedSales: Sendable {
     private let ids = Mutex<[String]>([])
     func append(_ id: String) { ids.withLock { $0.append(id) } }
     var all: [String] { ids.withLock { $0 } }
+}
+
+/// A feed that records what it is given, keeping one copy per (user, key) as Chat does, and fails
+/// while `failing` is set.
+final class FlakyFeed: FeedPublisher {
+    private let state = Mutex<(failing: Bool, keys: [String], notifications: [FeedNotification])>((false, [], []))
+
+    var failing: Bool {
+        get { state.withLock { $0.failing } }
+        set { state.withLock { $0.failing = newValue } }
+    }
+
+    /// What was recorded, once each.
+    var notifications: [FeedNotification] { state.withLock { $0.notifications } }
+
+    func publish(_ notifications: [FeedNotification]) async throws {
+        try state.withLock { state in
+            guard !state.failing else { throw RPCError(code: .unavailable, message: "The feed is down.") }
+            for notification in notifications {
+                let key = "\(notification.userID) \(notification.idempotencyKey)"
+                guard !state.keys.contains(key) else { continue }
+                state.keys.append(key)
+                state.notifications.append(notification)
+            }
+        }
+    }
 }

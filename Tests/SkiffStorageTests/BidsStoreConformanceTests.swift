@@ -45,6 +45,27 @@ struct BidsStoreConformanceTests {
         }
     }
 
+    @Test("Events of every user since a time, oldest first", arguments: StoreKind.allCases)
+    func eventsSince(kind: StoreKind) async throws {
+        try await withBidsStore(kind) { store in
+            let early = try await store.place("usr_ann", 1_000, at: 0)
+            let later = try await store.place("usr_bob", 1_100, at: 10)
+            let laterStill = try await store.place("usr_ann", 1_200, at: 20)
+            let all = try await store.events(recordedSince: Fixture.t0, limit: 100)
+            // The seller hears of the replaced bid, then of the new one, in one transaction.
+            #expect(all.map(\.bidID) == [early.id, later.id, early.id, laterStill.id])
+            #expect(all.map(\.kind) == [.placed, .placed, .withdrawn, .placed])
+            let recent = try await store.events(recordedSince: Fixture.date(plusSeconds: 10), limit: 100)
+            #expect(recent.map(\.bidID) == [later.id, early.id, laterStill.id])
+            #expect(
+                try await store.events(recordedSince: Fixture.date(plusSeconds: 10), limit: 1).map(\.bidID) == [
+                    later.id
+                ]
+            )
+            #expect(try await store.events(recordedSince: Fixture.date(plusSeconds: 21), limit: 100).isEmpty)
+        }
+    }
+
     @Test("Amount rules: asking price, above one's live bid, not one's own listing", arguments: StoreKind.allCases)
     func amountRules(kind: StoreKind) async throws {
         try await withBidsStore(kind) { store in
