@@ -1,6 +1,7 @@
 import Foundation
 public import Histogram
 import SkiffAPI
+import SkiffClient
 public import SkiffCore
 import SwiftProtobuf
 import Synchronization
@@ -21,6 +22,7 @@ public final class ChatFanoutScenario: LoadScenario {
     private let prepared = Mutex<Prepared?>(nil)
     private let deliveries = DeliveryBoard()
     private let streams = Mutex<[Task<Void, Never>]>([])
+    private let subscriberPool = Mutex<ClientConnectionPool?>(nil)
 
     struct Prepared: Sendable {
         var sessions: [MarketplaceScenario.Session]
@@ -47,16 +49,31 @@ public final class ChatFanoutScenario: LoadScenario {
         }
         let chat = Skiff_Chat_V1_Chat.Client(transport: context.transport)
 
+        // Subscriptions have connections of their own (one each by default, as each phone has its
+        // own): a connection's stream limit must not be shared with the calls under test.
+        let total = max(options.feedSubscribers, sessions.count)
+        let feedTransport: ClientConnectionPool?
+        if let target = context.target {
+            let size = options.subscriberConnections > 0 ? options.subscriberConnections : total
+            let pool = ClientConnectionPool(target: target, size: size)
+            subscriberPool.withLock { $0 = pool }
+            try await pool.connect()
+            feedTransport = pool
+        } else {
+            feedTransport = nil
+        }
+
         // Open the subscriptions, round robin over the users.
         var subscriptions: [String: Int] = [:]
         var tasks: [Task<Void, Never>] = []
-        let total = max(options.feedSubscribers, sessions.count)
         for index in 0..<total {
             let session = sessions[index % sessions.count]
             subscriptions[session.userID, default: 0] += 1
+            let feedChat = feedTransport.map { Skiff_Chat_V1_Chat.Client(transport: $0.next()) } ?? chat
             tasks.append(
                 Task { [deliveries] in
-                    try? await chat.subscribeFeed(.with { $0.fromLatest = true }, metadata: session.auth) { response in
+                    try? await feedChat.subscribeFeed(.with { $0.fromLatest = true }, metadata: session.auth) {
+                        response in
                         for try await event in response.messages {
                             guard case .message(let message) = event.event, message.recipientID == session.userID else {
                                 continue
@@ -152,6 +169,7 @@ public final class ChatFanoutScenario: LoadScenario {
         }
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
+        if let pool = subscriberPool.withLock({ $0 }) { await pool.close() }
     }
 }
 

@@ -1,4 +1,5 @@
 public import Histogram
+public import SkiffClient
 public import SkiffCore
 
 /// One kind of call a load test repeats, e.g. an echo call or a realistic marketplace mix.
@@ -51,11 +52,15 @@ public struct LoadContext: Sendable {
     public var transport: any ClientTransport
     /// Prints seeding progress; a bar on a terminal, plain lines otherwise, nothing in tests.
     public var progress: ProgressOutput
+    /// Where the server is, for scenarios that open connections of their own (e.g. one per
+    /// `chat-fanout` subscriber, as each phone has its own); `nil` when unknown.
+    public var target: ClientConnection.Target?
 
     /// Creates a context.
-    public init(transport: any ClientTransport, progress: ProgressOutput) {
+    public init(transport: any ClientTransport, progress: ProgressOutput, target: ClientConnection.Target? = nil) {
         self.transport = transport
         self.progress = progress
+        self.target = target
     }
 }
 
@@ -77,6 +82,8 @@ public struct ScenarioOptions: Sendable {
     public var emailDomain = "campus.edu"
     /// Live-feed subscriptions `chat-fanout` keeps open (spread over the seeded accounts).
     public var feedSubscribers = 1_000
+    /// Connections the `chat-fanout` subscriptions are spread over; 0 means one per subscription.
+    public var subscriberConnections = 0
 
     /// Default options.
     public init() {}

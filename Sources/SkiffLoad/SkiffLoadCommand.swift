@@ -88,6 +88,9 @@ public struct RunCommand: AsyncParsableCommand {
     @Option(help: "Live-feed subscriptions chat-fanout keeps open, spread over the seeded accounts.")
     public var subscribers = 1_000
 
+    @Option(help: "Connections chat-fanout's subscriptions use (0: one per subscription, like phones).")
+    public var subscriberConnections = 0
+
     @Option(help: "Where seeded accounts and listings are kept between runs.")
     public var state = ".skiff-load-state.json"
 
@@ -164,6 +167,7 @@ public struct RunCommand: AsyncParsableCommand {
         options.statePath = state
         options.emailDomain = emailDomain
         options.feedSubscribers = subscribers
+        options.subscriberConnections = subscriberConnections
         options.tokenSource = tokenSource ?? mailLog.map { MailLogTokenSource(path: $0) }
         return options
     }
@@ -181,7 +185,9 @@ public struct RunCommand: AsyncParsableCommand {
         let pool = ClientConnectionPool(target: .host(host, port: port), size: connections)
         do {
             try await pool.connect()
-            try await scenario.prepare(LoadContext(transport: pool, progress: progress))
+            try await scenario.prepare(
+                LoadContext(transport: pool, progress: progress, target: .host(host, port: port))
+            )
             let result = await LoadRunner(settings: settings, progress: progress).run(scenario, transport: pool)
             await scenario.finish()
             if let json { try result.jsonData().write(to: URL(fileURLWithPath: json)) }
