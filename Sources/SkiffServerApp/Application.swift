@@ -113,7 +113,7 @@ public struct Application: Sendable {
             store: accountsStore,
             hasher: PasswordHasher(rounds: options.passwordHashRounds),
             mailer: mailer,
-            sales: BidsClientSaleDirectory(transport: inProcess, serviceToken: serviceToken),
+            sales: BidsClientSaleDirectory(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
             blockedUsers: ChatClientBlockedUsers(client: Skiff_Chat_V1_Chat.Client(transport: asCaller)),
             configuration: accountsConfiguration
         )
@@ -122,7 +122,7 @@ public struct Application: Sendable {
         listingsConfiguration.scaleRateLimits(by: options.rateLimitScale)
         let listings = ListingsService(
             store: listingsStore,
-            bids: BidsClientListingBids(transport: inProcess, serviceToken: serviceToken),
+            bids: BidsClientListingBids(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
             feed: feed,
             configuration: listingsConfiguration,
             logger: logger
@@ -136,13 +136,13 @@ public struct Application: Sendable {
         chatConfiguration.scaleRateLimits(by: options.rateLimitScale)
         let chat = ChatService(store: chatStore, directory: directory, configuration: chatConfiguration, logger: logger)
 
-        let accountsClient = AccountsClientDirectory(transport: inProcess, serviceToken: serviceToken)
+        let accountsClient = AccountsClientDirectory(client: Skiff_Accounts_V1_Accounts.Client(transport: asService))
         var bidsConfiguration = BidsConfiguration.defaults
         bidsConfiguration.scaleRateLimits(by: options.rateLimitScale)
 
         let bids = BidsService(
             store: bidsStore,
-            listings: ListingsClientDirectory(transport: inProcess, serviceToken: serviceToken),
+            listings: ListingsClientDirectory(client: Skiff_Listings_V1_Listings.Client(transport: asService)),
             conversations: ChatClientConversations(client: Skiff_Chat_V1_Chat.Client(transport: asService)),
             paymentHandles: accountsClient,
             feed: feed,

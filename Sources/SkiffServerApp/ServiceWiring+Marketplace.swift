@@ -13,15 +13,6 @@ import Synchronization
 struct BidsClientListingBids: ListingBids {
     let client: Skiff_Bids_V1_Bids.Client
 
-    init(transport: any ClientTransport, serviceToken: String) {
-        self.client = Skiff_Bids_V1_Bids.Client(
-            transport: InterceptedTransport(
-                transport,
-                interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
-            )
-        )
-    }
-
     func hasPendingBids(listingID: String) async throws -> Bool {
         try await client.countPendingBids(.with { $0.listingID = listingID }).count > 0
     }
@@ -47,15 +38,6 @@ struct BidsClientListingBids: ListingBids {
 /// clean-up which images are profile pictures.
 struct AccountsClientDirectory: PaymentHandleDirectory {
     let client: Skiff_Accounts_V1_Accounts.Client
-
-    init(transport: any ClientTransport, serviceToken: String) {
-        self.client = Skiff_Accounts_V1_Accounts.Client(
-            transport: InterceptedTransport(
-                transport,
-                interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
-            )
-        )
-    }
 
     func paymentHandle(userID: String) async throws -> String? {
         do {
@@ -125,15 +107,6 @@ struct UnusedImageCleanup: Sendable {
 /// service token, which may read any sale.
 struct BidsClientSaleDirectory: SaleDirectory {
     let client: Skiff_Bids_V1_Bids.Client
-
-    init(transport: any ClientTransport, serviceToken: String) {
-        self.client = Skiff_Bids_V1_Bids.Client(
-            transport: InterceptedTransport(
-                transport,
-                interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
-            )
-        )
-    }
 
     func sale(id: String) async throws -> SaleSummary? {
         let sale: Skiff_Bids_V1_Sale

@@ -13,15 +13,6 @@ import SwiftProtobuf
 struct ListingsClientDirectory: ListingDirectory {
     let client: Skiff_Listings_V1_Listings.Client
 
-    init(transport: any ClientTransport, serviceToken: String) {
-        self.client = Skiff_Listings_V1_Listings.Client(
-            transport: InterceptedTransport(
-                transport,
-                interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
-            )
-        )
-    }
-
     func listing(id: String) async throws -> ListingSnapshot? {
         let listing: Skiff_Listings_V1_Listing
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import SkiffAPI
 import SkiffAccounts
 import SkiffCore
 import SkiffDomain
@@ -63,7 +64,14 @@ struct UnusedImageCleanupTests {
 
         var cleanup = UnusedImageCleanup(
             store: listings,
-            accounts: AccountsClientDirectory(transport: transport, serviceToken: token),
+            accounts: AccountsClientDirectory(
+                client: Skiff_Accounts_V1_Accounts.Client(
+                    transport: InterceptedTransport(
+                        transport,
+                        interceptors: [ServiceCredentialsInterceptor(token: token)]
+                    )
+                )
+            ),
             lifetime: .seconds(24 * 3600)
         )
         cleanup.pageSize = 2
