@@ -421,7 +421,9 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffAPI",
                 "SkiffListings",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -269,6 +269,10 @@ public final class InMemoryListingsStore: ListingsStore {
         state.withLock { state in state.changes.first { $0.sequence == sequence } }
     }
 
+    public func changes(since date: Date, limit: Int) async throws -> [ListingChangeEvent] {
+        state.withLock { state in Array(state.changes.lazy.filter { $0.changedAt >= date }.prefix(max(limit, 0))) }
+    }
+
     public func pruneChanges(before date: Date) async throws -> Int {
         let cutoff = date.millisecondsSince1970
         return state.withLock { state in

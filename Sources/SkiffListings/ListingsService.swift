@@ -207,8 +207,21 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
     func publish(_ event: ListingChangeEvent) async {
         guard let savers = try? await store.savers(listingID: event.listingID), !savers.isEmpty else { return }
         broadcaster.publish(event, to: savers)
-        // Users' feeds (Chat): keyed by the change's sequence, so a retry delivers nothing twice.
-        let notifications = savers.map { userID in
+        let notifications = Self.feedNotifications(for: event, savers: savers)
+        do {
+            try await feed.publish(notifications)
+        } catch {
+            logger.warning(
+                "Could not publish a listing change to the feed",
+                metadata: ["listing": "\(event.listingID)", "error": "\(error)"]
+            )
+        }
+    }
+
+    /// A change as notifications for the savers' feeds (Chat), keyed by the change's sequence so
+    /// that publishing it again delivers nothing twice.
+    static func feedNotifications(for event: ListingChangeEvent, savers: [String]) -> [FeedNotification] {
+        savers.map { userID in
             FeedNotification(
                 userID: userID,
                 idempotencyKey: "listings:\(event.sequence)",
@@ -224,14 +237,22 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
                 occurredAt: event.changedAt
             )
         }
-        do {
-            try await feed.publish(notifications)
-        } catch {
-            logger.warning(
-                "Could not publish a listing change to the feed",
-                metadata: ["listing": "\(event.listingID)", "error": "\(error)"]
-            )
+    }
+
+    /// Publishes to the savers' feeds, again, every change made since `date` — the relay that makes
+    /// feed delivery at-least-once (a change committed just before a crash, or whose publication
+    /// failed, is published on the next run; the feed ignores what it already has). Changes go to
+    /// the listing's savers as of now.
+    ///
+    /// - Returns: The number of changes published.
+    public func republishChanges(since date: Date) async throws -> Int {
+        let changes = try await store.changes(since: date, limit: 100_000)
+        for event in changes {
+            let savers = try await store.savers(listingID: event.listingID)
+            guard !savers.isEmpty else { continue }
+            try await feed.publish(Self.feedNotifications(for: event, savers: savers))
         }
+        return changes.count
     }
 
     static func notFound(_ id: String) -> DomainError {

@@ -114,6 +114,10 @@ public protocol ListingsStore: Sendable {
     /// The change event with this sequence number, or `nil` (never recorded, or pruned).
     func change(sequence: Int64) async throws -> ListingChangeEvent?
 
+    /// Changes to any listing made at or after `date`, by sequence, at most `limit`: what the feed
+    /// relay publishes again after a crash between a commit and its publication.
+    func changes(since date: Date, limit: Int) async throws -> [ListingChangeEvent]
+
     /// Deletes change events recorded before `date` (housekeeping; events are kept 7 days).
     @discardableResult
     func pruneChanges(before date: Date) async throws -> Int

@@ -303,6 +303,16 @@ public struct SQLiteListingsStore: ListingsStore {
         }
     }
 
+    public func changes(since date: Date, limit: Int) async throws -> [ListingChangeEvent] {
+        try await pool.domainRead { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM listingChange WHERE changedAt >= ? ORDER BY sequence LIMIT ?",
+                arguments: [date.millisecondsSince1970, max(limit, 0)]
+            ).map(ListingChangeRow.event)
+        }
+    }
+
     public func pruneChanges(before date: Date) async throws -> Int {
         try await pool.domainWrite { db in
             try db.execute(

@@ -205,6 +205,10 @@ public struct Application: Sendable {
                     _ = try await bids.republishEvents(since: Date().addingTimeInterval(-30 * 60))
                     return 0
                 },
+                .init(name: "saved-listing changes published to the feed again (the last 30 minutes)") {
+                    _ = try await listings.republishChanges(since: Date().addingTimeInterval(-30 * 60))
+                    return 0
+                },
                 .init(name: "feed events past the replay window") {
                     let retention = ChatConfiguration.defaults.feedRetention.components.seconds
                     return try await chatStore.pruneFeed(before: Date().addingTimeInterval(-TimeInterval(retention)))

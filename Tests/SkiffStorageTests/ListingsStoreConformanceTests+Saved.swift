@@ -76,6 +76,10 @@ extension ListingsStoreConformanceTests {
             #expect(try await store.changes(forUser: "usr_1", after: 0, limit: 1) == [e1])
             #expect(try await store.changes(forUser: "usr_2", after: 0, limit: 10) == [e2])
             #expect(try await store.changes(forUser: "usr_3", after: 0, limit: 10) == [])
+            // Every listing's changes since a time, for the feed relay.
+            #expect(try await store.changes(since: F.t0 + 2, limit: 10) == [e2, e3])
+            #expect(try await store.changes(since: F.t0, limit: 2) == [e1, e2])
+            #expect(try await store.changes(since: F.t0 + 4, limit: 10) == [])
             #expect(try await store.pruneChanges(before: F.t0 + 2) == 1)
             #expect(try await store.change(sequence: 1) == nil)
             #expect(try await store.changes(forUser: "usr_1", after: 0, limit: 10) == [e3])

@@ -1,0 +1,90 @@
+import Foundation
+import SkiffAPI
+import SkiffCore
+import SkiffDomain
+import SkiffListings
+import SwiftProtobuf
+import Synchronization
+import Testing
+
+/// A feed that keeps one copy per (user, key), as Chat does, and fails while `failing` is set.
+final class FlakyFeed: FeedPublisher {
+    private let state = Mutex<(failing: Bool, seen: Set<String>, notifications: [FeedNotification])>((false, [], []))
+
+    var failing: Bool {
+        get { state.withLock { $0.failing } }
+        set { state.withLock { $0.failing = newValue } }
+    }
+
+    var notifications: [FeedNotification] { state.withLock { $0.notifications } }
+
+    func publish(_ notifications: [FeedNotification]) async throws {
+        try state.withLock { state in
+            guard !state.failing else { throw RPCError(code: .unavailable, message: "The feed is down.") }
+            for notification in notifications
+            where state.seen.insert("\(notification.userID) \(notification.idempotencyKey)").inserted {
+                state.notifications.append(notification)
+            }
+        }
+    }
+}
+
+/// Tokens `tok-<name>` sign in `usr_<name>`.
+struct NameAuthenticator: SessionAuthenticator {
+    func authenticate(token: String) async throws -> AuthenticatedUser? {
+        guard token.hasPrefix("tok-") else { return nil }
+        return AuthenticatedUser(id: "usr_" + token.dropFirst(4), sessionToken: token)
+    }
+}
+
+@Suite("Listings feed relay")
+struct FeedRelayTests {
+    @Test("A change whose publication failed reaches the savers' feeds through the relay, once")
+    func relay() async throws {
+        let feed = FlakyFeed()
+        let service = ListingsService(store: InMemoryListingsStore(), feed: feed)
+        let client = Skiff_Listings_V1_Listings.Client(
+            transport: InProcessTransport(
+                services: [service],
+                interceptors: [AuthenticationInterceptor(authenticator: NameAuthenticator())]
+            )
+        )
+        func auth(_ name: String) -> Metadata { ["authorization": .string("Bearer tok-\(name)")] }
+        let listing = try await client.createListing(
+            .with {
+                $0.listing.title = "Desk lamp"
+                $0.listing.priceCents = 1_500
+                $0.listing.category = .furniture
+                $0.listing.condition = .lightlyUsed
+                $0.listing.location.zipCode = "37235"
+            },
+            metadata: auth("seller")
+        ).listing
+        _ = try await client.saveListing(.with { $0.listingID = listing.listingID }, metadata: auth("ann"))
+        // Change times are stored to the millisecond: start a little earlier.
+        let start = Date().addingTimeInterval(-1)
+
+        feed.failing = true
+        _ = try await client.updateListing(
+            .with {
+                $0.listing.listingID = listing.listingID
+                $0.listing.priceCents = 1_200
+                $0.updateMask.paths = ["price_cents"]
+            },
+            metadata: auth("seller")
+        )
+        #expect(feed.notifications.isEmpty)
+        await #expect(throws: RPCError.self) { _ = try await service.republishChanges(since: start) }
+
+        feed.failing = false
+        #expect(try await service.republishChanges(since: start) == 1)
+        #expect(feed.notifications.map(\.userID) == ["usr_ann"])
+        guard case .listing(let change) = feed.notifications.first?.kind else {
+            Issue.record("expected a listing notification")
+            return
+        }
+        #expect(change.kind == "price_changed" && change.newPriceCents == 1_200 && change.oldPriceCents == 1_500)
+        _ = try await service.republishChanges(since: start)
+        #expect(feed.notifications.count == 1)
+    }
+}
