@@ -6,18 +6,21 @@ import Synchronization
 /// The runtime's flow-control windows bound what it holds, so it needs no capacity of its own.
 /// Finishing (normally or with an error) lets the consumer drain what is queued, then ends.
 package final class AsyncQueue<Element: Sendable>: Sendable {
-    private struct State {
+    @usableFromInline
+    struct State {
         /// The first buffered element, kept inline: a queue that never holds more than one element
         /// at a time (a unary request, most streaming messages) allocates no `Deque` storage.
         /// When set, it comes before everything in `rest`.
-        var head: Element?
-        var rest: Deque<Element> = []
-        var waiter: CheckedContinuation<Element?, any Error>?
-        var finished: Result<Void, any Error>?
+        @usableFromInline var head: Element?
+        @usableFromInline var rest: Deque<Element> = []
+        @usableFromInline var waiter: CheckedContinuation<Element?, any Error>?
+        @usableFromInline var finished: Result<Void, any Error>?
 
-        var isEmpty: Bool { head == nil && rest.isEmpty }
+        @inlinable init() {}
 
-        mutating func append(_ element: Element) {
+        @inlinable @inline(__always) var isEmpty: Bool { head == nil && rest.isEmpty }
+
+        @inlinable @inline(__always) mutating func append(_ element: Element) {
             if head == nil && rest.isEmpty {
                 head = element
             } else {
@@ -25,7 +28,7 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
             }
         }
 
-        mutating func popFirst() -> Element? {
+        @inlinable @inline(__always) mutating func popFirst() -> Element? {
             if let first = head {
                 head = nil
                 return first
@@ -33,25 +36,27 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
             return rest.popFirst()
         }
 
-        mutating func removeAll() {
+        @inlinable @inline(__always) mutating func removeAll() {
             head = nil
             rest.removeAll()
         }
     }
 
-    private enum Outcome {
+    @usableFromInline
+    enum Outcome {
         case element(Element)
         case end(Result<Void, any Error>)
         case cancelled
         case wait
     }
 
-    private let state = Mutex(State())
+    @usableFromInline let state = Mutex(State())
 
     package init() {}
 
     /// Appends an element; returns false if the queue has already finished.
     @discardableResult
+    @inlinable @inline(__always)
     package func push(_ element: Element) -> Bool {
         let waiter: CheckedContinuation<Element?, any Error>? = state.withLock { state in
             guard state.finished == nil else { return nil }
@@ -70,6 +75,7 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
     }
 
     /// Ends the queue: the consumer gets what is buffered, then `nil` (or the error).
+    @inlinable @inline(__always)
     package func finish(throwing error: (any Error)? = nil) {
         let waiter: CheckedContinuation<Element?, any Error>? = state.withLock { state in
             guard state.finished == nil else { return nil }
@@ -83,6 +89,7 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
     }
 
     /// Ends the queue at once, dropping what is buffered.
+    @inlinable @inline(__always)
     package func fail(_ error: any Error) {
         let waiter: CheckedContinuation<Element?, any Error>? = state.withLock { state in
             state.removeAll()
@@ -94,6 +101,7 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
     }
 
     /// The next element without waiting, if one is buffered.
+    @inlinable @inline(__always)
     package func poll() -> Element? {
         state.withLock { $0.popFirst() }
     }

@@ -126,7 +126,7 @@ struct Load: AsyncParsableCommand {
             "mode": mode.rawValue,
             "concurrency": concurrency,
             "connections": 1,
-            "duration_s": duration,
+            "duration_s": measured,
             "warmup_s": warmup,
             "calls": result.calls,
             "calls_per_s": (Double(result.calls) / measured).rounded(),
