@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "SkiffServer", targets: ["SkiffServer"]),
         .library(name: "SkiffStandardServices", targets: ["SkiffStandardServices"]),
         .library(name: "SkiffAPI", targets: ["SkiffAPI"]),
+        .library(name: "SkiffLoad", targets: ["SkiffLoad"]),
         .executable(name: "skiff-server", targets: ["skiff-server"]),
         .executable(name: "protoc-gen-skiff", targets: ["protoc-gen-skiff"]),
         .executable(name: "skiff", targets: ["skiff"]),

@@ -97,9 +97,15 @@ extension ClientConnectionHandler {
         stream.recvWindow = Int(local.initialStreamWindow)
         stream.attempts += 1
         streams[id] = stream
-        while let message = stream.unsent.popFirst() {
-            stream.retain(message.bytes)
-            stream.pending.append(message)
+        if stream.pending.isEmpty {
+            // Hand the whole queue over (no new storage for `pending`).
+            swap(&stream.pending, &stream.unsent)
+            for message in stream.pending { stream.retain(message.bytes) }
+        } else {
+            while let message = stream.unsent.popFirst() {
+                stream.retain(message.bytes)
+                stream.pending.append(message)
+            }
         }
         stream.pendingEnd = stream.requestsEnded
         let endOnHeaders = stream.pending.isEmpty && stream.pendingEnd
@@ -221,10 +227,13 @@ extension ClientConnectionHandler {
             return reject(.cancelled, RPCError(code: .internal, message: "The server sent a message before HEADERS."))
         }
         let more = frame.flags.contains(.more)
-        let tooLarge = RPCError(
-            code: .resourceExhausted,
-            message: "The response message exceeds the client's MAX_MESSAGE_SIZE of \(maxMessageSize) bytes."
-        )
+        // Built only when needed: the interpolation costs allocations on every message otherwise.
+        var tooLarge: RPCError {
+            RPCError(
+                code: .resourceExhausted,
+                message: "The response message exceeds the client's MAX_MESSAGE_SIZE of \(maxMessageSize) bytes."
+            )
+        }
         var complete: ByteBuffer
         if var partial = stream.reassembly {
             stream.reassembly = nil

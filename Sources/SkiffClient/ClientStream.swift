@@ -59,8 +59,11 @@ final class ClientStream: @unchecked Sendable {
     private var deadlineCallback: NIOScheduledCallback?
     /// Request messages not handed to an attempt yet.
     var unsent: Deque<OutboundMessage> = []
-    /// Request messages handed to the current attempt, kept until the server accepts the stream.
+    /// Request messages handed to the current attempt, kept until the server accepts the stream
+    /// (streaming calls; a unary call keeps its one request in ``unaryRequest``).
     var retained: [ByteBuffer] = []
+    /// A unary call's request, for a transparent retry.
+    private(set) var unaryRequest: ByteBuffer?
     var retainedBytes = 0
     var retryable = true
     var requestsEnded = false
@@ -102,6 +105,7 @@ final class ClientStream: @unchecked Sendable {
     convenience init(unary manager: ConnectionManager, path: String, options: CallOptions, request: ByteBuffer) {
         self.init(manager: manager, path: path, options: options, isUnary: true)
         unsent.append(OutboundMessage(bytes: request, gated: false))
+        unaryRequest = request
         requestsEnded = true
     }
 
@@ -204,6 +208,7 @@ final class ClientStream: @unchecked Sendable {
         deadlineCallback = nil
         unsent.removeAll()
         retained.removeAll()
+        unaryRequest = nil
         pending.removeAll()
         gate?.close()
     }
@@ -217,6 +222,10 @@ final class ClientStream: @unchecked Sendable {
             return
         }
         // Put the retained messages back in front of the unsent ones; they were released already.
+        if let unaryRequest {
+            unsent.removeAll()
+            unsent.append(OutboundMessage(bytes: unaryRequest, gated: false))
+        }
         for buffer in retained.reversed() { unsent.prepend(OutboundMessage(bytes: buffer, gated: false)) }
         retained.removeAll()
         retainedBytes = 0
@@ -249,11 +258,12 @@ final class ClientStream: @unchecked Sendable {
         retryable = false
         retained.removeAll()
         retainedBytes = 0
+        unaryRequest = nil
     }
 
     /// Records a message handed to an attempt, for a possible retry.
     func retain(_ buffer: ByteBuffer) {
-        guard retryable, !accepted else { return }
+        guard retryable, !accepted, !isUnary else { return }  // unary: `unaryRequest` is the copy
         retainedBytes += buffer.readableBytes
         if retainedBytes > manager.configuration.retryBufferLimit, !isUnary {
             retryable = false

@@ -6,25 +6,57 @@ import Synchronization
 /// The runtime's flow-control windows bound what it holds, so it needs no capacity of its own.
 /// Finishing (normally or with an error) lets the consumer drain what is queued, then ends.
 package final class AsyncQueue<Element: Sendable>: Sendable {
-    private struct State {
-        var buffer: Deque<Element> = []
-        var waiter: CheckedContinuation<Element?, any Error>?
-        var finished: Result<Void, any Error>?
+    @usableFromInline
+    struct State {
+        /// The first buffered element, kept inline: a queue that never holds more than one element
+        /// at a time (a unary request, most streaming messages) allocates no `Deque` storage.
+        /// When set, it comes before everything in `rest`.
+        @usableFromInline var head: Element?
+        @usableFromInline var rest: Deque<Element> = []
+        @usableFromInline var waiter: CheckedContinuation<Element?, any Error>?
+        @usableFromInline var finished: Result<Void, any Error>?
+
+        @inlinable init() {}
+
+        @inlinable @inline(__always) var isEmpty: Bool { head == nil && rest.isEmpty }
+
+        @inlinable @inline(__always) mutating func append(_ element: Element) {
+            if head == nil && rest.isEmpty {
+                head = element
+            } else {
+                rest.append(element)
+            }
+        }
+
+        @inlinable @inline(__always) mutating func popFirst() -> Element? {
+            if let first = head {
+                head = nil
+                return first
+            }
+            return rest.popFirst()
+        }
+
+        @inlinable @inline(__always) mutating func removeAll() {
+            head = nil
+            rest.removeAll()
+        }
     }
 
-    private enum Outcome {
+    @usableFromInline
+    enum Outcome {
         case element(Element)
         case end(Result<Void, any Error>)
         case cancelled
         case wait
     }
 
-    private let state = Mutex(State())
+    @usableFromInline let state = Mutex(State())
 
     package init() {}
 
     /// Appends an element; returns false if the queue has already finished.
     @discardableResult
+    @inlinable @inline(__always)
     package func push(_ element: Element) -> Bool {
         let waiter: CheckedContinuation<Element?, any Error>? = state.withLock { state in
             guard state.finished == nil else { return nil }
@@ -32,17 +64,18 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
                 state.waiter = nil
                 return waiter
             }
-            state.buffer.append(element)
+            state.append(element)
             return nil
         }
         if let waiter {
             waiter.resume(returning: element)
             return true
         }
-        return state.withLock { $0.finished == nil || !$0.buffer.isEmpty }
+        return state.withLock { $0.finished == nil || !$0.isEmpty }
     }
 
     /// Ends the queue: the consumer gets what is buffered, then `nil` (or the error).
+    @inlinable @inline(__always)
     package func finish(throwing error: (any Error)? = nil) {
         let waiter: CheckedContinuation<Element?, any Error>? = state.withLock { state in
             guard state.finished == nil else { return nil }
@@ -56,9 +89,10 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
     }
 
     /// Ends the queue at once, dropping what is buffered.
+    @inlinable @inline(__always)
     package func fail(_ error: any Error) {
         let waiter: CheckedContinuation<Element?, any Error>? = state.withLock { state in
-            state.buffer.removeAll()
+            state.removeAll()
             if state.finished == nil { state.finished = .failure(error) }
             defer { state.waiter = nil }
             return state.waiter
@@ -67,14 +101,15 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
     }
 
     /// The next element without waiting, if one is buffered.
+    @inlinable @inline(__always)
     package func poll() -> Element? {
-        state.withLock { $0.buffer.popFirst() }
+        state.withLock { $0.popFirst() }
     }
 
     /// The next element, waiting if none is buffered; `nil` at the end.
     package func next() async throws -> Element? {
         let immediate: Outcome? = state.withLock { state in
-            if let element = state.buffer.popFirst() { return .element(element) }
+            if let element = state.popFirst() { return .element(element) }
             if let finished = state.finished { return .end(finished) }
             return nil
         }
@@ -88,7 +123,7 @@ package final class AsyncQueue<Element: Sendable>: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
                 let outcome: Outcome = state.withLock { state in
-                    if let element = state.buffer.popFirst() { return .element(element) }
+                    if let element = state.popFirst() { return .element(element) }
                     if let finished = state.finished { return .end(finished) }
                     if Task.isCancelled { return .cancelled }
                     state.waiter = continuation

@@ -7,14 +7,27 @@ import SkiffWire
 extension ServerConnectionHandler {
     // MARK: Connection life
 
+    /// The connection has no open stream from now on: it drains once that has lasted the idle
+    /// timeout. The timer is not cancelled when a stream opens (``idleSince`` is cleared instead),
+    /// so a connection that goes idle between every call does not schedule and cancel a timer
+    /// per call; when the timer fires early it re-arms for the time that is left.
     func armIdleTimer() {
-        guard streams.isEmpty, idleTimer == nil, !closing else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(
-            in: .nanoseconds(configuration.idleTimeout.nanoseconds)
-        ) {
-            [self] in
+        guard streams.isEmpty, !closing else { return }
+        let now = NIODeadline.now()
+        idleSince = now
+        if idleTimer == nil { scheduleIdleTimer(at: now + .nanoseconds(configuration.idleTimeout.nanoseconds)) }
+    }
+
+    private func scheduleIdleTimer(at deadline: NIODeadline) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             idleTimer = nil
-            if streams.isEmpty { beginDrain() }
+            guard streams.isEmpty, !closing, let since = idleSince else { return }
+            let due = since + .nanoseconds(configuration.idleTimeout.nanoseconds)
+            if NIODeadline.now() >= due {
+                beginDrain()
+            } else {
+                scheduleIdleTimer(at: due)
+            }
         }
     }
 

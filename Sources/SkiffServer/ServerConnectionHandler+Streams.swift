@@ -26,8 +26,7 @@ extension ServerConnectionHandler {
         }
         highestAcceptedID = id
         pingStrikes = 0
-        idleTimer?.cancel()
-        idleTimer = nil
+        idleSince = nil  // the idle timer, if armed, sees this when it fires
 
         func reject(_ status: StatusCode, _ message: String) {
             outbound.writeTrailers(streamID: id, status: status, message: message, metadata: [:])

@@ -15,65 +15,101 @@ extension ServerConnectionHandler {
             if case .message(let bytes) = item { stream.didWrite(bytes.readableBytes) }
             return
         }
-        stream.outbound.append(item)
-        if !stream.isBlocked { pump(stream) }
+        if stream.outbound.isEmpty, !stream.isBlocked {
+            // Nothing queued before it: write it straight into the outbound buffer; only what the
+            // windows hold back is queued (no queue storage for calls that are never blocked).
+            if case .blocked(let rest) = write(item, of: stream) { stream.outbound.append(rest) }
+        } else {
+            stream.outbound.append(item)
+            if !stream.isBlocked { pump(stream) }
+        }
     }
 
     func finish(_ stream: ServerStream, _ status: StatusCode, _ message: String, _ metadata: Metadata) {
         enqueue(stream, .trailers(status, message, metadata), flush: true)
     }
 
+    /// The unary fast path: the one response message and the OK trailers, in one batch.
+    func enqueueLast(_ stream: ServerStream, _ message: ByteBuffer) {
+        enqueue(stream, .message(message), flush: false)
+        finish(stream, .ok, "", [:])
+    }
+
     /// Writes what the windows allow of a stream's queued responses.
     func pump(_ stream: ServerStream) {
-        while let item = stream.outbound.first {
-            switch item {
-            case .trailers(let status, let message, let extra):
-                var metadata = Metadata()
-                if !stream.headersWritten {
-                    metadata.add(contentsOf: stream.takeInitialMetadata())  // trailers-only
-                }
-                metadata.add(contentsOf: stream.takeTrailingMetadata())
-                metadata.add(contentsOf: extra)
-                if let problem = responseMetadataProblem(metadata) {
-                    logger.error("response metadata not sent", metadata: ["problem": "\(problem)"])
-                    outbound.writeTrailers(
-                        streamID: stream.id,
-                        status: .internal,
-                        message: "Internal server error.",
-                        metadata: [:]
-                    )
-                } else {
-                    // TRAILERS must fit the client's MAX_FRAME_SIZE: shorten the message if needed.
-                    let room = Int(peerSettings.maxFrameSize) - 6 - metadata.encodedSize
-                    var text = message
-                    if text.utf8.count > room {
-                        text = String(decoding: Array(text.utf8.prefix(max(0, room))), as: UTF8.self)
-                        while text.utf8.count > room { text.removeLast() }
-                    }
-                    outbound.writeTrailers(streamID: stream.id, status: status, message: text, metadata: metadata)
-                }
-                stream.outbound.removeFirst()
-                stream.outbound.removeAll()
-                stream.serverClosed = true
-                stream.clientClosed = true
-                stream.finalStatus = status
-                stream.deadlineTimer?.cancel()
-                stream.deadlineTimer = nil
-                stream.close()
-                retireIfDone(stream)
+        while let item = stream.outbound.popFirst() {
+            switch write(item, of: stream) {
+            case .written: continue
+            case .ended: return
+            case .blocked(let rest):
+                stream.outbound.prepend(rest)
                 return
-            case .message(var bytes):
+            }
+        }
+    }
+
+    /// What became of an item handed to ``write(_:of:)``.
+    enum WriteOutcome {
+        /// All of it is in the outbound buffer.
+        case written
+        /// The TRAILERS went out (or the stream ended instead): nothing more is written for it.
+        case ended
+        /// The windows are closed: this part of the message is left (the stream is marked blocked).
+        case blocked(ServerStream.Outbound)
+    }
+
+    /// Writes one response item (taken off the stream's queue, or never queued) as far as the
+    /// windows allow.
+    func write(_ item: ServerStream.Outbound, of stream: ServerStream) -> WriteOutcome {
+        switch item {
+        case .trailers(let status, let message, let extra):
+            var metadata = Metadata()
+            if !stream.headersWritten {
+                metadata.add(contentsOf: stream.takeInitialMetadata())  // trailers-only
+            }
+            metadata.add(contentsOf: stream.takeTrailingMetadata())
+            metadata.add(contentsOf: extra)
+            if let problem = responseMetadataProblem(metadata) {
+                logger.error("response metadata not sent", metadata: ["problem": "\(problem)"])
+                outbound.writeTrailers(
+                    streamID: stream.id,
+                    status: .internal,
+                    message: "Internal server error.",
+                    metadata: [:]
+                )
+            } else {
+                // TRAILERS must fit the client's MAX_FRAME_SIZE: shorten the message if needed.
+                let room = Int(peerSettings.maxFrameSize) - 6 - metadata.encodedSize
+                var text = message
+                if text.utf8.count > room {
+                    text = String(decoding: Array(text.utf8.prefix(max(0, room))), as: UTF8.self)
+                    while text.utf8.count > room { text.removeLast() }
+                }
+                outbound.writeTrailers(streamID: stream.id, status: status, message: text, metadata: metadata)
+            }
+            stream.outbound.removeAll()
+            stream.serverClosed = true
+            stream.clientClosed = true
+            stream.finalStatus = status
+            stream.deadlineTimer?.cancel()
+            stream.deadlineTimer = nil
+            stream.close()
+            retireIfDone(stream)
+            return .ended
+        case .message(var bytes):
+            while true {
                 let window = min(stream.sendWindow, connectionSendWindow)
                 let remaining = bytes.readableBytes
                 if remaining > 0 && window <= 0 {
                     markBlocked(stream)
-                    return
+                    return .blocked(.message(bytes))
                 }
                 guard writeHeadersIfNeeded(stream) else {
                     // The response metadata cannot be sent: end the call with INTERNAL instead.
+                    stream.didWrite(remaining)
                     for case .message(let queued) in stream.outbound { stream.didWrite(queued.readableBytes) }
-                    stream.outbound = [.trailers(.internal, "Internal server error.", [:])]
-                    continue
+                    stream.outbound.removeAll()
+                    return write(.trailers(.internal, "Internal server error.", [:]), of: stream)
                 }
                 let chunk = min(remaining, window, Int(peerSettings.maxFrameSize))
                 let slice = bytes.readSlice(length: chunk)!
@@ -82,11 +118,7 @@ extension ServerConnectionHandler {
                 stream.sendWindow -= chunk
                 connectionSendWindow -= chunk
                 stream.didWrite(chunk)
-                if last {
-                    stream.outbound.removeFirst()
-                } else {
-                    stream.outbound[stream.outbound.startIndex] = .message(bytes)
-                }
+                if last { return .written }
             }
         }
     }
@@ -144,8 +176,14 @@ extension ServerConnectionHandler {
 
     func flushNow() {
         guard outbound.readableBytes > 0, !closing || context.channel.isActive else { return }
-        let bytes = outbound
-        outbound = context.channel.allocator.buffer(capacity: 4096)
-        context.writeAndFlush(wrapOutboundOut(bytes), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(outbound), promise: nil)
+        // Usually the socket took the bytes at once and released the buffer: `clear()` then keeps
+        // its storage for the next batch (no allocation per flush). If the write is still pending,
+        // `clear()` gives this buffer new storage and the pending write keeps the old one.
+        if outbound.capacity > 64 * 1024 {
+            outbound = context.channel.allocator.buffer(capacity: 4096)  // do not keep a large batch's storage
+        } else {
+            outbound.clear()
+        }
     }
 }

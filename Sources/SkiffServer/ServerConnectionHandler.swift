@@ -61,6 +61,8 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     var prefaceTimer: Scheduled<Void>?
     var frameTimer: Scheduled<Void>?
     var idleTimer: Scheduled<Void>?
+    /// Since when the connection has had no open stream (`nil` while it has one).
+    var idleSince: NIODeadline?
     var graceTimer: Scheduled<Void>?
 
     init(

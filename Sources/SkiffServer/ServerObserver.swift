@@ -10,7 +10,13 @@ public final class ServerObserver: Sendable {
     private let openStreams: Gauge
     private let connectionCount = Atomic<Int>(0)
     private let streamCount = Atomic<Int>(0)
-    private let cache = Mutex<[String: (Counter, Metrics.Timer)]>([:])
+    private let cache = Mutex<[InstrumentKey: (Counter, Metrics.Timer)]>([:])
+
+    /// A method and a status: the key of one counter and timer pair (no string built per call).
+    private struct InstrumentKey: Hashable {
+        var path: String
+        var status: UInt32
+    }
 
     /// Creates an observer that reports to `factory`, or to the bootstrapped system when `nil`.
     public init(factory: (any MetricsFactory)? = nil) {
@@ -46,7 +52,7 @@ public final class ServerObserver: Sendable {
     }
 
     private func instruments(path: String, status: StatusCode) -> (Counter, Metrics.Timer) {
-        let key = path + "|" + status.name
+        let key = InstrumentKey(path: path, status: status.rawValue)
         if let found = cache.withLock({ $0[key] }) { return found }
         let dimensions = [("method", path), ("status", status.name)]
         let made: (Counter, Metrics.Timer)

@@ -28,6 +28,8 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         var closed = false
         /// Request bytes taken by the handler and not yet credited back to the client.
         var uncreditedBytes = 0
+        /// The handler's side has ended (`sendLast` or `finish`): later calls do nothing.
+        var finished = false
     }
 
     let id: UInt32
@@ -58,6 +60,9 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     let startTime = ContinuousClock.now
     var finalStatus: StatusCode?
 
+    /// What a reader waiting on a closed stream gets; made once, since boxing an error allocates.
+    static let closedError: any Error = CancellationError()
+
     /// Streams alive now, for leak tests.
     static let live = Atomic<Int>(0)
 
@@ -85,12 +90,43 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         Self.live.wrappingAdd(1, ordering: .relaxed)
     }
 
-    private func onLoop(_ body: @escaping @Sendable (ServerConnectionHandler) -> Void) {
+    // The handler usually runs on the connection's loop (`HandlerExecutor.eventLoop`): then the
+    // operations below call the connection directly; only from another thread do they allocate a
+    // closure and hop.
+
+    private func enqueueOnLoop(_ item: Outbound, flush: Bool) {
         if eventLoop.inEventLoop {
-            body(connection.value)
+            connection.value.enqueue(self, item, flush: flush)
         } else {
             let connection = self.connection
-            eventLoop.execute { body(connection.value) }
+            eventLoop.execute { connection.value.enqueue(self, item, flush: flush) }
+        }
+    }
+
+    private func enqueueLastOnLoop(_ message: ByteBuffer) {
+        if eventLoop.inEventLoop {
+            connection.value.enqueueLast(self, message)
+        } else {
+            let connection = self.connection
+            eventLoop.execute { connection.value.enqueueLast(self, message) }
+        }
+    }
+
+    private func finishOnLoop(_ status: StatusCode, _ message: String, _ metadata: Metadata) {
+        if eventLoop.inEventLoop {
+            connection.value.finish(self, status, message, metadata)
+        } else {
+            let connection = self.connection
+            eventLoop.execute { connection.value.finish(self, status, message, metadata) }
+        }
+    }
+
+    private func returnCreditOnLoop(_ credit: Int) {
+        if eventLoop.inEventLoop {
+            connection.value.returnStreamCredit(self, credit)
+        } else {
+            let connection = self.connection
+            eventLoop.execute { connection.value.returnStreamCredit(self, credit) }
         }
     }
 
@@ -116,7 +152,7 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
                 defer { shared.uncreditedBytes = 0 }
                 return shared.uncreditedBytes
             }
-            if credit > 0 { onLoop { [self] in $0.returnStreamCredit(self, credit) } }
+            if credit > 0 { returnCreditOnLoop(credit) }
         }
         do {
             return try M(buffer: bytes)
@@ -141,11 +177,14 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     }
 
     /// Reserves room for `size` bytes; returns whether the writer must wait for the client.
-    private func reserve(_ size: Int) throws -> Bool {
+    /// `last` marks the response finished, so the ``finish(_:message:metadata:)`` that follows a
+    /// `sendLast` costs nothing.
+    private func reserve(_ size: Int, last: Bool = false) throws -> Bool {
         try shared.withLock { shared in
             guard !shared.closed else { throw CancellationError() }
             shared.headersSent = true
             shared.queuedBytes += size
+            if last { shared.finished = true }
             return shared.queuedBytes > highWater
         }
     }
@@ -153,21 +192,24 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     func send<M: Message>(_ message: M) async throws {
         let buffer = try serialize(message)
         let mustWait = try reserve(buffer.readableBytes)
-        onLoop { [self] in $0.enqueue(self, .message(buffer), flush: true) }
+        enqueueOnLoop(.message(buffer), flush: true)
         if mustWait { try await waitForRoom() }
     }
 
     func sendLast<M: Message>(_ message: M) async throws {
         let buffer = try serialize(message)
-        _ = try reserve(buffer.readableBytes)
-        onLoop { [self] in
-            $0.enqueue(self, .message(buffer), flush: false)
-            $0.finish(self, .ok, "", [:])
-        }
+        _ = try reserve(buffer.readableBytes, last: true)
+        enqueueLastOnLoop(buffer)
     }
 
     func finish(_ status: StatusCode, message: String, metadata: Metadata) {
-        onLoop { [self] in $0.finish(self, status, message, metadata) }
+        // After `sendLast` the OK trailers are already queued; a later finish would be dropped.
+        let alreadyFinished = shared.withLock { shared in
+            defer { shared.finished = true }
+            return shared.finished
+        }
+        guard !alreadyFinished else { return }
+        finishOnLoop(status, message, metadata)
     }
 
     private func waitForRoom() async throws {
@@ -228,7 +270,7 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
             return shared.writeWaiter
         }
         waiter?.resume(throwing: CancellationError())
-        inbound.fail(CancellationError())
+        inbound.fail(Self.closedError)
         deadlineTimer?.cancel()
         deadlineTimer = nil
     }

@@ -17,7 +17,13 @@ struct Bench: AsyncParsableCommand {
 enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     case skiff
     case grpc
+    /// Raw SwiftNIO; the client is `async` (promise + await) and pipelines every call on one connection
+    /// (the anchors' `nio-raw-async`).
     case raw
+    /// The same raw server; the client is event-loop driven, as the anchors' `nio-raw` floor: each of the
+    /// `--concurrency` slots sends its next request from the previous response's callback, flushing once per
+    /// read batch, with no Swift Concurrency on the request path.
+    case rawEventLoop = "raw-el"
 }
 
 /// Unary `UnaryCall` (250 B response) or server-streaming `StreamingOutputCall` (100 × 250 B responses).
@@ -52,7 +58,7 @@ struct Serve: AsyncParsableCommand {
         switch target {
         case .skiff: try await SkiffTarget.serve(port: port)
         case .grpc: try await GRPCTarget.serve(port: port)
-        case .raw: try await RawTarget.serve(port: port)
+        case .raw, .rawEventLoop: try await RawTarget.serve(port: port)
         }
     }
 }
@@ -86,8 +92,21 @@ struct Load: AsyncParsableCommand {
     @Option(help: "A label copied into the JSON line.")
     var label = ""
 
+    @Option(
+        help: """
+            Make exactly this many calls (after one untimed call), then stop: no warm-up, no time window; \
+            for profiling under callgrind, where a time window would measure the profiler.
+            """
+    )
+    var calls: Int?
+
     func run() async throws {
-        let settings = LoopSettings(concurrency: concurrency, warmup: warmup, duration: duration)
+        let settings = LoopSettings(
+            concurrency: concurrency,
+            warmup: calls == nil ? warmup : 0,
+            duration: calls == nil ? duration : 1e9,
+            maxCalls: calls
+        )
         let result: LoopResult
         switch target {
         case .skiff:
@@ -96,19 +115,22 @@ struct Load: AsyncParsableCommand {
             result = try await GRPCTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
         case .raw:
             result = try await RawTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
+        case .rawEventLoop:
+            result = try await RawTarget.runEventLoopClient(port: port, mode: mode, settings: settings)
         }
         let rss = serverPid.flatMap { peakRSSMegabytes(pid: $0) }
+        let measured = calls == nil ? duration : result.elapsedSeconds
         printJSON([
             "label": label,
             "target": target.rawValue,
             "mode": mode.rawValue,
             "concurrency": concurrency,
             "connections": 1,
-            "duration_s": duration,
+            "duration_s": measured,
             "warmup_s": warmup,
             "calls": result.calls,
-            "calls_per_s": (Double(result.calls) / duration).rounded(),
-            "msgs_per_s": (Double(result.messages) / duration).rounded(),
+            "calls_per_s": (Double(result.calls) / measured).rounded(),
+            "msgs_per_s": (Double(result.messages) / measured).rounded(),
             "p50_us": result.percentileMicroseconds(50),
             "p90_us": result.percentileMicroseconds(90),
             "p99_us": result.percentileMicroseconds(99),
@@ -158,6 +180,8 @@ struct LoopSettings: Sendable {
     var concurrency: Int
     var warmup: Double
     var duration: Double
+    /// Stop after this many calls in total (`--calls`), whatever the time.
+    var maxCalls: Int? = nil
 }
 
 /// Calls and messages completed inside the measured window, and the latencies of calls that started and ended in it.
@@ -167,6 +191,8 @@ struct LoopResult: Sendable {
     var errors = 0
     /// Nanoseconds, sorted.
     var latencies: [Int64] = []
+    /// Wall time from the first call to the last, in seconds (used with `--calls`).
+    var elapsedSeconds = 0.0
 
     /// Nearest-rank percentile, in microseconds with one decimal.
     func percentileMicroseconds(_ p: Double) -> Double {
@@ -183,6 +209,7 @@ func runClosedLoop(_ client: some BenchClient, _ settings: LoopSettings) async t
     let start = clock.now
     let measureFrom = start + .seconds(settings.warmup)
     let end = measureFrom + .seconds(settings.duration)
+    let budget = settings.maxCalls.map { CallBudget($0) }
     var total = try await withThrowingTaskGroup(of: LoopResult.self) { group in
         for _ in 0..<settings.concurrency {
             group.addTask {
@@ -191,6 +218,7 @@ func runClosedLoop(_ client: some BenchClient, _ settings: LoopSettings) async t
                 while true {
                     let t0 = clock.now
                     if t0 >= end { break }
+                    if let budget, !budget.take() { break }
                     var messages = 0
                     var failed = false
                     do {
@@ -224,7 +252,19 @@ func runClosedLoop(_ client: some BenchClient, _ settings: LoopSettings) async t
         return all
     }
     total.latencies.sort()
+    let (seconds, attoseconds) = (clock.now - start).components
+    total.elapsedSeconds = Double(seconds) + Double(attoseconds) / 1e18
     return total
+}
+
+/// Calls left to make with `--calls`, shared by the loop's tasks.
+final class CallBudget: Sendable {
+    private let remaining: Atomic<Int>
+
+    init(_ calls: Int) { remaining = Atomic(calls) }
+
+    /// Takes one call; `false` when none is left.
+    func take() -> Bool { remaining.subtract(1, ordering: .relaxed).oldValue > 0 }
 }
 
 /// `VmHWM` of `/proc/PID/status`, in MB (10^6 bytes).

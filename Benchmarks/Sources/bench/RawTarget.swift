@@ -285,3 +285,201 @@ final class RawClientHandler: ChannelInboundHandler {
         }
     }
 }
+
+extension RawTarget {
+    /// The anchors' event-loop-driven raw client (`nio-raw`, pipelined): one connection, `concurrency` slots,
+    /// each sending its next request from the callback of its previous response; one flush per read batch.
+    /// Requests are encoded per call, as the other clients do. Latencies are measured on the event loop.
+    static func runEventLoopClient(port: Int, mode: Mode, settings: LoopSettings) async throws -> LoopResult {
+        let now = NIODeadline.now()
+        let measureFrom = now + .nanoseconds(Int64(settings.warmup * 1e9))
+        let end = measureFrom + .nanoseconds(Int64(min(settings.duration, 1e6) * 1e9))
+        let plan = RawEventLoopClientHandler.Plan(
+            kind: mode == .unary ? .unaryRequest : .streamRequest,
+            slots: settings.concurrency,
+            measureFrom: measureFrom,
+            end: end,
+            maxCalls: settings.maxCalls
+        )
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(LengthFieldBasedFrameDecoder(lengthFieldBitLength: .fourBytes))
+                    )
+                    try channel.pipeline.syncOperations.addHandler(RawEventLoopClientHandler(plan: plan))
+                }
+            }
+            .connect(host: "127.0.0.1", port: port)
+            .get()
+        let result = try await channel.eventLoop.flatSubmit {
+            do {
+                return try channel.pipeline.syncOperations.handler(type: RawEventLoopClientHandler.self).run()
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+        }.get()
+        try? await channel.close()
+        return result
+    }
+}
+
+/// See ``RawTarget/runEventLoopClient(port:mode:settings:)``.
+final class RawEventLoopClientHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    struct Plan: Sendable {
+        var kind: RawTarget.Kind
+        var slots: Int
+        var measureFrom: NIODeadline
+        var end: NIODeadline
+        var maxCalls: Int?
+    }
+
+    private struct Pending {
+        var started: NIODeadline
+        var messages = 0
+    }
+
+    private let plan: Plan
+    private var context: ChannelHandlerContext?
+    private var nextID: UInt64 = 0
+    private var pending: [UInt64: Pending] = [:]
+    private var callsLeft: Int
+    private var result = LoopResult()
+    private var firstStart: NIODeadline?
+    private var promise: EventLoopPromise<LoopResult>?
+    private var needsFlush = false
+
+    init(plan: Plan) {
+        self.plan = plan
+        self.callsLeft = plan.maxCalls ?? Int.max
+        result.latencies.reserveCapacity(1 << 20)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    /// Starts every slot; the future completes when the last call has come back.
+    func run() -> EventLoopFuture<LoopResult> {
+        guard let context else {
+            return MultiThreadedEventLoopGroup.singleton.any().makeFailedFuture(BenchError.badResponse)
+        }
+        let promise = context.eventLoop.makePromise(of: LoopResult.self)
+        self.promise = promise
+        firstStart = .now()
+        for _ in 0..<plan.slots { sendNext(context: context) }
+        context.flush()
+        finishIfDone()
+        return promise.futureResult
+    }
+
+    private func sendNext(context: ChannelHandlerContext) {
+        let now = NIODeadline.now()
+        guard now < plan.end, callsLeft > 0 else { return }
+        callsLeft -= 1
+        let bytes: [UInt8]
+        switch plan.kind {
+        case .unaryRequest:
+            bytes =
+                (try? Skiff_Testing_V1_SimpleRequest.with { $0.responseSize = Workload.payloadSize }
+                    .serializedBytes()) ?? []
+        default:
+            bytes =
+                (try? Skiff_Testing_V1_StreamingOutputCallRequest.with {
+                    $0.responseParameters = Array(
+                        repeating: .with { $0.size = Workload.payloadSize },
+                        count: Workload.messagesPerCall
+                    )
+                }.serializedBytes()) ?? []
+        }
+        nextID &+= 1
+        pending[nextID] = Pending(started: now)
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count + 13)
+        buffer.writeInteger(UInt32(bytes.count + 9))
+        buffer.writeInteger(nextID)
+        buffer.writeInteger(plan.kind.rawValue)
+        buffer.writeBytes(bytes)
+        context.write(wrapOutboundOut(buffer), promise: nil)
+        needsFlush = true
+    }
+
+    private func complete(_ entry: Pending, failed: Bool, context: ChannelHandlerContext) {
+        let now = NIODeadline.now()
+        let counted = plan.maxCalls != nil || (now >= plan.measureFrom && now <= plan.end)
+        if counted {
+            if failed {
+                result.errors += 1
+            } else {
+                result.calls += 1
+                result.messages += entry.messages
+                if plan.maxCalls != nil || entry.started >= plan.measureFrom {
+                    result.latencies.append(
+                        now.uptimeNanoseconds > entry.started.uptimeNanoseconds
+                            ? Int64(now.uptimeNanoseconds - entry.started.uptimeNanoseconds) : 0
+                    )
+                }
+            }
+        }
+        sendNext(context: context)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var frame = unwrapInboundIn(data)
+        guard let id = frame.readInteger(as: UInt64.self), let rawKind = frame.readInteger(as: UInt8.self),
+            let kind = RawTarget.Kind(rawValue: rawKind), var entry = pending[id]
+        else { return }
+        switch kind {
+        case .unaryResponse:
+            pending[id] = nil
+            let ok =
+                (try? decode(Skiff_Testing_V1_SimpleResponse.self, from: frame))
+                .map { $0.payload.body.count == Int(Workload.payloadSize) } ?? false
+            entry.messages = 1
+            complete(entry, failed: !ok, context: context)
+        case .streamMessage:
+            let ok =
+                (try? decode(Skiff_Testing_V1_StreamingOutputCallResponse.self, from: frame))
+                .map { $0.payload.body.count == Int(Workload.payloadSize) } ?? false
+            if ok {
+                entry.messages += 1
+                pending[id] = entry
+            } else {
+                pending[id] = nil
+                complete(entry, failed: true, context: context)
+            }
+        case .streamEnd:
+            pending[id] = nil
+            complete(entry, failed: false, context: context)
+        default:
+            pending[id] = nil
+            complete(entry, failed: true, context: context)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        finishIfDone()
+        context.fireChannelReadComplete()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise?.fail(ChannelError.ioOnClosedChannel)
+        promise = nil
+        context.fireChannelInactive()
+    }
+
+    private func finishIfDone() {
+        guard pending.isEmpty, let promise else { return }
+        self.promise = nil
+        if let firstStart {
+            result.elapsedSeconds = Double((NIODeadline.now() - firstStart).nanoseconds) / 1e9
+        }
+        result.latencies.sort()
+        promise.succeed(result)
+    }
+}
