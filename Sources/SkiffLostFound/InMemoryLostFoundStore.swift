@@ -34,6 +34,16 @@ public final class InMemoryLostFoundStore: LostFoundStore {
         }
     }
 
+    public func matches(recordedSince date: Date, limit: Int) async throws -> [LostFoundMatch] {
+        state.withLock { state in
+            let recent = state.matches.values.filter { $0.matchedAt >= date }
+            let sorted = recent.sorted {
+                ($0.matchedAt, $0.foundItemID, $0.lostItemID) < ($1.matchedAt, $1.foundItemID, $1.lostItemID)
+            }
+            return Array(sorted.prefix(max(limit, 0)))
+        }
+    }
+
     public func item(id: String) async throws -> LostFoundItem? {
         state.withLock { $0.items[id] }
     }

@@ -83,12 +83,31 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
     }
 
     /// Tells the reporter of each matching lost item, once per pair (the idempotency key names the pair).
-    /// The report is stored whatever happens here: a failure is logged and the matches stay listed.
+    /// The report is stored whatever happens here: a failure is logged and the matches stay listed (and
+    /// the relay, ``republishMatches(since:)``, publishes them later).
     func notifyOwners(of report: LostFoundReport) async {
-        let found = report.item
+        do {
+            let notifications = try await notifications(found: report.item, matches: report.matches)
+            guard !notifications.isEmpty else { return }
+            try await feed.publish(notifications)
+        } catch {
+            logger.warning(
+                "lost-and-found match notifications not published",
+                metadata: [
+                    "found_item_id": "\(report.item.id)",
+                    "matches": "\(report.matches.count)",
+                    "error": "\(error)",
+                ]
+            )
+        }
+    }
+
+    /// The feed notifications of a found item's matches: one per matching lost item, to its reporter
+    /// (never to the finder).
+    func notifications(found: LostFoundItem, matches: [LostFoundMatch]) async throws -> [FeedNotification] {
         var notifications: [FeedNotification] = []
-        for match in report.matches {
-            guard let lost = try? await store.item(id: match.lostItemID), lost.reporterID != found.reporterID else {
+        for match in matches {
+            guard let lost = try await store.item(id: match.lostItemID), lost.reporterID != found.reporterID else {
                 continue
             }
             notifications.append(
@@ -107,19 +126,28 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
                 )
             )
         }
-        guard !notifications.isEmpty else { return }
-        do {
+        return notifications
+    }
+
+    /// Publishes to the owners' feeds, again, the notifications of every found item reported since
+    /// `date` — the relay that makes them at-least-once (a report committed just before a crash, or
+    /// whose notifications failed, is announced on the next run; the feed ignores what it already
+    /// has). Only matches recorded by a found item's report notify anyone, as at report time.
+    ///
+    /// - Returns: The number of notifications published.
+    public func republishMatches(since date: Date) async throws -> Int {
+        let matches = try await store.matches(recordedSince: date, limit: 100_000)
+        var published = 0
+        for (foundID, group) in Dictionary(grouping: matches, by: \.foundItemID).sorted(by: { $0.key < $1.key }) {
+            // A match recorded when the found item was reported carries its report time.
+            guard let found = try await store.item(id: foundID) else { continue }
+            let announced = group.filter { $0.matchedAt == found.createdAt }
+            let notifications = try await notifications(found: found, matches: announced)
+            guard !notifications.isEmpty else { continue }
             try await feed.publish(notifications)
-        } catch {
-            logger.warning(
-                "lost-and-found match notifications not published",
-                metadata: [
-                    "found_item_id": "\(found.id)",
-                    "notifications": "\(notifications.count)",
-                    "error": "\(error)",
-                ]
-            )
+            published += notifications.count
         }
+        return published
     }
 
     public func getItem(

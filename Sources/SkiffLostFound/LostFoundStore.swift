@@ -53,6 +53,11 @@ public protocol LostFoundStore: Sendable {
     ///
     /// - Throws: `notFound` if the item does not exist; `invalidArgument` for a bad page token.
     func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit>
+
+    /// Matches recorded at or after `date`, oldest first (then by found and lost item id), at most
+    /// `limit`: what the feed relay publishes again after a crash between a report and its
+    /// notifications.
+    func matches(recordedSince date: Date, limit: Int) async throws -> [LostFoundMatch]
 }
 
 /// The errors every ``LostFoundStore`` throws, so that all backends use the same codes and messages.

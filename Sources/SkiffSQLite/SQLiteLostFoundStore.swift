@@ -155,6 +155,27 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         }
     }
 
+    public func matches(recordedSince date: Date, limit: Int) async throws -> [LostFoundMatch] {
+        try await pool.domainRead { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM lostFoundMatch WHERE matchedAt >= ?
+                    ORDER BY matchedAt, foundItemID, lostItemID LIMIT ?
+                    """,
+                arguments: [date.millisecondsSince1970, max(limit, 0)]
+            ).map { row in
+                LostFoundMatch(
+                    foundItemID: row["foundItemID"],
+                    lostItemID: row["lostItemID"],
+                    score: row["score"],
+                    distanceKm: row["distanceKm"],
+                    matchedAt: Date(millisecondsSince1970: row["matchedAt"])
+                )
+            }
+        }
+    }
+
     public func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit> {
         let cursor = try LostFoundSearchEngine.matchCursor(page, itemID: itemID)
         return try await pool.domainRead { db in

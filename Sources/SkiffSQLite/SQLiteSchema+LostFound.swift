@@ -76,4 +76,12 @@ extension SQLiteSchema {
             )
         }
     }
+
+    static func registerLostFoundMatchesByTimeMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. Matches by time, for the relay that publishes recent match
+        // notifications to the Chat feed again after a restart.
+        migrator.registerMigration("lostfound-v2") { db in
+            try db.execute(sql: "CREATE INDEX lostFoundMatch_matchedAt ON lostFoundMatch(matchedAt)")
+        }
+    }
 }

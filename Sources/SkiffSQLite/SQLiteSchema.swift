@@ -21,6 +21,7 @@ public enum SQLiteSchema {
         registerAccountsSalesMigration(in: &migrator)
         registerBidsClosedListingsMigration(in: &migrator)
         registerBidEventsByTimeMigration(in: &migrator)
+        registerLostFoundMatchesByTimeMigration(in: &migrator)
         return migrator
     }
 

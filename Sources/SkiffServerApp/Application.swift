@@ -205,6 +205,10 @@ public struct Application: Sendable {
                     _ = try await bids.republishEvents(since: Date().addingTimeInterval(-30 * 60))
                     return 0
                 },
+                .init(name: "lost-and-found matches published to the feed again (the last 30 minutes)") {
+                    _ = try await lostFound.republishMatches(since: Date().addingTimeInterval(-30 * 60))
+                    return 0
+                },
                 .init(name: "saved-listing changes published to the feed again (the last 30 minutes)") {
                     _ = try await listings.republishChanges(since: Date().addingTimeInterval(-30 * 60))
                     return 0

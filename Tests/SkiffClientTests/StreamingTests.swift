@@ -254,6 +254,11 @@ struct StreamingTests {
                         body: { response in try await response.messages.collect().count }
                     )
                 }
+                // The producer starts (on a loaded machine this can take a while), then stalls: the
+                // window and the request buffer hold at most 12 chunks, however long we wait.
+                for _ in 0..<500 where written.value.load(ordering: .relaxed) == 0 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 try await Task.sleep(for: .milliseconds(300))
                 let count = written.value.load(ordering: .relaxed)
                 #expect(count >= 1 && count <= 12)

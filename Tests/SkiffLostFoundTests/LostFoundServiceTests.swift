@@ -46,6 +46,7 @@ struct LostFoundHarness {
 
     let feed = RecordingFeed()
     let time = ManualTimeSource()
+    let service: LostFoundService
     let client: Skiff_Lostfound_V1_LostFound.Client
 
     init(reportLimit: RateLimit? = LostFoundService.defaultReportLimit) {
@@ -55,6 +56,7 @@ struct LostFoundHarness {
             time: time,
             reportLimit: reportLimit
         )
+        self.service = service
         var tokens: [String: String] = [:]
         for user in Self.users { tokens["tok-\(user)"] = "usr_\(user)" }
         let transport = InProcessTransport(
@@ -181,6 +183,16 @@ struct LostFoundServiceTests {
         let matches = try await h.client.listMatches(.with { $0.itemID = lost.itemID }, metadata: H.auth("owner"))
         #expect(matches.matches.map(\.item.itemID) == [found.item.itemID])
         #expect(matches.matches.first?.score == 1)
+
+        // The relay announces it once the feed is back; a lost item matched later against an existing
+        // found one is not announced (as at report time: its reporter just saw the match count).
+        h.time.advance(by: .seconds(60))
+        _ = try await h.report("other", H.item(.lost, "Brown leather wallet"))
+        h.feed.fail(false)
+        #expect(try await h.service.republishMatches(since: Items.t0) == 1)
+        #expect(h.feed.published.map(\.userID) == ["usr_owner"])
+        #expect(h.feed.published.first?.idempotencyKey == "lostfound-match:\(found.item.itemID):\(lost.itemID)")
+        #expect(try await h.service.republishMatches(since: Items.t0.addingTimeInterval(1)) == 0)
     }
 
     @Test("Guests never see contact instructions; only the reporter sees the exact point")

@@ -141,6 +141,12 @@ struct LostFoundStoreConformanceTests {
             #expect(abs((match.distanceKm ?? 0) - 0.1) < 0.001)
             #expect(!report.matches.contains { $0.lostItemID == ownLost.id || $0.lostItemID == returnedLost.id })
 
+            // Matches by time, for the feed relay.
+            #expect(try await store.matches(recordedSince: F.t0, limit: 10) == [match])
+            #expect(try await store.matches(recordedSince: F.t0.addingTimeInterval(10), limit: 10) == [match])
+            #expect(try await store.matches(recordedSince: F.t0.addingTimeInterval(11), limit: 10).isEmpty)
+            #expect(try await store.matches(recordedSince: F.t0, limit: 0).isEmpty)
+
             let fromLost = try await store.matches(itemID: wallet.id, page: .first)
             #expect(fromLost.items.map(\.candidate) == [report.item])
             #expect(fromLost.items.first?.score == match.score)
