@@ -25,10 +25,3 @@ public struct AccountsConfiguration: Sendable {
 
     public init() {}
 }
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-}

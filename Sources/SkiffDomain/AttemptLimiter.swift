@@ -47,8 +47,7 @@ public final class AttemptLimiter: Sendable {
 
     public init(limit: Int, window: Duration) {
         self.limit = limit
-        let (seconds, attoseconds) = window.components
-        self.window = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        self.window = window.timeInterval
     }
 
     /// Creates a limiter for a ``RateLimit``.

@@ -44,8 +44,7 @@ public final class ManualTimeSource: TimeSource {
 
     /// Moves time forward (or backward, for a negative duration).
     public func advance(by duration: Duration) {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+        current.withLock { $0 = $0.addingTimeInterval(duration.timeInterval) }
     }
 
     /// Sets the current time.
@@ -73,5 +72,13 @@ extension Date {
     /// This date rounded to whole milliseconds (the precision stores keep).
     public var roundedToMilliseconds: Date {
         Date(millisecondsSince1970: millisecondsSince1970)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as Foundation's dates count time.
+    public var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }

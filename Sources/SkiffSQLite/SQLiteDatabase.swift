@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import SkiffDomain
 
 /// One SQLite database file shared by every service's store.
 ///
@@ -47,7 +48,7 @@ public final class SQLiteDatabase: Sendable {
     public init(path: String, configuration: Configuration = .defaults) throws {
         var config = GRDB.Configuration()
         config.foreignKeysEnabled = true
-        config.busyMode = .timeout(Self.seconds(configuration.busyTimeout))
+        config.busyMode = .timeout(configuration.busyTimeout.timeInterval)
         config.maximumReaderCount = configuration.maximumReaderCount
         config.label = "skiff"
         let pool = try DatabasePool(path: path, configuration: config)
@@ -127,10 +128,6 @@ public final class SQLiteDatabase: Sendable {
     /// Closes every connection. Call it after the last use, at shutdown; later use throws.
     public func close() throws {
         try pool.close()
-    }
-
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 

@@ -27,6 +27,10 @@ public struct Application: Sendable {
     /// Periodic clean-up of the stores (expired sessions, old change events).
     public let housekeeping: Housekeeping
 
+    /// How far back the feed relays publish again what other services recorded (the housekeeping
+    /// interval, 10 minutes, with room to spare).
+    static let feedRelayWindow: Duration = .seconds(30 * 60)
+
     /// Builds the server from options: opens storage, wires services and interceptors.
     ///
     /// - Parameters:
@@ -192,30 +196,20 @@ public struct Application: Sendable {
                 .init(name: "uploaded images no listing uses, after 24 hours") {
                     try await imageCleanup.run(now: Date())
                 },
-                .init(name: "listing changes past the replay window") {
-                    let retention = ListingsConfiguration.defaults.changeRetention.components.seconds
-                    return try await listingsStore.pruneChanges(
-                        before: Date().addingTimeInterval(-TimeInterval(retention))
-                    )
+                .pruning("listing changes past the replay window", keeping: listingsConfiguration.changeRetention) {
+                    try await listingsStore.pruneChanges(before: $0)
                 },
-                .init(name: "bid events published to the feed again (the last 30 minutes)") {
-                    // At-least-once delivery to the feed: covers a crash between a commit and its
-                    // publication (this job runs at start) and failed publications. Publishes nothing
-                    // twice (the feed keeps idempotency keys); removes nothing.
-                    _ = try await bids.republishEvents(since: Date().addingTimeInterval(-30 * 60))
-                    return 0
+                .pruning("feed events past the replay window", keeping: chatConfiguration.feedRetention) {
+                    try await chatStore.pruneFeed(before: $0)
                 },
-                .init(name: "lost-and-found matches published to the feed again (the last 30 minutes)") {
-                    _ = try await lostFound.republishMatches(since: Date().addingTimeInterval(-30 * 60))
-                    return 0
+                // At-least-once delivery to the feed: covers a crash between a commit and its publication
+                // (these jobs run at start) and failed publications; the feed keeps idempotency keys.
+                .relaying("bid events", window: Self.feedRelayWindow) { try await bids.republishEvents(since: $0) },
+                .relaying("saved-listing changes", window: Self.feedRelayWindow) {
+                    try await listings.republishChanges(since: $0)
                 },
-                .init(name: "saved-listing changes published to the feed again (the last 30 minutes)") {
-                    _ = try await listings.republishChanges(since: Date().addingTimeInterval(-30 * 60))
-                    return 0
-                },
-                .init(name: "feed events past the replay window") {
-                    let retention = ChatConfiguration.defaults.feedRetention.components.seconds
-                    return try await chatStore.pruneFeed(before: Date().addingTimeInterval(-TimeInterval(retention)))
+                .relaying("lost-and-found matches", window: Self.feedRelayWindow) {
+                    try await lostFound.republishMatches(since: $0)
                 },
             ],
             logger: logger

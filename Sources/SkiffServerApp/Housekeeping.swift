@@ -1,5 +1,7 @@
+import Foundation
 public import Logging
 public import ServiceLifecycle
+import SkiffDomain
 
 /// Periodic clean-up the stores need: expired sessions and one-time tokens, old listing-change
 /// events past their replay window, uploaded images no listing uses after 24 hours. Runs once at start, then every ``interval``, until graceful
@@ -13,6 +15,29 @@ public struct Housekeeping: Service {
         public init(name: String, run: @escaping @Sendable () async throws -> Int) {
             self.name = name
             self.run = run
+        }
+
+        /// A job that deletes what is older than `window`: `prune` gets the cut-off and returns how
+        /// many rows it removed.
+        public static func pruning(
+            _ name: String,
+            keeping window: Duration,
+            _ prune: @escaping @Sendable (Date) async throws -> Int
+        ) -> Job {
+            Job(name: name) { try await prune(Date().addingTimeInterval(-window.timeInterval)) }
+        }
+
+        /// A job that publishes to the Chat feed, again, what a service recorded in the last
+        /// `window` (idempotent on the feed's side); it removes nothing.
+        public static func relaying(
+            _ what: String,
+            window: Duration,
+            _ relay: @escaping @Sendable (Date) async throws -> Int
+        ) -> Job {
+            Job(name: "\(what) published to the feed again") {
+                _ = try await relay(Date().addingTimeInterval(-window.timeInterval))
+                return 0
+            }
         }
     }
 

@@ -89,8 +89,7 @@ struct UnusedImageCleanup: Sendable {
     ///
     /// - Returns: How many images were deleted.
     func run(now: Date) async throws -> Int {
-        let (seconds, attoseconds) = lifetime.components
-        let cutoff = now.addingTimeInterval(-(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18))
+        let cutoff = now.addingTimeInterval(-lifetime.timeInterval)
         var kept: Set<String> = []
         var after: String?
         while true {

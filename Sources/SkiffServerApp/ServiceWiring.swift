@@ -6,6 +6,7 @@ import SkiffChat
 import SkiffCore
 import SkiffDomain
 import SwiftProtobuf
+import Synchronization
 
 /// Bids' view of Listings, through the generated Listings client: in process here, over
 /// Skiff/TCP when the services are deployed apart. Calls carry the service token, so Listings
@@ -54,28 +55,49 @@ struct ChatClientConversations: ConversationOpener {
 /// Whether users and listings exist, asked of Accounts and Listings through their typed clients
 /// (service token, so withdrawn listings count as existing): Chat's recipients and listing
 /// contexts, BucketList's users to follow.
+///
+/// Accounts and listings are never deleted, so an id once found stays found: those are remembered
+/// (up to ``KnownIDs/capacity`` each), and a chat between known users asks nobody. Unknown ids are
+/// asked every time.
 struct ClientDirectory: ChatDirectory, UserDirectory {
     let accounts: Skiff_Accounts_V1_Accounts.Client
     let listings: Skiff_Listings_V1_Listings.Client
+    let knownUsers = KnownIDs()
+    let knownListings = KnownIDs()
 
     func userExists(_ userID: String) async throws -> Bool {
-        do {
-            _ = try await accounts.getProfile(.with { $0.userID = userID })
-            return true
-        } catch let error as RPCError where error.code == .notFound || error.code == .invalidArgument {
-            return false
-        }
+        try await knownUsers.exists(userID) { _ = try await accounts.getProfile(.with { $0.userID = userID }) }
     }
 
     func userExists(id: String) async throws -> Bool { try await userExists(id) }
 
     func listingExists(_ listingID: String) async throws -> Bool {
-        do {
+        try await knownListings.exists(listingID) {
             _ = try await listings.getListing(.with { $0.listingID = listingID })
-            return true
+        }
+    }
+}
+
+/// Ids known to exist, remembered so that they are looked up once.
+final class KnownIDs: Sendable {
+    /// The most ids remembered; past it the set starts afresh.
+    static let capacity = 100_000
+    private let ids = Mutex<Set<String>>([])
+
+    /// Whether `id` exists: remembered, or `lookUp` succeeds (NOT_FOUND and INVALID_ARGUMENT mean
+    /// it does not; other errors are thrown).
+    func exists(_ id: String, lookUp: () async throws -> Void) async throws -> Bool {
+        if ids.withLock({ $0.contains(id) }) { return true }
+        do {
+            try await lookUp()
         } catch let error as RPCError where error.code == .notFound || error.code == .invalidArgument {
             return false
         }
+        ids.withLock { ids in
+            if ids.count >= Self.capacity { ids.removeAll(keepingCapacity: true) }
+            ids.insert(id)
+        }
+        return true
     }
 }
 
