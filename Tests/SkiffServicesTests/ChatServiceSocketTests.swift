@@ -186,6 +186,21 @@ struct ChatServiceSocketTests {
             #expect(update.listingID == listing.listingID)
             #expect(update.amountCents == 1_800)
 
+            // The server's housekeeping (which starts every run by publishing recent events to the feed
+            // again) delivers nothing twice: the relays use the same idempotency keys as the services.
+            let head = try #require(sellerFeed.all.last?.sequence)
+            await app.housekeeping.runOnce()
+            await expectStatus(.outOfRange) {
+                // A duplicate would make head + 1 a valid resume point: the call would then wait for
+                // more events and end with DEADLINE_EXCEEDED instead.
+                _ = try await chat.subscribeFeed(
+                    .with { $0.afterSequence = head + 1 },
+                    metadata: seller.auth,
+                    timeout: .seconds(5)
+                ) { try await $0.messages.collect() }
+            }
+            #expect(sellerFeed.all.filter(\.hasBid).map(\.bid.bidID) == [bid.bidID])
+
             // The buyer saved the listing: a price change reaches their feed from storage.
             _ = try await listings.updateListing(
                 .with {
