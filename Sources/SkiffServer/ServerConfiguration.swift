@@ -23,16 +23,34 @@ public struct ServerConfiguration: Sendable {
     public var prefaceTimeout: Duration = .seconds(5)
     /// How long any one frame may take to arrive once its first byte has (no slowloris).
     public var frameTimeout: Duration = .seconds(10)
-    /// How long a connection with no open stream is kept before it is drained and closed.
+    /// How long a connection with no running call is kept before it is drained and closed. Calls
+    /// still waiting for their request (see ``requestTimeout``) do not keep a connection busy.
     public var idleTimeout: Duration = .seconds(300)
+    /// How long a request may take to arrive: a unary or server-streaming request must be
+    /// complete this long after its HEADERS, and a client-streaming request may not pause longer
+    /// than this between messages; otherwise the call ends with DEADLINE_EXCEEDED. Bidirectional
+    /// calls are exempt. Sized for a 4 MiB request over a slow mobile link.
+    public var requestTimeout: Duration = .seconds(60)
     /// How long a draining connection waits for its calls before resetting them.
     public var drainGracePeriod: Duration = .seconds(10)
-    /// Most RST_STREAM frames a client may send per second before it is disconnected.
+    /// The rapid-reset defence: how many resets of streams that had barely opened (no response
+    /// yet, open under 50 ms) a client may send per second, beyond a burst of
+    /// MAX_CONCURRENT_STREAMS + this number, before it gets GOAWAY. Cancelling calls that were
+    /// running, or that had an answer under way, is free.
     public var maxResetsPerSecond: Int = 200
-    /// Most PING frames a client may send per second before it is disconnected.
+    /// Most PING frames per second a client may send while it has no stream open (with a
+    /// KEEPALIVE_MIN_INTERVAL_MS of 0, where strikes never happen) before it gets GOAWAY.
     public var maxPingsPerSecond: Int = 50
     /// Response bytes queued per stream above which a handler's `write` waits for the client.
     public var streamWriteBufferHighWater: Int = 256 * 1024
+    /// Response bytes one connection may hold for its client (queued behind flow control or a
+    /// socket that does not drain) before handlers' writes wait; unary responses included. The
+    /// socket's own buffer adds at most ``socketWriteBufferHighWater``, and a message being
+    /// queued may overshoot by its own size.
+    public var maxBufferedResponseBytes: Int = 4 * 1024 * 1024
+    /// NIO's write-buffer high-water mark: above it the socket counts as not draining, no
+    /// response bytes move to it, no new handler starts and the connection is not read from.
+    public var socketWriteBufferHighWater: Int = 1024 * 1024
 
     /// Where handlers run: on the connection's event loop (no thread hop; handlers must not
     /// block) or on Swift's global concurrent executor.

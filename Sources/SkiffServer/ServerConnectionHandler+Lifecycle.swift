@@ -12,16 +12,16 @@ extension ServerConnectionHandler {
     /// so a connection that goes idle between every call does not schedule and cancel a timer
     /// per call; when the timer fires early it re-arms for the time that is left.
     func armIdleTimer() {
-        guard streams.isEmpty, !closing else { return }
+        guard runningStreams == 0, !closing else { return }
         let now = NIODeadline.now()
         idleSince = now
         if idleTimer == nil { scheduleIdleTimer(at: now + .nanoseconds(configuration.idleTimeout.nanoseconds)) }
     }
 
     private func scheduleIdleTimer(at deadline: NIODeadline) {
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+        idleTimer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             idleTimer = nil
-            guard streams.isEmpty, !closing, let since = idleSince else { return }
+            guard runningStreams == 0, !closing, let since = idleSince else { return }
             let due = since + .nanoseconds(configuration.idleTimeout.nanoseconds)
             if NIODeadline.now() >= due {
                 beginDrain()
@@ -38,7 +38,7 @@ extension ServerConnectionHandler {
         outbound.writeGoAway(lastStreamID: 0x7FFF_FFFF, status: .ok, debug: "server draining")
         outbound.writePing(Self.drainPingData, ack: false)
         flushNow()
-        graceTimer = context.eventLoop.assumeIsolated().scheduleTask(
+        graceTimer = eventLoop.assumeIsolated().scheduleTask(
             in: .nanoseconds(configuration.drainGracePeriod.nanoseconds)
         ) {
             [self] in
@@ -62,6 +62,7 @@ extension ServerConnectionHandler {
             outbound.writeRSTStream(streamID: stream.id, status: .unavailable, reason: "server shut down")
             stream.serverClosed = true
             stream.finalStatus = .unavailable
+            dropQueuedResponses(of: stream)
             stream.close()
             stream.task?.cancel()
         }
@@ -80,7 +81,7 @@ extension ServerConnectionHandler {
         flushNow()
         closing = true
         for stream in streams.values { stream.task?.cancel() }
-        context.close(promise: nil)
+        context?.close(promise: nil)
     }
 
     static func describe(_ address: SocketAddress?) -> String {
@@ -90,5 +91,13 @@ extension ServerConnectionHandler {
         case .v6: return "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
         case .unixDomainSocket: return address.pathname ?? "unix"
         }
+    }
+}
+
+extension Duration {
+    /// "1.5 s", for messages people read.
+    var formattedSeconds: String {
+        let seconds = Double(nanoseconds) / 1e9
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 }

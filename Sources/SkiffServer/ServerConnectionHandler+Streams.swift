@@ -26,11 +26,11 @@ extension ServerConnectionHandler {
         }
         highestAcceptedID = id
         pingStrikes = 0
-        idleSince = nil  // the idle timer, if armed, sees this when it fires
 
+        let handler = router.handler(forPath: path)
         func reject(_ status: StatusCode, _ message: String) {
             outbound.writeTrailers(streamID: id, status: status, message: message, metadata: [:])
-            observer.callRejected(path: path, status: status)
+            observer.callRejected(path: path, registered: handler != nil, status: status)
         }
         if decoded.encodedSize > Int(effective(\.maxHeaderListSize)) {
             return reject(
@@ -40,8 +40,8 @@ extension ServerConnectionHandler {
         }
         if let invalid = decoded.invalidEntry { return reject(.internal, invalid) }
         let metadata = decoded.metadata
-        guard let handler = router.handler(forPath: path) else {
-            return reject(.unimplemented, "Method \(path) is not implemented by this server.")
+        guard let handler else {
+            return reject(.unimplemented, "Method \(path.prefix(200)) is not implemented by this server.")
         }
         if let encoding = metadata.first("grpc-encoding"), encoding != "identity" {
             return reject(.unimplemented, "grpc-encoding \"\(encoding)\" is not supported; use identity.")
@@ -58,8 +58,9 @@ extension ServerConnectionHandler {
 
         let stream = ServerStream(
             id: id,
-            eventLoop: context.eventLoop,
-            connection: NIOLoopBound(self, eventLoop: context.eventLoop),
+            eventLoop: eventLoop,
+            connection: NIOLoopBound(self, eventLoop: eventLoop),
+            budget: budget,
             handler: handler,
             highWater: configuration.streamWriteBufferHighWater,
             peerMaxMessageSize: Int(peerSettings.maxMessageSize),
@@ -77,7 +78,7 @@ extension ServerConnectionHandler {
         streams[id] = stream
         observer.streamOpened()
         if let timeout {
-            stream.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(
+            stream.deadlineTimer = eventLoop.assumeIsolated().scheduleTask(
                 in: .nanoseconds(timeout.nanoseconds)
             ) {
                 [self] in
@@ -85,7 +86,54 @@ extension ServerConnectionHandler {
             }
         }
         if !handler.descriptor.kind.hasSingleRequest { startHandler(stream) }
-        if frame.flags.contains(.endStream) { try endClientSide(stream, halfClose: false) }
+        if frame.flags.contains(.endStream) {
+            try endClientSide(stream, halfClose: false)
+        } else if handler.descriptor.kind != .bidirectionalStreaming {
+            awaitRequest(stream)
+        }
+    }
+
+    // MARK: Request timeout
+
+    /// Watches a stream whose request has not fully arrived: a unary or server-streaming request
+    /// must be complete within the request timeout of its HEADERS, and a client-streaming request
+    /// may not pause longer than that between messages. Bidirectional streams are exempt (they are
+    /// conversations: the handler runs and decides). One timer per connection, not per call.
+    func awaitRequest(_ stream: ServerStream) {
+        stream.requestDue = ContinuousClock.now.advanced(by: configuration.requestTimeout)
+        if requestTimer == nil { scheduleRequestTimer(in: configuration.requestTimeout) }
+    }
+
+    private func scheduleRequestTimer(in delay: Duration) {
+        requestTimer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(max(0, delay.nanoseconds))) {
+            [self] in
+            requestTimer = nil
+            requestTimerFired()
+        }
+    }
+
+    func requestTimerFired() {
+        guard !closing else { return }
+        let now = ContinuousClock.now
+        var next: ContinuousClock.Instant?
+        for stream in streams.values {
+            guard let due = stream.requestDue else { continue }
+            if stream.clientClosed || stream.serverClosed {
+                stream.requestDue = nil
+            } else if due <= now {
+                stream.requestDue = nil
+                failStream(
+                    stream,
+                    .deadlineExceeded,
+                    "The request did not arrive within the server's request timeout of "
+                        + "\(configuration.requestTimeout.formattedSeconds)."
+                )
+            } else if next == nil || due < next! {
+                next = due
+            }
+        }
+        if let next { scheduleRequestTimer(in: next - now) }
+        scheduleFlush()
     }
 
     var effectiveStreamLimit: Int? {
@@ -135,7 +183,11 @@ extension ServerConnectionHandler {
             return failStream(stream, .internal, "The method expects exactly one request message; more were sent.")
         }
         stream.inbound.push(message)
-        if frame.flags.contains(.endStream) { try endClientSide(stream, halfClose: false) }
+        if frame.flags.contains(.endStream) {
+            try endClientSide(stream, halfClose: false)
+        } else if stream.requestDue != nil {
+            stream.requestDue = ContinuousClock.now.advanced(by: configuration.requestTimeout)
+        }
     }
 
     func endClientSide(_ stream: ServerStream, halfClose: Bool) throws {
@@ -147,6 +199,7 @@ extension ServerConnectionHandler {
             return failStream(stream, .internal, "HALF_CLOSE in the middle of a fragmented message")
         }
         stream.clientClosed = true
+        stream.requestDue = nil
         stream.inbound.finish()
         if stream.handler.descriptor.kind.hasSingleRequest {
             guard stream.messagesReceived == 1 else {
@@ -166,6 +219,8 @@ extension ServerConnectionHandler {
         guard !stream.handlerStarted else { return }
         stream.handlerStarted = true
         stream.handlerRunning = true
+        runningStreams += 1
+        idleSince = nil  // the idle timer, if armed, sees this when it fires
         let context = stream.context!
         // The context refers back to the stream (its metadata sink): drop the stored copy so the
         // stream is freed once its task and the connection let go of it.
@@ -174,8 +229,15 @@ extension ServerConnectionHandler {
         let handler = stream.handler
         let loopBound = stream.connection
         let eventLoop = stream.eventLoop
+        let budget = self.budget
         let body: @Sendable () async -> Void = {
-            let hidden = await handler.execute(call: stream, context: context, interceptors: interceptors)
+            // No handler starts while its connection's client is not reading what it asked for.
+            let hidden: (any Error)?
+            if await budget.admit() {
+                hidden = await handler.execute(call: stream, context: context, interceptors: interceptors)
+            } else {
+                hidden = nil
+            }
             if eventLoop.inEventLoop {
                 loopBound.value.handlerFinished(stream, hidden: hidden)
             } else {
@@ -212,6 +274,7 @@ extension ServerConnectionHandler {
     func retireIfDone(_ stream: ServerStream) {
         guard stream.serverClosed, !stream.handlerRunning, stream.outbound.isEmpty else { return }
         guard streams.removeValue(forKey: stream.id) != nil else { return }
+        if stream.handlerStarted { runningStreams -= 1 }
         stream.context = nil  // a stream whose handler never started still holds it
         stream.close()
         let status = stream.finalStatus ?? .cancelled
@@ -224,10 +287,8 @@ extension ServerConnectionHandler {
                 "status": "\(status)", "duration": "\(duration)",
             ]
         )
-        if streams.isEmpty {
-            armIdleTimer()
-            if finalLastStreamID != nil { closeNow() }
-        }
+        if runningStreams == 0 { armIdleTimer() }
+        if streams.isEmpty, finalLastStreamID != nil { closeNow() }
     }
 
     func deadlinePassed(_ stream: ServerStream) {
@@ -240,8 +301,7 @@ extension ServerConnectionHandler {
     /// Ends a stream from the server side at once with an error: queued responses are dropped.
     func failStream(_ stream: ServerStream, _ status: StatusCode, _ message: String) {
         guard !stream.serverClosed else { return }
-        for case .message(let bytes) in stream.outbound { stream.didWrite(bytes.readableBytes) }
-        stream.outbound.removeAll()
+        dropQueuedResponses(of: stream)
         stream.outbound.append(.trailers(status, message, [:]))
         stream.task?.cancel()
         pump(stream)
@@ -252,7 +312,7 @@ extension ServerConnectionHandler {
         if !stream.serverClosed {
             stream.serverClosed = true
             stream.finalStatus = .cancelled
-            stream.outbound.removeAll()
+            dropQueuedResponses(of: stream)
         }
         stream.close()
         stream.task?.cancel()

@@ -12,7 +12,7 @@ extension ServerConnectionHandler {
         // stream and left its TRAILERS in the buffer.
         defer { if flush { scheduleFlush() } }
         guard !stream.serverClosed, streams[stream.id] === stream else {
-            if case .message(let bytes) = item { stream.didWrite(bytes.readableBytes) }
+            if case .message(let bytes) = item { dropped(bytes.readableBytes, of: stream) }
             return
         }
         if stream.outbound.isEmpty, !stream.isBlocked {
@@ -46,6 +46,18 @@ extension ServerConnectionHandler {
                 return
             }
         }
+    }
+
+    /// Response bytes that will never be written: given back to the stream and the connection.
+    func dropped(_ size: Int, of stream: ServerStream) {
+        stream.didWrite(size)
+        budget.release(size)
+    }
+
+    /// Drops every response message a stream still has queued (its TRAILERS too).
+    func dropQueuedResponses(of stream: ServerStream) {
+        for case .message(let bytes) in stream.outbound { dropped(bytes.readableBytes, of: stream) }
+        stream.outbound.removeAll()
     }
 
     /// What became of an item handed to ``write(_:of:)``.
@@ -98,7 +110,8 @@ extension ServerConnectionHandler {
             return .ended
         case .message(var bytes):
             while true {
-                let window = min(stream.sendWindow, connectionSendWindow)
+                // A socket that takes no more bytes closes every window until it drains.
+                let window = socketBlocked ? 0 : min(stream.sendWindow, connectionSendWindow)
                 let remaining = bytes.readableBytes
                 if remaining > 0 && window <= 0 {
                     markBlocked(stream)
@@ -106,9 +119,8 @@ extension ServerConnectionHandler {
                 }
                 guard writeHeadersIfNeeded(stream) else {
                     // The response metadata cannot be sent: end the call with INTERNAL instead.
-                    stream.didWrite(remaining)
-                    for case .message(let queued) in stream.outbound { stream.didWrite(queued.readableBytes) }
-                    stream.outbound.removeAll()
+                    dropped(remaining, of: stream)
+                    dropQueuedResponses(of: stream)
                     return write(.trailers(.internal, "Internal server error.", [:]), of: stream)
                 }
                 let chunk = min(remaining, window, Int(peerSettings.maxFrameSize))
@@ -118,6 +130,10 @@ extension ServerConnectionHandler {
                 stream.sendWindow -= chunk
                 connectionSendWindow -= chunk
                 stream.didWrite(chunk)
+                unflushedMessageBytes += chunk
+                // Hand large batches to the socket as they grow, so that its writability (and
+                // with it ``socketBlocked``) follows what is really pending.
+                if outbound.readableBytes >= Self.flushBatchSize { flushNow() }
                 if last { return .written }
             }
         }
@@ -155,7 +171,7 @@ extension ServerConnectionHandler {
 
     func pumpBlocked() {
         var rounds = blocked.count
-        while rounds > 0, connectionSendWindow > 0, let stream = blocked.popFirst() {
+        while rounds > 0, connectionSendWindow > 0, !socketBlocked, let stream = blocked.popFirst() {
             rounds -= 1
             stream.isBlocked = false
             if streams[stream.id] === stream { pump(stream) }
@@ -165,17 +181,22 @@ extension ServerConnectionHandler {
 
     // MARK: Writing
 
+    /// Outbound bytes at which a batch is handed to the socket without waiting for the loop tick.
+    static let flushBatchSize = 256 * 1024
+
     func scheduleFlush() {
         guard !flushScheduled, !closing else { return }
         flushScheduled = true
-        context.eventLoop.assumeIsolated().execute { [self] in
+        eventLoop.assumeIsolated().execute { [self] in
             flushScheduled = false
             flushNow()
         }
     }
 
     func flushNow() {
-        guard outbound.readableBytes > 0, !closing || context.channel.isActive else { return }
+        guard outbound.readableBytes > 0, let context, !closing || context.channel.isActive else { return }
+        let written = unflushedMessageBytes
+        unflushedMessageBytes = 0
         context.writeAndFlush(wrapOutboundOut(outbound), promise: nil)
         // Usually the socket took the bytes at once and released the buffer: `clear()` then keeps
         // its storage for the next batch (no allocation per flush). If the write is still pending,
@@ -185,5 +206,8 @@ extension ServerConnectionHandler {
         } else {
             outbound.clear()
         }
+        // Past this point NIO's write buffer, bounded by its high-water mark, holds the bytes.
+        budget.release(written)
+        if !context.channel.isWritable { updateSocketBlocked(true) }
     }
 }

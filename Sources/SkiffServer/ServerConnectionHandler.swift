@@ -9,8 +9,9 @@ import SkiffWire
 /// All state lives on the channel's event loop. Frames are parsed from an accumulated buffer
 /// (so a partial frame can be timed out), responses are written into one outbound buffer and
 /// flushed once per read batch or loop tick.
-final class ServerConnectionHandler: ChannelInboundHandler {
+final class ServerConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     static let drainPingData: UInt64 = 0x534B_4946_4452_4E31  // "SKIFDRN1"
@@ -21,14 +22,26 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     let logger: Logger
     let observer: ServerObserver
     let executor: EventLoopTaskExecutor?
+    let eventLoop: any EventLoop
+    /// What this connection may hold of responses its client has not read (shared with its streams).
+    let budget: ResponseBudget
 
-    var context: ChannelHandlerContext!
+    /// Set from `handlerAdded` to `handlerRemoved` (cleared then: the context refers back to the
+    /// handler, and keeping it would keep both alive after the connection closed).
+    var context: ChannelHandlerContext?
     var decoder: FrameDecoder
     var inboundBuffer: ByteBuffer?
     var outbound: ByteBuffer
     var flushScheduled = false
     var closing = false
     var peer = "unknown"
+    /// The socket stopped taking bytes (NIO's write buffer is above its high-water mark): no
+    /// response bytes move to it, no handler starts and nothing more is read until it drains.
+    var socketBlocked = false
+    /// A read was held back while the socket was blocked.
+    var readPending = false
+    /// MESSAGE bytes in `outbound` not yet handed to the socket (released from the budget then).
+    var unflushedMessageBytes = 0
 
     // Settings
     var peerSettings = ConnectionSettings.protocolDefaults
@@ -50,8 +63,10 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     var lastPing: NIODeadline?
     var pingStrikes = 0
     var rateWindowStart = NIODeadline.now()
-    var resetsInWindow = 0
     var pingsInWindow = 0
+    /// Tokens for resets of streams that had barely opened (the rapid-reset defence).
+    var resetTokens: Double
+    var resetTokensUpdated = NIODeadline.now()
 
     // Drain
     var draining = false
@@ -64,6 +79,11 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     /// Since when the connection has had no open stream (`nil` while it has one).
     var idleSince: NIODeadline?
     var graceTimer: Scheduled<Void>?
+    /// Fires when the earliest request of a stream still waiting for its request is due.
+    var requestTimer: Scheduled<Void>?
+    /// Streams whose handler has started and that are not yet retired: the connection is idle
+    /// while there are none (streams still waiting for their request do not count).
+    var runningStreams = 0
 
     init(
         configuration: ServerConfiguration,
@@ -79,6 +99,10 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         self.logger = logger
         self.observer = observer
         self.executor = configuration.handlerExecutor == .eventLoop ? EventLoopTaskExecutor(eventLoop) : nil
+        self.eventLoop = eventLoop
+        self.budget = ResponseBudget(limit: configuration.maxBufferedResponseBytes, observer: observer)
+        self.resetTokens = Double(Self.resetBurst(configuration))
+        observer.connectionHandlerCreated()
         // Until the client ACKs our SETTINGS, limits below the defaults are not enforced.
         self.decoder = FrameDecoder(
             maxFrameSize: max(configuration.settings.maxFrameSize, ConnectionSettings.protocolDefaults.maxFrameSize),
@@ -87,6 +111,8 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         self.connectionRecvWindow = Int(configuration.settings.initialConnectionWindow)
         self.outbound = ByteBuffer()
     }
+
+    deinit { observer.connectionHandlerFreed() }
 
     var ours: ConnectionSettings { configuration.settings }
 
@@ -103,12 +129,19 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         if context.channel.isActive { start(context: context) }
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        closing = true
+        shutDownStreams()
+        self.context = nil
+    }
+
     func channelActive(context: ChannelHandlerContext) {
         start(context: context)
         context.fireChannelActive()
     }
 
     var started = false
+    var shutDown = false
     func start(context: ChannelHandlerContext) {
         guard !started else { return }
         started = true
@@ -121,22 +154,74 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         ) {
             [self] in
             logger.debug("preface timeout", metadata: ["peer": "\(peer)"])
-            self.context.close(promise: nil)
+            self.context?.close(promise: nil)
         }
         observer.connectionOpened()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         closing = true
-        for timer in [prefaceTimer, frameTimer, idleTimer, graceTimer] { timer?.cancel() }
+        shutDownStreams()
+        context.fireChannelInactive()
+    }
+
+    /// Ends everything the connection holds: timers, streams, their queued responses and
+    /// waiting writers (memory is returned when the connection ends). Runs once.
+    func shutDownStreams() {
+        guard !shutDown else { return }
+        shutDown = true
+        for timer in [prefaceTimer, frameTimer, idleTimer, graceTimer, requestTimer] { timer?.cancel() }
+        prefaceTimer = nil
+        frameTimer = nil
+        idleTimer = nil
+        graceTimer = nil
+        requestTimer = nil
         for stream in streams.values {
+            stream.outbound.removeAll()
             stream.close()
             stream.task?.cancel()
         }
-        observer.connectionClosed(openStreams: streams.count)
+        if started { observer.connectionClosed(openStreams: streams.count) }
         streams.removeAll()
         blocked.removeAll()
-        context.fireChannelInactive()
+        budget.close()
+        unflushedMessageBytes = 0
+        inboundBuffer = nil
+        outbound = ByteBuffer()
+    }
+
+    // MARK: Backpressure
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        updateSocketBlocked(!context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Follows the socket's writability. Resuming is deferred to the next loop tick: this may be
+    /// called from inside a flush.
+    func updateSocketBlocked(_ blocked: Bool) {
+        guard blocked != socketBlocked, !closing else { return }
+        socketBlocked = blocked
+        budget.setSocketBlocked(blocked)
+        guard !blocked else { return }
+        eventLoop.assumeIsolated().execute { [self] in
+            guard !closing, !socketBlocked else { return }
+            pumpBlocked()
+            if readPending, let context {
+                readPending = false
+                context.read()
+            }
+        }
+    }
+
+    /// Reads are held back while the socket is blocked, so a client that does not read what it
+    /// asked for cannot make the server queue more (PING ACKs, WINDOW_UPDATEs, new calls).
+    func read(context: ChannelHandlerContext) {
+        if socketBlocked {
+            readPending = true
+        } else {
+            context.read()
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -248,8 +333,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             if let stream = streams[frame.streamID], !stream.serverClosed { try endClientSide(stream, halfClose: true) }
         case .rstStream:
             _ = try FramePayload.rstStream(frame)
-            try countReset()
-            if let stream = streams[frame.streamID] { cancelStream(stream) }
+            let stream = streams[frame.streamID]
+            try countReset(of: stream?.serverClosed == false ? stream : nil)
+            if let stream { cancelStream(stream) }
         case .windowUpdate:
             // Frames for ended streams are ignored, malformed or not.
             guard let stream = streams[frame.streamID], !stream.serverClosed else { return }
@@ -293,46 +379,59 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             if data == Self.drainPingData, draining, finalLastStreamID == nil { sendFinalGoAway() }
             return
         }
-        try countPing()
-        let now = NIODeadline.now()
+        // Every PING is answered, also the one that ends the connection.
+        outbound.writePing(data, ack: true)
+        // PINGs are policed only while no stream is open (contract §5.1): strikes, and a flood
+        // guard for clients allowed to ping at any interval.
         let openStreams = streams.values.contains { !($0.clientClosed && $0.serverClosed) }
-        if !openStreams, let last = lastPing,
-            now - last < .milliseconds(Int64(ours.keepaliveMinIntervalMS))
-        {
+        guard !openStreams else {
+            lastPing = NIODeadline.now()
+            return
+        }
+        let now = NIODeadline.now()
+        if let last = lastPing, now - last < .milliseconds(Int64(ours.keepaliveMinIntervalMS)) {
             pingStrikes += 1
-            if pingStrikes >= 2 {
-                goAwayAndClose(.resourceExhausted, "too_many_pings")
-                return
-            }
+            if pingStrikes >= 2 { return goAwayAndClose(.resourceExhausted, "too_many_pings") }
         }
         lastPing = now
-        outbound.writePing(data, ack: true)
-    }
-
-    func rotateRateWindow() {
-        let now = NIODeadline.now()
         if now - rateWindowStart >= .seconds(1) {
             rateWindowStart = now
-            resetsInWindow = 0
             pingsInWindow = 0
         }
-    }
-
-    func countReset() throws {
-        rotateRateWindow()
-        resetsInWindow += 1
-        if resetsInWindow > configuration.maxResetsPerSecond {
-            goAwayAndClose(.resourceExhausted, "too_many_resets")
-            throw ProtocolViolation("too_many_resets")
-        }
-    }
-
-    func countPing() throws {
-        rotateRateWindow()
         pingsInWindow += 1
         if pingsInWindow > configuration.maxPingsPerSecond {
             goAwayAndClose(.resourceExhausted, "too_many_pings")
-            throw ProtocolViolation("too_many_pings")
+        }
+    }
+
+    /// The most premature resets a connection may send at once: enough to cancel every stream it
+    /// may have open, plus a second's worth.
+    static func resetBurst(_ configuration: ServerConfiguration) -> Int {
+        Int(configuration.settings.maxConcurrentStreams ?? 1_000) + configuration.maxResetsPerSecond
+    }
+
+    /// How long a stream must have been open, or whether its response must have started, for
+    /// the client to cancel it without cost.
+    static let prematureResetAge: Duration = .milliseconds(50)
+
+    /// The rapid-reset defence. A reset costs a token when it ends a stream that had barely
+    /// opened (no response yet, open under ``prematureResetAge``) or one that had already ended;
+    /// tokens come back at `maxResetsPerSecond`, up to ``resetBurst(_:)``. A client cancelling
+    /// what it legitimately opened never runs out; one that opens and resets streams in a loop
+    /// does, and gets GOAWAY(RESOURCE_EXHAUSTED, too_many_resets).
+    func countReset(of stream: ServerStream?) throws {
+        if let stream, stream.headersWritten || ContinuousClock.now - stream.startTime >= Self.prematureResetAge {
+            return
+        }
+        let now = NIODeadline.now()
+        let elapsed = Double((now - resetTokensUpdated).nanoseconds) / 1e9
+        resetTokensUpdated = now
+        let burst = Double(Self.resetBurst(configuration))
+        resetTokens = min(burst, resetTokens + elapsed * Double(configuration.maxResetsPerSecond))
+        resetTokens -= 1
+        if resetTokens < 0 {
+            goAwayAndClose(.resourceExhausted, "too_many_resets")
+            throw ProtocolViolation("too_many_resets")
         }
     }
 }

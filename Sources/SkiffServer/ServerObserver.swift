@@ -10,6 +10,9 @@ public final class ServerObserver: Sendable {
     private let openStreams: Gauge
     private let connectionCount = Atomic<Int>(0)
     private let streamCount = Atomic<Int>(0)
+    private let bufferedBytes = Atomic<Int>(0)
+    private let handlerCount = Atomic<Int>(0)
+    private let refusedCount = Atomic<Int>(0)
     private let cache = Mutex<[InstrumentKey: (Counter, Metrics.Timer)]>([:])
 
     /// A method and a status: the key of one counter and timer pair (no string built per call).
@@ -35,6 +38,25 @@ public final class ServerObserver: Sendable {
 
     /// The calls open now (from their HEADERS until their handler has finished).
     public var streams: Int { streamCount.load(ordering: .relaxed) }
+
+    /// Response bytes that handlers have written and that have not yet gone to the sockets, over
+    /// every connection (each connection holds at most its response budget plus one message).
+    public var bufferedResponseBytes: Int { bufferedBytes.load(ordering: .relaxed) }
+
+    /// Connection handlers alive now (a leak check: it returns to 0 once every connection has
+    /// closed).
+    public var liveConnectionHandlers: Int { handlerCount.load(ordering: .relaxed) }
+
+    /// Connections refused so far because the server was at its connection limit.
+    public var refusedConnections: Int { refusedCount.load(ordering: .relaxed) }
+
+    func responseBytesQueued(_ delta: Int) {
+        bufferedBytes.wrappingAdd(delta, ordering: .relaxed)
+    }
+
+    func connectionHandlerCreated() { handlerCount.wrappingAdd(1, ordering: .relaxed) }
+    func connectionHandlerFreed() { handlerCount.wrappingSubtract(1, ordering: .relaxed) }
+    func connectionRefused() { refusedCount.wrappingAdd(1, ordering: .relaxed) }
 
     func connectionOpened() {
         let n = connectionCount.wrappingAdd(1, ordering: .relaxed).newValue
@@ -78,9 +100,10 @@ public final class ServerObserver: Sendable {
         timer.recordNanoseconds(duration.nanoseconds)
     }
 
-    func callRejected(path: String, status: StatusCode) {
-        // Unknown paths share one label so a client cannot blow up the metric's cardinality.
-        let label = status == .unimplemented ? "unknown" : path
-        instruments(path: label, status: status).0.increment()
+    /// Counts a call rejected before its handler ran. `registered` says whether `path` names a
+    /// method of this server: any other path is counted as "unknown", so that a client cannot
+    /// add a label per made-up path.
+    func callRejected(path: String, registered: Bool, status: StatusCode) {
+        instruments(path: registered ? path : "unknown", status: status).0.increment()
     }
 }

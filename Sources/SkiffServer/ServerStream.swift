@@ -35,6 +35,8 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     let id: UInt32
     let eventLoop: any EventLoop
     let connection: NIOLoopBound<ServerConnectionHandler>
+    /// The connection's bound on unread responses; every response message reserves from it.
+    let budget: ResponseBudget
     let handler: RPCRouter.Handler
     let highWater: Int
     let peerMaxMessageSize: Int
@@ -56,6 +58,8 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     var isBlocked = false
     var headersWritten = false
     var deadlineTimer: Scheduled<Void>?
+    /// When the rest of the request is due (request timeout), while it has not all arrived.
+    var requestDue: ContinuousClock.Instant?
     var context: ServerContext?
     let startTime = ContinuousClock.now
     var finalStatus: StatusCode?
@@ -72,6 +76,7 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         id: UInt32,
         eventLoop: any EventLoop,
         connection: NIOLoopBound<ServerConnectionHandler>,
+        budget: ResponseBudget,
         handler: RPCRouter.Handler,
         highWater: Int,
         peerMaxMessageSize: Int,
@@ -81,6 +86,7 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         self.id = id
         self.eventLoop = eventLoop
         self.connection = connection
+        self.budget = budget
         self.handler = handler
         self.highWater = highWater
         self.peerMaxMessageSize = peerMaxMessageSize
@@ -191,14 +197,29 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
 
     func send<M: Message>(_ message: M) async throws {
         let buffer = try serialize(message)
-        let mustWait = try reserve(buffer.readableBytes)
+        // The connection's budget first (waiting while its client does not read), then the
+        // stream's own high-water mark.
+        guard await budget.reserve(buffer.readableBytes) else { throw CancellationError() }
+        let mustWait: Bool
+        do {
+            mustWait = try reserve(buffer.readableBytes)
+        } catch {
+            budget.release(buffer.readableBytes)
+            throw error
+        }
         enqueueOnLoop(.message(buffer), flush: true)
         if mustWait { try await waitForRoom() }
     }
 
     func sendLast<M: Message>(_ message: M) async throws {
         let buffer = try serialize(message)
-        _ = try reserve(buffer.readableBytes, last: true)
+        guard await budget.reserve(buffer.readableBytes) else { throw CancellationError() }
+        do {
+            _ = try reserve(buffer.readableBytes, last: true)
+        } catch {
+            budget.release(buffer.readableBytes)
+            throw error
+        }
         enqueueLastOnLoop(buffer)
     }
 

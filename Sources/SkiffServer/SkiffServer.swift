@@ -68,6 +68,13 @@ public final class SkiffServer: Service, Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelOption(
+                .writeBufferWaterMark,
+                value: .init(
+                    low: configuration.socketWriteBufferHighWater / 2,
+                    high: configuration.socketWriteBufferHighWater
+                )
+            )
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture { try self.initialize(channel, sslContext: sslContext) }
             }
@@ -115,12 +122,25 @@ public final class SkiffServer: Service, Sendable {
             accepted.wrappingSubtract(1, ordering: .relaxed)
             _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
         }
-        if count > configuration.maxConnections || state.withLock({ $0.shuttingDown }) {
-            logger.warning("refusing connection", metadata: ["reason": "connection limit or shutting down"])
-            channel.close(promise: nil)
+        let sync = channel.pipeline.syncOperations
+        let shuttingDown = state.withLock({ $0.shuttingDown })
+        if count > configuration.maxConnections || shuttingDown {
+            let reason =
+                shuttingDown
+                ? "the server is shutting down"
+                : "the server has reached its connection limit (\(configuration.maxConnections)); try again later"
+            observer.connectionRefused()
+            logger.warning("refusing connection", metadata: ["reason": "\(reason)"])
+            if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
+            try sync.addHandler(
+                ConnectionRefuser(
+                    settings: configuration.settings,
+                    reason: reason,
+                    timeout: configuration.prefaceTimeout
+                )
+            )
             return
         }
-        let sync = channel.pipeline.syncOperations
         if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
         let handler = ServerConnectionHandler(
             configuration: configuration,

@@ -78,8 +78,24 @@ public struct ServerOptions: ParsableArguments, Sendable {
     @Option(help: "Seconds any one frame may take to arrive.")
     public var frameTimeout: Double = 10
 
-    @Option(help: "Seconds an idle connection is kept.")
+    @Option(help: "Seconds an idle connection is kept (calls still waiting for their request do not count).")
     public var idleTimeout: Double = 300
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a request may take to arrive (unary and server-streaming: from its HEADERS; "
+                + "client-streaming: between messages); then the call ends with DEADLINE_EXCEEDED."
+        )
+    )
+    public var requestTimeout: Double = 60
+
+    @Option(
+        help: ArgumentHelp(
+            "Bytes of responses one connection may hold for a client that does not read them "
+                + "before handlers' writes wait (and no new call starts)."
+        )
+    )
+    public var maxBufferedResponseBytes: Int = 4 * 1024 * 1024
 
     @Option(help: "Seconds a graceful drain waits for calls in flight.")
     public var drainGracePeriod: Double = 10
@@ -107,6 +123,12 @@ public struct ServerOptions: ParsableArguments, Sendable {
         guard rateLimitScale >= 0, rateLimitScale.isFinite else {
             throw ValidationError("--rate-limit-scale must be 0 or more.")
         }
+        guard requestTimeout > 0, requestTimeout.isFinite else {
+            throw ValidationError("--request-timeout must be more than 0 seconds.")
+        }
+        guard maxBufferedResponseBytes >= 64 * 1024 else {
+            throw ValidationError("--max-buffered-response-bytes must be at least 65536.")
+        }
         if let serviceToken, serviceToken.count < 16 {
             throw ValidationError("--service-token must be at least 16 characters.")
         }
@@ -132,6 +154,8 @@ public struct ServerOptions: ParsableArguments, Sendable {
         config.prefaceTimeout = .milliseconds(Int64(prefaceTimeout * 1000))
         config.frameTimeout = .milliseconds(Int64(frameTimeout * 1000))
         config.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        config.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
+        config.maxBufferedResponseBytes = maxBufferedResponseBytes
         config.drainGracePeriod = .milliseconds(Int64(drainGracePeriod * 1000))
         try config.settings.validate()
         return config

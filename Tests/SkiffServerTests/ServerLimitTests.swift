@@ -30,7 +30,7 @@ struct ServerLimitTests {
         }
     }
 
-    @Test("connections over the limit are closed at once; the others keep working")
+    @Test("connections over the limit get GOAWAY(UNAVAILABLE) and are closed; the others keep working")
     func connectionLimit() async throws {
         try await withTestServer(configure: { $0.maxConnections = 2 }) { _, port in
             try await withRawConnection(port: port) { first in
@@ -39,7 +39,9 @@ struct ServerLimitTests {
                     _ = try await second.handshake()
                     try await withRawConnection(port: port) { third in
                         let frames = try await third.drainUntilClosed()
-                        #expect(frames.isEmpty)
+                        #expect(frames.map(\.type) == [.settings, .goAway])
+                        #expect(frames.last?.goAway?.status == .unavailable)
+                        #expect(frames.last?.goAway?.debug.contains("connection limit") == true)
                     }
                     try await second.send {
                         $0.writeHeaders(streamID: 1, path: "/skiff.testing.v1.TestService/EmptyCall", metadata: [:])
@@ -52,13 +54,17 @@ struct ServerLimitTests {
         }
     }
 
-    @Test("a RST_STREAM flood gets GOAWAY(RESOURCE_EXHAUSTED, too_many_resets)")
+    @Test("rapid reset (open a stream, reset it, again and again) gets GOAWAY(RESOURCE_EXHAUSTED, too_many_resets)")
     func resetFlood() async throws {
-        try await withTestServer(configure: { $0.maxResetsPerSecond = 10 }) { _, port in
+        // A burst of MAX_CONCURRENT_STREAMS (10) + 10 resets is allowed, then 10 per second.
+        try await withTestServer(configure: {
+            $0.maxResetsPerSecond = 10
+            $0.settings.maxConcurrentStreams = 10
+        }) { _, port in
             try await withRawConnection(port: port) { conn in
                 _ = try await conn.handshake()
                 try await conn.send {
-                    for i in 0..<20 {
+                    for i in 0..<40 {
                         let id = UInt32(2 * i + 1)
                         $0.writeHeaders(
                             streamID: id,

@@ -8,6 +8,7 @@ import Synchronization
 final class ProbeService: RegistrableService {
     static let wait = MethodDescriptor(service: "skiff.test.Probe", method: "Wait", kind: .unary)
     static let flood = MethodDescriptor(service: "skiff.test.Probe", method: "Flood", kind: .serverStreaming)
+    static let big = MethodDescriptor(service: "skiff.test.Probe", method: "Big", kind: .unary)
 
     /// How many handlers saw their task cancelled.
     let cancellations = Atomic<Int>(0)
@@ -15,6 +16,8 @@ final class ProbeService: RegistrableService {
     let started = Atomic<Int>(0)
     /// How many messages the flood handler has handed to the writer.
     let written = Atomic<Int>(0)
+    /// How many 1 MiB unary responses `Big` handlers have made (each counted when it is made).
+    let bigMade = Atomic<Int>(0)
 
     func registerMethods(with router: inout RPCRouter) {
         router.registerUnary(Self.wait, request: Skiff_Testing_V1_Empty.self, response: Skiff_Testing_V1_Empty.self) {
@@ -27,6 +30,11 @@ final class ProbeService: RegistrableService {
                 throw error
             }
             return Skiff_Testing_V1_Empty()
+        }
+        router.registerUnary(Self.big, request: Skiff_Testing_V1_Empty.self, response: Skiff_Testing_V1_Payload.self) {
+            [self] _, _ in
+            bigMade.wrappingAdd(1, ordering: .relaxed)
+            return .with { $0.body = Data(count: 1024 * 1024) }
         }
         router.registerServerStreaming(
             Self.flood,

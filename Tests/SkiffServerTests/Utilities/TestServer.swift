@@ -11,6 +11,7 @@ let quietLogger = Logger(label: "skiff.test") { _ in SwiftLogNoOpLogHandler() }
 func withTestServer<R: Sendable>(
     services: [any RegistrableService] = [TestService(), HealthService()],
     interceptors: [any ServerInterceptor] = [],
+    observer: ServerObserver = ServerObserver(),
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (SkiffServer, Int) async throws -> R
 ) async throws -> R {
@@ -21,7 +22,8 @@ func withTestServer<R: Sendable>(
         configuration: configuration,
         services: services,
         interceptors: interceptors,
-        logger: quietLogger
+        logger: quietLogger,
+        observer: observer
     )
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await server.run() }
