@@ -177,12 +177,14 @@ struct HardeningTests {
                 _ = try await conn.handshake()
                 try await conn.send {
                     for i in 0..<10 { $0.writeHeaders(streamID: UInt32(2 * i + 1), path: unaryCall, metadata: [:]) }
+                    $0.writePing(7, ack: false)  // its ACK shows the streams were accepted first
                 }
-                let goAway = try await conn.next { $0.type == .goAway }
-                #expect(goAway.goAway?.lastStreamID == 0x7FFF_FFFF)
-                // The drain ends the stalled streams after its grace period and closes.
+                // Without the idle drain nothing would come for the 60 s of the request timeout.
                 let frames = try await conn.drainUntilClosed()
-                #expect(frames.contains { $0.type == .rstStream && $0.rst?.status == .unavailable })
+                #expect(frames.contains { $0.type == .ping && $0.flags.contains(.ack) })
+                #expect(frames.contains { $0.goAway?.lastStreamID == 0x7FFF_FFFF })
+                // The drain ends the stalled streams after its grace period, then closes.
+                #expect(frames.filter { $0.type == .rstStream && $0.rst?.status == .unavailable }.count == 10)
             }
             try await waitUntil { server.observer.connections == 0 }
         }
@@ -259,6 +261,47 @@ struct HardeningTests {
             #expect(!text.contains("random.Path"))
             #expect(!text.contains("made.Up"))
             #expect(text.contains("method=\"unknown\""))
+        }
+    }
+
+    @Test(
+        "the conformance service validates like any service: status codes outside 0…16 and sizes out of range",
+        arguments: [
+            Skiff_Testing_V1_SimpleRequest.with { $0.responseStatus = .with { $0.code = 17 } },
+            .with { $0.responseStatus = .with { $0.code = Int32.max } },
+            .with { $0.responseStatus = .with { $0.code = -1 } },
+            .with { $0.responseSize = Int32.max },
+            .with { $0.responseSize = -1 },
+            .with { $0.sleepMs = -5 },
+        ]
+    )
+    func conformanceServiceValidates(request: Skiff_Testing_V1_SimpleRequest) async throws {
+        try await withTestServer { _, port in
+            try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                let client = TestClient(transport: connection)
+                let error = await #expect(throws: RPCError.self) { _ = try await client.unaryCall(request) }
+                #expect(error?.code == .invalidArgument)
+                // A valid code is still echoed exactly.
+                let echoed = await #expect(throws: RPCError.self) {
+                    _ = try await client.unaryCall(.with { $0.responseStatus = .with { $0.code = 16 } })
+                }
+                #expect(echoed?.code == .unauthenticated)
+            }
+        }
+    }
+
+    @Test("streaming responses of the conformance service are bounded too")
+    func conformanceStreamingValidates() async throws {
+        try await withTestServer { _, port in
+            try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                let client = TestClient(transport: connection)
+                let error = await #expect(throws: RPCError.self) {
+                    _ = try await client.streamingOutputCall(
+                        .with { $0.responseParameters = [.with { $0.size = Int32.max }] }
+                    ) { try await $0.messages.collect().count }
+                }
+                #expect(error?.code == .invalidArgument)
+            }
         }
     }
 }
