@@ -2,6 +2,7 @@ import DequeModule
 import NIOCore
 import SkiffCore
 import SkiffWire
+import Synchronization
 
 /// The client side of one Skiff connection, on its event loop.
 ///
@@ -58,7 +59,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private var pingTimeoutTimer: Scheduled<Void>?
     private let pingData: UInt64 = 0x534B_4946_4B41_4C56
 
+    /// Handlers alive now, for leak tests.
+    static let live = Atomic<Int>(0)
+
+    deinit { Self.live.wrappingSubtract(1, ordering: .relaxed) }
+
     init(manager: ConnectionManager) {
+        Self.live.wrappingAdd(1, ordering: .relaxed)
         self.manager = manager
         self.loop = manager.loop
         self.configuration = manager.configuration

@@ -47,6 +47,12 @@ final class ResponseBudget: Sendable {
     /// Response bytes reserved and not yet released.
     var queued: Int { state.withLock { $0.queued } }
 
+    /// Writers waiting for room (for tests).
+    var waitingWriters: Int { state.withLock { $0.writers.count } }
+
+    /// Handlers waiting to start (for tests).
+    var waitingAdmissions: Int { state.withLock { $0.admissions.count } }
+
     /// Reserves `size` bytes, waiting (in order of arrival) while the connection is at its limit.
     /// Returns `false`, reserving nothing, when the connection closed or the task was cancelled.
     func reserve(_ size: Int) async -> Bool {
@@ -54,15 +60,11 @@ final class ResponseBudget: Sendable {
             if state.closed { return false }
             guard state.writers.isEmpty && state.queued < limit else { return nil }
             state.queued += size
+            observer?.responseBytesQueued(size)
             return true
         }
-        if let fast {
-            if fast { observer?.responseBytesQueued(size) }
-            return fast
-        }
-        let granted = await wait(size: size)
-        if granted { observer?.responseBytesQueued(size) }
-        return granted
+        if let fast { return fast }
+        return await wait(size: size)
     }
 
     /// Waits until a new handler may start: the connection has room and its socket is writable.
@@ -117,9 +119,14 @@ final class ResponseBudget: Sendable {
     /// Gives back `size` bytes (written to the socket or dropped) and wakes whoever fits now.
     func release(_ size: Int) {
         guard size > 0 else { return }
-        state.withLock { $0.queued -= size }
-        observer?.responseBytesQueued(-size)
-        wakeWaiters()
+        // After `close()` everything was given back at once.
+        let counted = state.withLock { state in
+            guard !state.closed else { return false }
+            state.queued -= size
+            observer?.responseBytesQueued(-size)
+            return true
+        }
+        if counted { wakeWaiters() }
     }
 
     /// Records whether the socket takes bytes; no handler starts while it does not.
@@ -133,16 +140,16 @@ final class ResponseBudget: Sendable {
 
     /// The connection is gone: every waiter and every later call gets `false`.
     func close() {
-        let (waiters, queued) = state.withLock { state in
+        let waiters = state.withLock { state in
             state.closed = true
+            observer?.responseBytesQueued(-state.queued)
             defer {
                 state.writers.removeAll()
                 state.admissions.removeAll()
                 state.queued = 0
             }
-            return (Array(state.writers) + state.admissions, state.queued)
+            return Array(state.writers) + state.admissions
         }
-        if queued != 0 { observer?.responseBytesQueued(-queued) }
         for waiter in waiters { waiter.continuation.resume(returning: false) }
     }
 
@@ -153,6 +160,7 @@ final class ResponseBudget: Sendable {
         state.withLock { state in
             while let first = state.writers.first, state.queued < limit {
                 state.queued += first.size ?? 0
+                observer?.responseBytesQueued(first.size ?? 0)
                 ready.append(state.writers.removeFirst())
             }
             if !state.admissions.isEmpty && state.mayAdmit(limit: limit) {

@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import Prometheus
-import SkiffClient
 import SkiffCore
 import SkiffStandardServices
 import SkiffWire
@@ -9,6 +8,7 @@ import SwiftProtobuf
 import Synchronization
 import Testing
 
+@testable import SkiffClient
 @testable import SkiffServer
 
 private let unaryCall = "/skiff.testing.v1.TestService/UnaryCall"
@@ -124,6 +124,20 @@ struct HardeningTests {
                 }
             }
             try await waitUntil { observer.liveConnectionHandlers == 0 && observer.connections == 0 }
+        }
+    }
+
+    @Test("client connections that come and go leave no connection handler behind")
+    func clientChurnLeaksNothing() async throws {
+        try await withTestServer { _, port in
+            let before = ClientConnectionHandler.live.load(ordering: .relaxed)
+            for _ in 0..<100 {
+                try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                    _ = try await TestClient(transport: connection).emptyCall(.init())
+                }
+            }
+            // Other tests' connections may come and go meanwhile: a leak would leave 100 more.
+            try await waitUntil { ClientConnectionHandler.live.load(ordering: .relaxed) - before < 30 }
         }
     }
 
