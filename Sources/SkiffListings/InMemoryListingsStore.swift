@@ -181,6 +181,14 @@ public final class InMemoryListingsStore: ListingsStore {
         state.withLock { $0.images[id] }
     }
 
+    public func imageHeader(id: String) async throws -> ImageHeader? {
+        state.withLock { $0.images[id]?.header }
+    }
+
+    public func imageBytes(id: String, offset: Int, length: Int) async throws -> Data? {
+        state.withLock { $0.images[id] }?.bytes(offset: offset, length: length)
+    }
+
     public func unattachedImageIDs(uploadedBefore date: Date, after id: String?, limit: Int) async throws -> [String] {
         let cutoff = date.roundedToMilliseconds
         return state.withLock { state in

@@ -155,7 +155,7 @@ extension SavedListing {
     }
 }
 
-extension StoredImage {
+extension ImageHeader {
     var info: Skiff_Listings_V1_ImageInfo {
         .with {
             $0.imageID = id

@@ -58,6 +58,42 @@ public struct StoredImage: Hashable, Sendable {
     public var sizeBytes: Int { bytes.count }
 }
 
+/// An image without its bytes: what a download starts with.
+public struct ImageHeader: Hashable, Sendable {
+    /// The image id (`img_…`).
+    public var id: String
+    /// Who uploaded it.
+    public var ownerID: String
+    /// The detected type.
+    public var contentType: ImageContentType
+    /// The size in bytes.
+    public var sizeBytes: Int
+    /// When it was uploaded.
+    public var createdAt: Date
+
+    public init(id: String, ownerID: String, contentType: ImageContentType, sizeBytes: Int, createdAt: Date) {
+        self.id = id
+        self.ownerID = ownerID
+        self.contentType = contentType
+        self.sizeBytes = sizeBytes
+        self.createdAt = createdAt
+    }
+}
+
+extension StoredImage {
+    /// The image without its bytes.
+    public var header: ImageHeader {
+        ImageHeader(id: id, ownerID: ownerID, contentType: contentType, sizeBytes: sizeBytes, createdAt: createdAt)
+    }
+
+    /// Up to `length` bytes from `offset` (a slice of ``bytes``, copied).
+    public func bytes(offset: Int, length: Int) -> Data {
+        let start = bytes.startIndex + min(max(0, offset), bytes.count)
+        let end = start + min(max(0, length), bytes.endIndex - start)
+        return Data(bytes[start..<end])
+    }
+}
+
 /// Collects an upload chunk by chunk, enforcing the limits before it buffers more.
 ///
 /// ```swift

@@ -40,7 +40,7 @@ extension ListingsService {
             createdAt: time.now()
         )
         try await store.putImage(image)
-        return .with { $0.image = image.info }
+        return .with { $0.image = image.header.info }
     }
 
     public func downloadImage(
@@ -49,17 +49,21 @@ extension ListingsService {
         context: ServerContext
     ) async throws {
         guard !request.imageID.isEmpty else { throw DomainError(.invalidArgument, "image_id is empty.") }
-        guard let image = try await store.image(id: request.imageID) else {
+        guard let image = try await store.imageHeader(id: request.imageID) else {
             throw DomainError(.notFound, "No image has the id \"\(request.imageID)\".")
         }
         try await response.write(.with { $0.info = image.info })
+        // Piece by piece from the store: a download that waits for a slow client holds one chunk.
         let chunkSize = configuration.downloadChunkSize
-        var offset = image.bytes.startIndex
-        while offset < image.bytes.endIndex {
-            let end = min(offset + chunkSize, image.bytes.endIndex)
-            let chunk = image.bytes[offset..<end]
-            try await response.write(.with { $0.chunk = Data(chunk) })
-            offset = end
+        var offset = 0
+        while offset < image.sizeBytes {
+            guard let chunk = try await store.imageBytes(id: image.id, offset: offset, length: chunkSize),
+                !chunk.isEmpty
+            else {
+                throw DomainError(.aborted, "The image was deleted during the download.")
+            }
+            try await response.write(.with { $0.chunk = chunk })
+            offset += chunk.count
         }
     }
 }

@@ -76,6 +76,14 @@ public protocol ListingsStore: Sendable {
     /// The image with this id, bytes included, or `nil`.
     func image(id: String) async throws -> StoredImage?
 
+    /// What is known of an image without its bytes, or `nil`: what a download starts with.
+    func imageHeader(id: String) async throws -> ImageHeader?
+
+    /// Up to `length` bytes of an image from `offset` (fewer at its end, none past it), or `nil`
+    /// if there is no such image. Downloads read an image piece by piece through this, so a
+    /// download waiting for a slow client holds one piece, not the whole file.
+    func imageBytes(id: String, offset: Int, length: Int) async throws -> Data?
+
     /// Deletes the images uploaded before `date` that no listing (in any status) uses and that are not in
     /// `keeping` (e.g. profile pictures): uploads that were never attached, or were taken off their listing
     /// (housekeeping, 24 hours after the upload).

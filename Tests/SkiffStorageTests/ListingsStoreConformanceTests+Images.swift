@@ -4,6 +4,28 @@ import SkiffListings
 import Testing
 
 extension ListingsStoreConformanceTests {
+    @Test("An image is read piece by piece: its header, then any range of its bytes", arguments: StoreKind.allCases)
+    func imageReadInPieces(kind: StoreKind) async throws {
+        try await withListingsStore(kind) { store in
+            var image = F.image(id: "img_big")
+            image.bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            try await store.putImage(image)
+            #expect(try await store.imageHeader(id: "img_big") == image.header)
+            #expect(try await store.imageHeader(id: "img_missing") == nil)
+            // Read back in odd-sized pieces: the concatenation is the image.
+            var read = Data()
+            while let piece = try await store.imageBytes(id: "img_big", offset: read.count, length: 65_537),
+                !piece.isEmpty
+            {
+                read.append(piece)
+            }
+            #expect(read == image.bytes)
+            #expect(try await store.imageBytes(id: "img_big", offset: 299_990, length: 100)?.count == 10)
+            #expect(try await store.imageBytes(id: "img_big", offset: 400_000, length: 100) == Data())
+            #expect(try await store.imageBytes(id: "img_missing", offset: 0, length: 100) == nil)
+        }
+    }
+
     @Test(
         "Images no listing uses are deleted once older than the cutoff; attached and kept ones stay",
         arguments: StoreKind.allCases
