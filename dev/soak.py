@@ -57,8 +57,12 @@ def headers(stream_id, path, metadata=(), flags=0):
     return frame(HEADERS, flags, stream_id, struct.pack(">H", len(p)) + p + block)
 
 
-def message(stream_id, payload, flags=END_STREAM):
-    return frame(MESSAGE, flags, stream_id, payload)
+def message(stream_id, payload, flags=END_STREAM, max_frame=65536):
+    """A MESSAGE, in fragments (MORE) when it does not fit one frame."""
+    if len(payload) <= max_frame:
+        return frame(MESSAGE, flags, stream_id, payload)
+    pieces = [payload[i:i + max_frame] for i in range(0, len(payload), max_frame)]
+    return b"".join(frame(MESSAGE, 0x04, stream_id, p) for p in pieces[:-1]) + frame(MESSAGE, flags, stream_id, pieces[-1])
 
 
 def varint(n):
@@ -222,9 +226,10 @@ class Server:
         with open(self.log_path, "rb") as log:
             text = log.read().decode(errors="replace")
         tokens = []
-        for line in text.splitlines():
-            if "Mail body" in line and email in line:
-                tokens += re.findall(r":\s*([A-Za-z0-9_\-]{20,})", line.split("mail.body", 1)[-1])
+        # A mail body spans lines: "debug ...: mail.body=<text> mail.to=<address> [SkiffAccounts] Mail body".
+        for body, to in re.findall(r"mail\.body=(.*?)\s+mail\.to=(\S+) \[SkiffAccounts\] Mail body", text, re.S):
+            if to == email:
+                tokens += re.findall(r"token: *([A-Za-z0-9_\-]{16,})", body)
         return tokens[-1] if tokens else None
 
     def stop(self):

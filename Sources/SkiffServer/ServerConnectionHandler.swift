@@ -178,6 +178,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         requestTimer = nil
         for stream in streams.values {
             stream.outbound.removeAll()
+            stream.context = nil  // a stream whose handler never started holds it, and it the stream
             stream.close()
             stream.task?.cancel()
         }

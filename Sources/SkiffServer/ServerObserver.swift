@@ -13,6 +13,7 @@ public final class ServerObserver: Sendable {
     private let bufferedBytes = Atomic<Int>(0)
     private let handlerCount = Atomic<Int>(0)
     private let refusedCount = Atomic<Int>(0)
+    private let closedCount = Atomic<Int>(0)
     private let cache = Mutex<[InstrumentKey: (Counter, Metrics.Timer)]>([:])
 
     /// A method and a status: the key of one counter and timer pair (no string built per call).
@@ -63,7 +64,11 @@ public final class ServerObserver: Sendable {
         openConnections.record(n)
     }
 
+    /// Connections closed since the server started.
+    var closedConnections: Int { closedCount.load(ordering: .relaxed) }
+
     func connectionClosed(openStreams open: Int) {
+        closedCount.wrappingAdd(1, ordering: .relaxed)
         let n = connectionCount.wrappingSubtract(1, ordering: .relaxed).newValue
         openConnections.record(n)
         if open > 0 { openStreams.record(streamCount.wrappingSubtract(open, ordering: .relaxed).newValue) }

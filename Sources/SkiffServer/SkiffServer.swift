@@ -90,6 +90,19 @@ public final class SkiffServer: Service, Sendable {
             resolveAddress(.success(address))
             logger.info("listening", metadata: ["address": "\(address)", "tls": "\(configuration.tls != nil)"])
         }
+        // Memory freed by closed connections goes back to the system within seconds.
+        let trimmer = Task { [observer] in
+            var trimmedAt = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(5))
+                let closed = observer.closedConnections
+                if closed != trimmedAt {
+                    trimmedAt = closed
+                    MemoryTrimmer.trim()
+                }
+            }
+        }
+        defer { trimmer.cancel() }
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 try? await listener.closeFuture.get()

@@ -100,9 +100,9 @@ struct HardeningTests {
     func connectionChurnLeaksNothing() async throws {
         let observer = ServerObserver()
         try await withTestServer(observer: observer) { _, port in
-            for round in 0..<150 {
+            for round in 0..<160 {
                 try await withRawConnection(port: port) { conn in
-                    switch round % 3 {
+                    switch round % 4 {
                     case 0:
                         // A call, then the client closes.
                         _ = try await conn.handshake()
@@ -116,6 +116,16 @@ struct HardeningTests {
                         _ = try await conn.handshake()
                         try await conn.send { $0.writeFrameHeader(length: 0, type: .message, streamID: 2) }
                         _ = try await conn.drainUntilClosed()
+                    case 2:
+                        // Streams still waiting for their request when the client goes away.
+                        _ = try await conn.handshake()
+                        try await conn.send {
+                            for i in 0..<5 {
+                                $0.writeHeaders(streamID: UInt32(2 * i + 1), path: unaryCall, metadata: [:])
+                            }
+                            $0.writePing(1, ack: false)
+                        }
+                        _ = try await conn.next { $0.type == .ping }
                     default:
                         // A bad preface.
                         try await conn.send { $0.writeBytes(Array("GET / HTTP/1.1\r\n\r\n".utf8)) }
@@ -124,6 +134,7 @@ struct HardeningTests {
                 }
             }
             try await waitUntil { observer.liveConnectionHandlers == 0 && observer.connections == 0 }
+            try await waitUntil { observer.streams == 0 }
         }
     }
 
