@@ -48,6 +48,10 @@ public struct ServerConfiguration: Sendable {
     /// socket's own buffer adds at most ``socketWriteBufferHighWater``, and a message being
     /// queued may overshoot by its own size.
     public var maxBufferedResponseBytes: Int = 4 * 1024 * 1024
+    /// Bytes of incomplete request messages (fragments waiting for their last one) one
+    /// connection may have over all its streams; the stream whose fragment would go beyond it
+    /// fails with RESOURCE_EXHAUSTED. Complete messages are bounded by the stream windows.
+    public var maxBufferedRequestBytes: Int = 64 * 1024 * 1024
     /// NIO's write-buffer high-water mark: above it the socket counts as not draining, no
     /// response bytes move to it, no new handler starts and the connection is not read from.
     public var socketWriteBufferHighWater: Int = 1024 * 1024

@@ -168,16 +168,30 @@ extension ServerConnectionHandler {
         }
         let size = stream.partial!.readableBytes
         guard size <= Int(effective(\.maxMessageSize)) else {
-            stream.partial = nil
+            forgetPartial(stream)
             return failStream(
                 stream,
                 .resourceExhausted,
                 "request message exceeds MAX_MESSAGE_SIZE of \(effective(\.maxMessageSize)) bytes"
             )
         }
-        if frame.flags.contains(.more) { return }
+        if frame.flags.contains(.more) {
+            // Incomplete messages of all streams together are bounded per connection.
+            guard partialRequestBytes + length <= configuration.maxBufferedRequestBytes else {
+                forgetPartial(stream)
+                return failStream(
+                    stream,
+                    .resourceExhausted,
+                    "The connection has more than \(configuration.maxBufferedRequestBytes) bytes of incomplete "
+                        + "request messages; send fewer large messages at once."
+                )
+            }
+            partialRequestBytes += length
+            stream.countedPartialBytes += length
+            return
+        }
         let message = stream.partial!
-        stream.partial = nil
+        forgetPartial(stream)
         stream.messagesReceived += 1
         if stream.handler.descriptor.kind.hasSingleRequest && stream.messagesReceived > 1 {
             return failStream(stream, .internal, "The method expects exactly one request message; more were sent.")
@@ -190,12 +204,19 @@ extension ServerConnectionHandler {
         }
     }
 
+    /// Drops a stream's incomplete request message and its share of the connection's count.
+    func forgetPartial(_ stream: ServerStream) {
+        partialRequestBytes -= stream.countedPartialBytes
+        stream.countedPartialBytes = 0
+        stream.partial = nil
+    }
+
     func endClientSide(_ stream: ServerStream, halfClose: Bool) throws {
         guard !stream.clientClosed else {
             return failStream(stream, .internal, "HALF_CLOSE after the client's side of the stream ended")
         }
         if stream.partial != nil {
-            stream.partial = nil
+            forgetPartial(stream)
             return failStream(stream, .internal, "HALF_CLOSE in the middle of a fragmented message")
         }
         stream.clientClosed = true
@@ -275,6 +296,7 @@ extension ServerConnectionHandler {
         guard stream.serverClosed, !stream.handlerRunning, stream.outbound.isEmpty else { return }
         guard streams.removeValue(forKey: stream.id) != nil else { return }
         if stream.handlerStarted { runningStreams -= 1 }
+        forgetPartial(stream)
         stream.context = nil  // a stream whose handler never started still holds it
         stream.close()
         let status = stream.finalStatus ?? .cancelled

@@ -58,6 +58,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     var connectionSendWindow = Int(ConnectionSettings.protocolDefaults.initialConnectionWindow)
     var connectionRecvWindow: Int
     var connectionCreditPending = 0
+    /// Bytes of incomplete request messages (fragments waiting for the rest) over all streams.
+    var partialRequestBytes = 0
 
     // Keepalive and rate limits
     var lastPing: NIODeadline?
@@ -187,6 +189,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         blocked.removeAll()
         budget.close()
         unflushedMessageBytes = 0
+        partialRequestBytes = 0
         inboundBuffer = nil
         outbound = ByteBuffer()
     }

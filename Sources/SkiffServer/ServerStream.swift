@@ -52,6 +52,8 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     var task: Task<Void, Never>?
     var messagesReceived = 0
     var partial: ByteBuffer?
+    /// Bytes of `partial` counted in the connection's incomplete-request total.
+    var countedPartialBytes = 0
     var recvWindow: Int
     var sendWindow: Int
     var outbound = Deque<Outbound>()

@@ -97,6 +97,14 @@ public struct ServerOptions: ParsableArguments, Sendable {
     )
     public var maxBufferedResponseBytes: Int = 4 * 1024 * 1024
 
+    @Option(
+        help: ArgumentHelp(
+            "Bytes of incomplete request messages one connection may have over all its streams; "
+                + "the stream going beyond fails with RESOURCE_EXHAUSTED."
+        )
+    )
+    public var maxBufferedRequestBytes: Int = 64 * 1024 * 1024
+
     @Option(help: "Seconds a graceful drain waits for calls in flight.")
     public var drainGracePeriod: Double = 10
 
@@ -129,6 +137,9 @@ public struct ServerOptions: ParsableArguments, Sendable {
         guard maxBufferedResponseBytes >= 64 * 1024 else {
             throw ValidationError("--max-buffered-response-bytes must be at least 65536.")
         }
+        guard maxBufferedRequestBytes >= Int(maxMessageSize) else {
+            throw ValidationError("--max-buffered-request-bytes must be at least --max-message-size.")
+        }
         if let serviceToken, serviceToken.count < 16 {
             throw ValidationError("--service-token must be at least 16 characters.")
         }
@@ -156,6 +167,7 @@ public struct ServerOptions: ParsableArguments, Sendable {
         config.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         config.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
         config.maxBufferedResponseBytes = maxBufferedResponseBytes
+        config.maxBufferedRequestBytes = maxBufferedRequestBytes
         config.drainGracePeriod = .milliseconds(Int64(drainGracePeriod * 1000))
         try config.settings.validate()
         return config

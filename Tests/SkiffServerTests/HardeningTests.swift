@@ -191,6 +191,36 @@ struct HardeningTests {
         }
     }
 
+    @Test("incomplete request messages are bounded per connection: the stream that goes beyond fails alone")
+    func incompleteRequestsAreBounded() async throws {
+        try await withTestServer(configure: { $0.maxBufferedRequestBytes = 256 * 1024 }) { _, port in
+            try await withRawConnection(port: port) { conn in
+                _ = try await conn.handshake()
+                let request: [UInt8] = try Skiff_Testing_V1_SimpleRequest.with {
+                    $0.payload.body = Data(count: 180_000)
+                }.serializedBytes()
+                let pieces = stride(from: 0, to: request.count, by: 60_000).map {
+                    Array(request[$0..<min($0 + 60_000, request.count)])
+                }
+                try await conn.send {
+                    $0.writeHeaders(streamID: 1, path: unaryCall, metadata: [:])
+                    for piece in pieces.dropLast() { $0.writeMessage(streamID: 1, bytes: piece, flags: .more) }
+                    // A second stream's fragments would take the connection past 256 KiB.
+                    $0.writeHeaders(streamID: 3, path: unaryCall, metadata: [:])
+                    for _ in 0..<2 {
+                        $0.writeMessage(streamID: 3, bytes: Array(repeating: 0, count: 60_000), flags: .more)
+                    }
+                }
+                let refused = try await conn.next { $0.streamID == 3 }
+                #expect(refused.trailers?.status == .resourceExhausted)
+                // The first stream completes its message and its call.
+                try await conn.send { $0.writeMessage(streamID: 1, bytes: pieces.last!, flags: .endStream) }
+                let done = try await conn.next { $0.streamID == 1 && $0.type == .trailers }
+                #expect(done.trailers?.status == .ok)
+            }
+        }
+    }
+
     @Test("a connection whose only streams wait for their request counts as idle and is drained")
     func stalledStreamsDoNotKeepAConnection() async throws {
         try await withTestServer(configure: {
