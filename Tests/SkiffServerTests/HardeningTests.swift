@@ -229,10 +229,14 @@ struct HardeningTests {
             $0.drainGracePeriod = .milliseconds(300)
         }) { server, port in
             try await withRawConnection(port: port) { conn in
-                _ = try await conn.handshake()
+                // Everything in one write, so the server reads the streams right after the SETTINGS
+                // that arm its idle timer, however slow this machine is.
                 try await conn.send {
+                    $0.writePreface()
+                    $0.writeSettings([])
+                    $0.writeSettingsAck()
                     for i in 0..<10 { $0.writeHeaders(streamID: UInt32(2 * i + 1), path: unaryCall, metadata: [:]) }
-                    $0.writePing(7, ack: false)  // its ACK shows the streams were accepted first
+                    $0.writePing(7, ack: false)  // its ACK shows the streams were accepted
                 }
                 // Without the idle drain nothing would come for the 60 s of the request timeout.
                 let frames = try await conn.drainUntilClosed()
