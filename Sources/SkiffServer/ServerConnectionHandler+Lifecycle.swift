@@ -71,7 +71,10 @@ extension ServerConnectionHandler {
 
     func goAwayAndClose(_ status: StatusCode, _ debug: String) {
         guard !closing else { return }
-        logger.debug("closing connection", metadata: ["peer": "\(peer)", "status": "\(status)", "reason": "\(debug)"])
+        logger.debug(
+            "closing connection",
+            metadata: ["peer": "\(peer)", "status": "\(status)", "reason": "\(debug.boundedForLog)"]
+        )
         outbound.writeGoAway(lastStreamID: highestAcceptedID, status: status, debug: debug)
         closeNow()
     }
@@ -99,5 +102,16 @@ extension Duration {
     var formattedSeconds: String {
         let seconds = Double(nanoseconds) / 1e9
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}
+
+extension String {
+    /// At most 300 characters of this text, for a log line: errors and reasons may carry
+    /// request-derived text (an SQL statement with its arguments, a client's path), and a log
+    /// line must stay small whatever a client sends.
+    var boundedForLog: String {
+        let limit = 300
+        guard count > limit else { return self }
+        return "\(prefix(limit))… (\(utf8.count) bytes)"
     }
 }

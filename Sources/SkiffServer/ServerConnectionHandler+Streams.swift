@@ -281,7 +281,8 @@ extension ServerConnectionHandler {
             logger.error(
                 "handler failed",
                 metadata: [
-                    "method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)", "error": "\(hidden)",
+                    "method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)",
+                    "error": "\(String(describing: hidden).boundedForLog)",
                 ]
             )
         }

@@ -82,7 +82,7 @@ extension ServerConnectionHandler {
             metadata.add(contentsOf: stream.takeTrailingMetadata())
             metadata.add(contentsOf: extra)
             if let problem = responseMetadataProblem(metadata) {
-                logger.error("response metadata not sent", metadata: ["problem": "\(problem)"])
+                logger.error("response metadata not sent", metadata: ["problem": "\(problem.boundedForLog)"])
                 outbound.writeTrailers(
                     streamID: stream.id,
                     status: .internal,
@@ -145,7 +145,7 @@ extension ServerConnectionHandler {
         guard !stream.headersWritten else { return true }
         let metadata = stream.takeInitialMetadata()
         if let problem = responseMetadataProblem(metadata) {
-            logger.error("response metadata not sent", metadata: ["problem": "\(problem)"])
+            logger.error("response metadata not sent", metadata: ["problem": "\(problem.boundedForLog)"])
             return false
         }
         stream.headersWritten = true

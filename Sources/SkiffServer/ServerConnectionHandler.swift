@@ -229,7 +229,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.debug("connection error", metadata: ["peer": "\(peer)", "error": "\(error)"])
+        logger.debug(
+            "connection error",
+            metadata: ["peer": "\(peer)", "error": "\(String(describing: error).boundedForLog)"]
+        )
         context.close(promise: nil)
     }
 

@@ -32,6 +32,7 @@ public final class SkiffServer: Service, Sendable {
         var connections: [ObjectIdentifier: (any Channel, NIOLoopBound<ServerConnectionHandler>)] = [:]
         var shuttingDown = false
         var addressResolved = false
+        var lastRefusalLog: ContinuousClock.Instant?
     }
     private let state = Mutex(State())
     private let addressPromise: EventLoopPromise<SocketAddress>
@@ -143,7 +144,19 @@ public final class SkiffServer: Service, Sendable {
                 ? "the server is shutting down"
                 : "the server has reached its connection limit (\(configuration.maxConnections)); try again later"
             observer.connectionRefused()
-            logger.warning("refusing connection", metadata: ["reason": "\(reason)"])
+            // One line per 10 s at most: a flood of connections must not flood the log.
+            let now = ContinuousClock.now
+            let logNow = state.withLock { state in
+                guard state.lastRefusalLog.map({ now - $0 >= .seconds(10) }) ?? true else { return false }
+                state.lastRefusalLog = now
+                return true
+            }
+            if logNow {
+                logger.warning(
+                    "refusing connections",
+                    metadata: ["reason": "\(reason)", "refused so far": "\(observer.refusedConnections)"]
+                )
+            }
             if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
             try sync.addHandler(
                 ConnectionRefuser(

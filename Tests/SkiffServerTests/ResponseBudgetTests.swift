@@ -82,3 +82,14 @@ struct ResponseBudgetTests {
         #expect(budget.queued == 5)
     }
 }
+
+@Suite("Log lines stay small")
+struct BoundedLogTextTests {
+    @Test("request-derived text is cut to 300 characters, with its size")
+    func bounded() {
+        #expect("short reason".boundedForLog == "short reason")
+        let long = String(repeating: "SELECT * FROM listing WHERE tag = ? ", count: 10_000).boundedForLog
+        #expect(long.count < 330)
+        #expect(long.hasSuffix("(360000 bytes)"))
+    }
+}
