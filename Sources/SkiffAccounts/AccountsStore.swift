@@ -60,7 +60,9 @@ public protocol AccountsStore: Sendable {
     /// - Throws: `notFound` if the account does not exist; `alreadyExists` if the hash is taken.
     func insertOneTimeToken(_ token: OneTimeToken) async throws
 
-    /// Consumes an e-mail verification token and marks its account verified, atomically.
+    /// Consumes an e-mail verification token and marks its account verified, atomically. A token that
+    /// carries a sign-up's ``OneTimeToken/passwordHash`` or ``OneTimeToken/displayName`` sets them on the
+    /// account in the same step.
     ///
     /// Consuming also retires the account's other unused verification tokens.
     ///
@@ -69,8 +71,8 @@ public protocol AccountsStore: Sendable {
     ///   was used already or has expired (`expiresAt <= now`).
     func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account
 
-    /// Consumes a password-reset token, sets the new password hash and ends every session of the account,
-    /// atomically.
+    /// Consumes a password-reset token, sets the new password hash, marks the account verified (the reset
+    /// proved the address) and ends every session of the account, atomically.
     ///
     /// Consuming also retires the account's other unused reset tokens.
     ///
@@ -78,7 +80,8 @@ public protocol AccountsStore: Sendable {
     /// - Throws: as ``verifyEmail(tokenHash:now:)``, for reset tokens.
     func resetPassword(tokenHash: TokenHash, newPasswordHash: String, now: Date) async throws -> Account
 
-    /// Sets a new password hash and ends every session of the account except `keepingSession`.
+    /// Sets a new password hash, ends every session of the account except `keepingSession`, and deletes the
+    /// account's unused password-reset tokens (a reset requested before the change no longer works).
     ///
     /// - Parameter keepingSession: The session that made the change (it stays signed in), or `nil`.
     /// - Returns: The number of sessions ended.

@@ -113,6 +113,11 @@ public final class InMemoryAccountsStore: AccountsStore {
         return try state.withLock { (state) throws(DomainError) -> Account in
             let token = try Self.consume(&state, tokenHash: tokenHash, kind: .emailVerification, now: now)
             state.accounts[token.accountID]!.verified = true
+            if let hash = token.passwordHash { state.accounts[token.accountID]!.passwordHash = hash }
+            if let name = token.displayName {
+                state.accounts[token.accountID]!.displayName = name
+                state.nameKeys[token.accountID] = Account.searchKey(name)
+            }
             return state.accounts[token.accountID]!
         }
     }
@@ -122,6 +127,7 @@ public final class InMemoryAccountsStore: AccountsStore {
         return try state.withLock { (state) throws(DomainError) -> Account in
             let token = try Self.consume(&state, tokenHash: tokenHash, kind: .passwordReset, now: now)
             state.accounts[token.accountID]!.passwordHash = newPasswordHash
+            state.accounts[token.accountID]!.verified = true
             state.sessions = state.sessions.filter { $0.value.accountID != token.accountID }
             return state.accounts[token.accountID]!
         }
@@ -137,6 +143,9 @@ public final class InMemoryAccountsStore: AccountsStore {
             state.accounts[accountID]!.passwordHash = newPasswordHash
             let before = state.sessions.count
             state.sessions = state.sessions.filter { $0.value.accountID != accountID || $0.key == keepingSession }
+            state.tokens = state.tokens.filter { _, token in
+                token.accountID != accountID || token.kind != .passwordReset || token.usedAt != nil
+            }
             return before - state.sessions.count
         }
     }
