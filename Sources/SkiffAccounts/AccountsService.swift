@@ -135,7 +135,8 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         now: Date,
         token: SecretToken = .generate()
     ) async throws {
-        var text = "Welcome to Skiff! Confirm this address to start using it."
+        // "Welcome, <name>!" starts the body: skiff-load's MailLogTokenSource finds seeded accounts' tokens by it.
+        var text = "Welcome, \(displayName ?? account.displayName)! Confirm this address to start using Skiff."
         if passwordHash == nil && !account.hasPassword {
             text += " Then choose your password with \"Forgot password\"."
         }
@@ -271,7 +272,8 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
                 LoginThrottle.Key(
                     "source:" + source,
                     policy: configuration.sourceBackoff,
-                    what: "failed log-ins from this network address"
+                    what: "failed log-ins from this network address",
+                    forgetsOnSuccess: false
                 )
             )
         }

@@ -92,12 +92,17 @@ public final class LoginThrottle: Sendable {
         public var policy: BackoffPolicy
         /// What is throttled, in the plural, e.g. "failed log-ins for this account".
         public var what: String
+        /// Whether a success forgets the key's failures: yes for an account (its owner got in), no for a
+        /// network address (one correct password, e.g. for an attacker's own account, must not wipe the
+        /// failures of a password-spraying run).
+        public var forgetsOnSuccess: Bool
 
         /// Creates a key.
-        public init(_ name: String, policy: BackoffPolicy, what: String) {
+        public init(_ name: String, policy: BackoffPolicy, what: String, forgetsOnSuccess: Bool = true) {
             self.name = name
             self.policy = policy
             self.what = what
+            self.forgetsOnSuccess = forgetsOnSuccess
         }
     }
 
@@ -110,7 +115,7 @@ public final class LoginThrottle: Sendable {
     public enum Outcome: Sendable {
         /// The password was wrong: counts as a failure on every key.
         case failed
-        /// The password was right: forgets the failures of every key.
+        /// The password was right: forgets the failures of the keys that ``Key/forgetsOnSuccess``.
         case succeeded
         /// The password was not checked (the server was busy, the call was cancelled): counts nothing.
         case notEvaluated
@@ -178,9 +183,11 @@ public final class LoginThrottle: Sendable {
                 case .failed:
                     entry.failures += 1
                     entry.lastFailure = max(entry.lastFailure ?? now, now)
-                case .succeeded:
+                case .succeeded where key.forgetsOnSuccess:
                     entry.failures = 0
                     entry.lastFailure = nil
+                case .succeeded:
+                    break
                 case .notEvaluated:
                     break
                 }

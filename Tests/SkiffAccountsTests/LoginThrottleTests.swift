@@ -78,6 +78,19 @@ struct LoginThrottleTests {
         #expect(throws: RPCError.self) { _ = try throttle.reserve([lenient], now: Self.t0) }
     }
 
+    @Test("A success does not forget the failures of a key that does not forget on success (an address)")
+    func addressKeepsFailures() throws {
+        let throttle = LoginThrottle()
+        let address = LoginThrottle.Key("source:x", policy: Self.policy, what: "from x", forgetsOnSuccess: false)
+        let account = LoginThrottle.Key("account:a", policy: Self.policy, what: "for a")
+        for _ in 0..<3 {
+            throttle.settle(try throttle.reserve([account, address], now: Self.t0), .failed, now: Self.t0)
+        }
+        throttle.settle(try throttle.reserve([account, address], now: Self.t0), .succeeded, now: Self.t0)
+        #expect(throttle.failures(of: "account:a") == 0)
+        #expect(throttle.failures(of: "source:x") == 3)
+    }
+
     @Test("Trusted pairs expire after their lifetime")
     func trust() {
         let throttle = LoginThrottle()
