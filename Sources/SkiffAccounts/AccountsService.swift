@@ -90,60 +90,14 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
             passwordHash: passwordHash,
             createdAt: now
         )
-        do {
-            let created = try await store.createAccount(account)
-            try await sendVerification(to: created, passwordHash: passwordHash, displayName: displayName, now: now)
-        } catch let error as DomainError where error.code == .alreadyExists {
-            guard let existing = try await store.account(email: email) else { throw error }
-            if existing.verified {
-                try await mailer.send(
-                    MailMessage(
-                        to: email,
-                        subject: "Someone tried to sign up with your address",
-                        body: "Someone tried to create a Skiff account with this address, which already has one. "
-                            + "If it was you, log in instead, or reset your password if you forgot it."
-                    )
-                )
-            } else {
-                // Another sign-up for an address nobody verified yet: the earlier password is dropped, and
-                // this sign-up gets a token of its own. Whoever owns the mailbox verifies one sign-up (its
-                // token sets that sign-up's password) or resets the password; no sign-up confirms another's.
-                if existing.hasPassword {
-                    _ = try await store.changePassword(
-                        accountID: existing.id,
-                        newPasswordHash: Account.noPasswordHash,
-                        keepingSession: nil
-                    )
-                }
-                try await sendVerification(
-                    to: existing,
-                    passwordHash: passwordHash,
-                    displayName: displayName,
-                    now: now
-                )
-            }
-        }
-        return Skiff_Accounts_V1_SignUpResponse()
-    }
-
-    /// Mails a verification token; `passwordHash` and `displayName` are those of the sign-up that asks for
-    /// it (verifying sets them), `nil` for a resend (verifying keeps the account's).
-    private func sendVerification(
-        to account: Account,
-        passwordHash: String?,
-        displayName: String?,
-        now: Date,
-        token: SecretToken = .generate()
-    ) async throws {
-        // "Welcome, <name>!" starts the body: skiff-load's MailLogTokenSource finds seeded accounts' tokens by it.
-        var text = "Welcome, \(displayName ?? account.displayName)! Confirm this address to start using Skiff."
-        if passwordHash == nil && !account.hasPassword {
-            text += " Then choose your password with \"Forgot password\"."
-        }
-        text += " If you did not sign up, ignore this e-mail: nothing happens unless the token is used."
-        try await sendToken(
-            token,
-            OneTimeToken(
+        // One store write whatever the address's state (new, unverified, verified), then one e-mail, so the
+        // answer's timing does not tell them apart. Each sign-up gets a token of its own carrying its
+        // password and name: whoever owns the mailbox verifies one sign-up (which sets them) or resets the
+        // password; a second sign-up for an unverified address drops the earlier password.
+        let token = SecretToken.generate()
+        let registration = try await store.registerSignUp(
+            account,
+            token: OneTimeToken(
                 tokenHash: token.hash,
                 kind: .emailVerification,
                 accountID: account.id,
@@ -151,11 +105,36 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
                 createdAt: now,
                 passwordHash: passwordHash,
                 displayName: displayName
-            ),
-            to: account,
+            )
+        )
+        switch registration {
+        case .created(let stored), .pending(let stored):
+            try await mailer.send(verificationMail(to: stored, token: token, displayName: displayName))
+        case .alreadyVerified:
+            try await mailer.send(
+                MailMessage(
+                    to: email,
+                    subject: "Someone tried to sign up with your address",
+                    body: "Someone tried to create a Skiff account with this address, which already has one. "
+                        + "If it was you, log in instead, or reset your password if you forgot it."
+                )
+            )
+        }
+        return Skiff_Accounts_V1_SignUpResponse()
+    }
+
+    /// The verification e-mail for `account` with `token`; `displayName` is the sign-up's (`nil` for a resend).
+    private func verificationMail(to account: Account, token: SecretToken, displayName: String?) -> MailMessage {
+        // "Welcome, <name>!" starts the body: skiff-load's MailLogTokenSource finds seeded accounts' tokens by it.
+        var text = "Welcome, \(displayName ?? account.displayName)! Confirm this address to start using Skiff."
+        if displayName == nil && !account.hasPassword {
+            text += " Then choose your password with \"Forgot password\"."
+        }
+        text += " If you did not sign up, ignore this e-mail: nothing happens unless the token is used."
+        return MailMessage(
+            to: account.email,
             subject: "Verify your Skiff account",
-            text: text,
-            label: "Verification token"
+            body: "\(text)\n\nVerification token: \(token.value)\n"
         )
     }
 
@@ -240,7 +219,17 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         let token = SecretToken.generate()
         afterAnswering("verification resend") { [self] in
             guard let account = try await store.account(email: email), !account.verified else { return }
-            try await sendVerification(to: account, passwordHash: nil, displayName: nil, now: now, token: token)
+            // Without a sign-up's password: verifying keeps the account's (none, if sign-ups competed).
+            try await store.insertOneTimeToken(
+                OneTimeToken(
+                    tokenHash: token.hash,
+                    kind: .emailVerification,
+                    accountID: account.id,
+                    expiresAt: now.addingTimeInterval(configuration.verificationTokenLifetime.timeInterval),
+                    createdAt: now
+                )
+            )
+            try await mailer.send(verificationMail(to: account, token: token, displayName: nil))
         }
         return Skiff_Accounts_V1_ResendVerificationResponse()
     }

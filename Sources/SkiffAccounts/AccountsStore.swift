@@ -23,6 +23,19 @@ public protocol AccountsStore: Sendable {
     /// - Throws: `alreadyExists` if the e-mail address (compared case-insensitively) or the id is taken.
     func createAccount(_ account: Account) async throws -> Account
 
+    /// Records a sign-up in one write, whatever the state of its address, so that every outcome costs the
+    /// same store work (a sign-up's timing must not reveal whether an address is registered):
+    /// - no account has the address: creates `account` and stores `token` for it → ``SignUpRegistration/created(_:)``;
+    /// - an unverified account has it: drops that account's password (``Account/noPasswordHash``) and stores
+    ///   `token` for it → ``SignUpRegistration/pending(_:)``;
+    /// - a verified account has it: stores `token` for it already used (a harmless record of the attempt)
+    ///   → ``SignUpRegistration/alreadyVerified(_:)``.
+    ///
+    /// `token.accountID` is ignored: the token is stored for the account that has the address.
+    ///
+    /// - Throws: `alreadyExists` if `account.id` or the token hash is taken.
+    func registerSignUp(_ account: Account, token: OneTimeToken) async throws -> SignUpRegistration
+
     /// The account with this id, or `nil`.
     func account(id: String) async throws -> Account?
 
@@ -190,6 +203,16 @@ public enum AccountsStoreError {
     public static let linkUsed = DomainError(.failedPrecondition, "This link has already been used.")
     /// The one-time token has expired.
     public static let linkExpired = DomainError(.failedPrecondition, "This link has expired. Request a new one.")
+}
+
+/// The result of ``AccountsStore/registerSignUp(_:token:)``: the account that has the address, and its state.
+public enum SignUpRegistration: Hashable, Sendable {
+    /// The address was new: this is the account created.
+    case created(Account)
+    /// The address has an unverified account (its password now dropped); the token was stored for it.
+    case pending(Account)
+    /// The address has a verified account; the token was stored already used.
+    case alreadyVerified(Account)
 }
 
 /// The result of ``AccountsStore/recordCompletedSale(saleID:sellerID:at:)``.

@@ -33,6 +33,36 @@ public struct SQLiteAccountsStore: AccountsStore {
         }
     }
 
+    public func registerSignUp(_ account: Account, token: OneTimeToken) async throws -> SignUpRegistration {
+        let record = AccountRecord(account)
+        let tokenRecord = OneTimeTokenRecord(token)
+        return try await pool.domainWrite { db in
+            guard try !OneTimeTokenRecord.exists(db, key: tokenRecord.tokenHash) else {
+                throw AccountsStoreError.tokenTaken
+            }
+            var tokenRecord = tokenRecord
+            guard let existing = try AccountRecord.filter(Column("email") == record.email).fetchOne(db) else {
+                guard try !AccountRecord.exists(db, key: record.id) else { throw AccountsStoreError.accountIDTaken }
+                try record.insert(db)
+                tokenRecord.accountID = record.id
+                try tokenRecord.insert(db)
+                return .created(record.account)
+            }
+            tokenRecord.accountID = existing.id
+            if existing.account.verified {
+                tokenRecord.usedAt = tokenRecord.createdAt
+                try tokenRecord.insert(db)
+                return .alreadyVerified(existing.account)
+            }
+            try db.execute(
+                sql: "UPDATE account SET passwordHash = ? WHERE id = ?",
+                arguments: [Account.noPasswordHash, existing.id]
+            )
+            try tokenRecord.insert(db)
+            return .pending(try Self.fetchAccount(db, id: existing.id))
+        }
+    }
+
     public func account(id: String) async throws -> Account? {
         try await pool.domainRead { db in try AccountRecord.fetchOne(db, key: id)?.account }
     }

@@ -111,3 +111,98 @@ extension AccountsStoreConformanceTests {
         }
     }
 }
+
+extension AccountsStoreConformanceTests {
+    static func signUpToken(_ token: SecretToken, hash: String, name: String) -> OneTimeToken {
+        OneTimeToken(
+            tokenHash: token.hash,
+            kind: .emailVerification,
+            accountID: "ignored",
+            expiresAt: Fixture.date(plusSeconds: 3600),
+            createdAt: Fixture.t0,
+            passwordHash: hash,
+            displayName: name
+        )
+    }
+
+    @Test(
+        "registerSignUp: creates a new address's account, drops an unverified one's password, records a used token",
+        arguments: StoreKind.allCases
+    )
+    func registerSignUp(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            var first = Fixture.account("First", email: "Shared@School.edu")
+            first.passwordHash = "hash-1"
+            let firstToken = SecretToken.generate()
+            let created = try await store.registerSignUp(
+                first,
+                token: Self.signUpToken(firstToken, hash: "hash-1", name: "First")
+            )
+            first.email = "shared@school.edu"
+            #expect(created == .created(first))
+
+            // A second sign-up for the unverified address: same account, no password any more, its own token.
+            let secondToken = SecretToken.generate()
+            let pending = try await store.registerSignUp(
+                Fixture.account("Second", email: "shared@school.edu"),
+                token: Self.signUpToken(secondToken, hash: "hash-2", name: "Second")
+            )
+            var dropped = first
+            dropped.passwordHash = Account.noPasswordHash
+            #expect(pending == .pending(dropped))
+            #expect(try await store.account(id: first.id) == dropped)
+
+            // Verifying the second sign-up's token sets its password and name.
+            let verified = try await store.verifyEmail(tokenHash: secondToken.hash, now: Fixture.t0)
+            #expect(verified.passwordHash == "hash-2")
+            #expect(verified.displayName == "Second")
+
+            // Once verified, a sign-up changes nothing and its token is born used.
+            let thirdToken = SecretToken.generate()
+            let attempt = try await store.registerSignUp(
+                Fixture.account("Third", email: "shared@school.edu"),
+                token: Self.signUpToken(thirdToken, hash: "hash-3", name: "Third")
+            )
+            #expect(attempt == .alreadyVerified(verified))
+            #expect(try await store.account(id: first.id) == verified)
+            await #expect(throws: AccountsStoreError.linkUsed) {
+                _ = try await store.verifyEmail(tokenHash: thirdToken.hash, now: Fixture.t0)
+            }
+            // A token hash cannot be reused.
+            await #expect(throws: AccountsStoreError.tokenTaken) {
+                _ = try await store.registerSignUp(
+                    Fixture.account("Fourth"),
+                    token: Self.signUpToken(thirdToken, hash: "hash-4", name: "Fourth")
+                )
+            }
+        }
+    }
+
+    @Test(
+        "Concurrent sign-ups for one new address create one account; each gets its own token",
+        arguments: StoreKind.allCases
+    )
+    func concurrentRegisterSignUp(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            let tokens = (0..<20).map { _ in SecretToken.generate() }
+            let results = try await withThrowingTaskGroup(of: SignUpRegistration.self) { group in
+                for (index, token) in tokens.enumerated() {
+                    group.addTask {
+                        try await store.registerSignUp(
+                            Fixture.account("Racer \(index)", email: "race@school.edu"),
+                            token: Self.signUpToken(token, hash: "hash-\(index)", name: "Racer \(index)")
+                        )
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let created = results.compactMap { if case .created(let account) = $0 { account } else { nil } }
+            #expect(created.count == 1)
+            #expect(results.filter { if case .pending = $0 { true } else { false } }.count == 19)
+            // Every token works for the one account (the last verification wins; the others retire).
+            let account = try await store.verifyEmail(tokenHash: tokens[7].hash, now: Fixture.t0)
+            #expect(account.id == created.first?.id)
+            #expect(account.passwordHash == "hash-7")
+        }
+    }
+}

@@ -199,8 +199,8 @@ public enum Skiff_Accounts_V1_Accounts {
     public protocol ServiceProtocol: SkiffCore.RegistrableService {
         /// Registers a new account and e-mails a verification link. To prevent finding out who has an
         /// account, an address that is already registered gets exactly the same (empty) answer, after the
-        /// same work (the password is hashed in every case), and that address's owner is told by e-mail
-        /// instead.
+        /// same work (in every case the password is hashed, one record is stored and one e-mail is sent),
+        /// and that address's owner is told by e-mail instead.
         ///
         /// Each sign-up gets a verification token of its own, which carries that sign-up's password and
         /// display name: verifying sets them. A sign-up for an address whose account is not verified yet
@@ -377,8 +377,8 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// Registers a new account and e-mails a verification link. To prevent finding out who has an
         /// account, an address that is already registered gets exactly the same (empty) answer, after the
-        /// same work (the password is hashed in every case), and that address's owner is told by e-mail
-        /// instead.
+        /// same work (in every case the password is hashed, one record is stored and one e-mail is sent),
+        /// and that address's owner is told by e-mail instead.
         ///
         /// Each sign-up gets a verification token of its own, which carries that sign-up's password and
         /// display name: verifying sets them. A sign-up for an address whose account is not verified yet
