@@ -20,7 +20,8 @@ public struct Account: Hashable, Sendable {
     public var paymentHandle: String?
     /// A US ZIP code, if given.
     public var zipCode: String?
-    /// The encoded password hash (see ``PasswordHasher``). Never leaves the server.
+    /// The encoded password hash (see ``PasswordHasher``), or ``noPasswordHash`` when no password is set
+    /// (an unverified address several sign-ups competed for). Never leaves the server.
     public var passwordHash: String
     /// Whether the person proved they own ``email``.
     public var verified: Bool
@@ -55,6 +56,14 @@ public struct Account: Hashable, Sendable {
         self.createdAt = createdAt
         self.itemsSold = itemsSold
     }
+}
+
+extension Account {
+    /// The ``passwordHash`` of an account without a usable password: no password verifies against it.
+    public static let noPasswordHash = ""
+
+    /// Whether the account has a password one can log in with.
+    public var hasPassword: Bool { passwordHash != Self.noPasswordHash }
 }
 
 extension Account: CustomStringConvertible {

@@ -21,6 +21,7 @@ extension AccountsService {
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_UpdateProfileResponse {
         let user = try context.requireUser()
+        try AccountsRequestBounds.check(request)
         let paths = request.updateMask.paths
         guard !paths.isEmpty else {
             throw DomainError(
@@ -53,7 +54,7 @@ extension AccountsService {
         request: Skiff_Accounts_V1_GetProfileRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_GetProfileResponse {
-        guard !request.userID.isEmpty else { throw DomainError(.invalidArgument, "user_id is empty.") }
+        try AccountsRequestBounds.check(request)
         guard let account = try await store.account(id: request.userID) else {
             throw DomainError(.notFound, "No user has the id \"\(request.userID)\".")
         }
@@ -66,6 +67,7 @@ extension AccountsService {
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_SearchUsersResponse {
         let user = try context.requireUser()
+        try AccountsRequestBounds.check(request)
         let query = try AccountRules.validateSearchQuery(request.query)
         guard !query.isEmpty else {
             throw DomainError(.invalidArgument, "query is empty: type 1 to 100 characters of a display name.")
@@ -91,7 +93,7 @@ extension AccountsService {
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_RateSellerResponse {
         let user = try context.requireUser()
-        guard !request.saleID.isEmpty else { throw DomainError(.invalidArgument, "sale_id is empty.") }
+        try AccountsRequestBounds.check(request)
         guard let sale = try await sales.sale(id: request.saleID) else {
             throw DomainError(.notFound, "No sale has the id \"\(request.saleID)\".")
         }
@@ -131,7 +133,7 @@ extension AccountsService {
         request: Skiff_Accounts_V1_ListRatingsRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_ListRatingsResponse {
-        guard !request.userID.isEmpty else { throw DomainError(.invalidArgument, "user_id is empty.") }
+        try AccountsRequestBounds.check(request)
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         guard try await store.account(id: request.userID) != nil else {
             throw DomainError(.notFound, "No user has the id \"\(request.userID)\".")
@@ -153,7 +155,7 @@ extension AccountsService {
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_ReportUserResponse {
         let user = try context.requireUser()
-        guard !request.userID.isEmpty else { throw DomainError(.invalidArgument, "user_id is empty.") }
+        try AccountsRequestBounds.check(request)
         let reason: String
         switch request.reason {
         case .scam: reason = "scam"

@@ -12,7 +12,7 @@ extension AccountsService {
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_GetPaymentHandleResponse {
         try context.requireService()
-        guard !request.userID.isEmpty else { throw DomainError(.invalidArgument, "user_id is empty.") }
+        try AccountsRequestBounds.check(request)
         guard let account = try await store.account(id: request.userID) else {
             throw AccountsStoreError.accountNotFound
         }
@@ -24,8 +24,7 @@ extension AccountsService {
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_RecordCompletedSaleResponse {
         try context.requireService()
-        guard !request.saleID.isEmpty else { throw DomainError(.invalidArgument, "sale_id is empty.") }
-        guard !request.sellerID.isEmpty else { throw DomainError(.invalidArgument, "seller_id is empty.") }
+        try AccountsRequestBounds.check(request)
         let recorded = try await store.recordCompletedSale(
             saleID: request.saleID,
             sellerID: request.sellerID,
@@ -38,22 +37,14 @@ extension AccountsService {
     }
 
     /// The most image ids one FilterProfilePictures call may check.
-    public static let profilePictureFilterLimit = 1000
+    public static let profilePictureFilterLimit = AccountsRequestBounds.profilePictureIDs
 
     public func filterProfilePictures(
         request: Skiff_Accounts_V1_FilterProfilePicturesRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_FilterProfilePicturesResponse {
         try context.requireService()
-        guard request.imageIds.count <= Self.profilePictureFilterLimit else {
-            throw DomainError(
-                .invalidArgument,
-                "image_ids has \(request.imageIds.count) ids: send at most \(Self.profilePictureFilterLimit) per call."
-            )
-        }
-        guard !request.imageIds.contains(where: \.isEmpty) else {
-            throw DomainError(.invalidArgument, "image_ids contains an empty id.")
-        }
+        try AccountsRequestBounds.check(request)
         let found = try await store.avatarImageIDs(among: request.imageIds)
         return .with { $0.profilePictureIds = found.sorted() }
     }

@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 public import SkiffAPI
 public import SkiffCore
 import SkiffDomain
@@ -7,7 +8,8 @@ import SwiftProtobuf
 /// The Accounts service: sign-up, verification, sessions, passwords, profiles, ratings, reports.
 ///
 /// Domain rules live here and in ``AccountRules``; storage goes through ``AccountsStore``; the
-/// wire types are converted at this edge only.
+/// wire types are converted at this edge only. Every RPC first checks its request against
+/// ``AccountsRequestBounds``, before any hashing or store access.
 public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     let store: any AccountsStore
     let hasher: PasswordHasher
@@ -17,10 +19,20 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     let time: any TimeSource
     let configuration: AccountsConfiguration
     let rules: AccountRules
-    let failedLogins: AttemptLimiter
-    let failedLoginsByPeer: AttemptLimiter
+    let logger: Logger
+    /// Back-off of log-ins and password changes (see ``AccountsConfiguration``).
+    let throttle: LoginThrottle
     let emails: AttemptLimiter
+    let signUpsBySource: UserRateLimiter
+    let resetsBySource: UserRateLimiter
+    let resendsBySource: UserRateLimiter
 
+    /// Creates the service.
+    ///
+    /// - Parameters:
+    ///   - hasher: Hashes passwords. Bound its pool's queue (``BlockingWorkPool/maximumQueueLength``, e.g. to
+    ///     ``AccountsConfiguration/maximumQueuedPasswordHashes``) so that a flood is refused rather than queued.
+    ///   - logger: Where failures of work done after answering (reset and verification e-mails) are logged.
     public init(
         store: any AccountsStore,
         hasher: PasswordHasher = PasswordHasher(),
@@ -28,7 +40,8 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         sales: any SaleDirectory = NoSales(),
         blockedUsers: any BlockedUserDirectory = NoBlockedUsers(),
         time: any TimeSource = SystemTimeSource(),
-        configuration: AccountsConfiguration = AccountsConfiguration()
+        configuration: AccountsConfiguration = AccountsConfiguration(),
+        logger: Logger = Logger(label: "skiff.accounts")
     ) {
         self.store = store
         self.hasher = hasher
@@ -38,15 +51,21 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         self.time = time
         self.configuration = configuration
         self.rules = AccountRules(allowedEmailDomains: configuration.allowedEmailDomains)
-        self.failedLogins = AttemptLimiter(
-            limit: configuration.failedLoginsPerAccount,
-            window: configuration.failedLoginWindow
-        )
-        self.failedLoginsByPeer = AttemptLimiter(
-            limit: configuration.failedLoginsPerPeer,
-            window: configuration.failedLoginWindow
-        )
+        self.logger = logger
+        self.throttle = LoginThrottle()
         self.emails = AttemptLimiter(limit: configuration.emailsPerAddressPerHour, window: .seconds(3600))
+        self.signUpsBySource = UserRateLimiter(
+            configuration.signUpsPerSource,
+            what: "sign-ups from this network address"
+        )
+        self.resetsBySource = UserRateLimiter(
+            configuration.passwordResetsPerSource,
+            what: "password resets requested from this network address"
+        )
+        self.resendsBySource = UserRateLimiter(
+            configuration.verificationResendsPerSource,
+            what: "verification e-mails requested from this network address"
+        )
     }
 
     // MARK: Sign-up and verification
@@ -55,13 +74,15 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         request: Skiff_Accounts_V1_SignUpRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_SignUpResponse {
+        try AccountsRequestBounds.check(request)
         let email = try rules.validateEmail(request.email)
         try AccountRules.validatePassword(request.password)
         let displayName = try AccountRules.validateDisplayName(request.displayName)
         let now = time.now()
+        try signUpsBySource.acquire(userID: Self.host(of: context.peer), now: now)
         try rationEmail(to: email, now: now)
-        // Hash before looking the address up, so both answers take the same time.
-        let passwordHash = try await hasher.hash(request.password)
+        // Hash before looking the address up, so every answer takes the same time.
+        let passwordHash = try await hashing { try await hasher.hash(request.password) }
         let account = Account(
             id: EntityID.make(.account),
             email: email,
@@ -69,59 +90,64 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
             passwordHash: passwordHash,
             createdAt: now
         )
-        do {
-            let created = try await store.createAccount(account)
-            try await sendVerification(to: created, now: now)
-        } catch let error as DomainError where error.code == .alreadyExists {
-            guard let existing = try await store.account(email: email) else { throw error }
-            if existing.verified {
-                try await mailer.send(
-                    MailMessage(
-                        to: email,
-                        subject: "Someone tried to sign up with your address",
-                        body: "Someone tried to create a Skiff account with this address, which already has one. "
-                            + "If it was you, log in instead, or reset your password if you forgot it."
-                    )
+        // One store write whatever the address's state (new, unverified, verified), then one e-mail, so the
+        // answer's timing does not tell them apart. Each sign-up gets a token of its own carrying its
+        // password and name: whoever owns the mailbox verifies one sign-up (which sets them) or resets the
+        // password; a second sign-up for an unverified address drops the earlier password.
+        let token = SecretToken.generate()
+        let registration = try await store.registerSignUp(
+            account,
+            token: OneTimeToken(
+                tokenHash: token.hash,
+                kind: .emailVerification,
+                accountID: account.id,
+                expiresAt: now.addingTimeInterval(configuration.verificationTokenLifetime.timeInterval),
+                createdAt: now,
+                passwordHash: passwordHash,
+                displayName: displayName
+            )
+        )
+        switch registration {
+        case .created(let stored), .pending(let stored):
+            try await mailer.send(verificationMail(to: stored, token: token, displayName: displayName))
+        case .alreadyVerified:
+            try await mailer.send(
+                MailMessage(
+                    to: email,
+                    subject: "Someone tried to sign up with your address",
+                    body: "Someone tried to create a Skiff account with this address, which already has one. "
+                        + "If it was you, log in instead, or reset your password if you forgot it."
                 )
-            } else {
-                try await sendVerification(to: existing, now: now)
-            }
+            )
         }
         return Skiff_Accounts_V1_SignUpResponse()
     }
 
-    private func sendVerification(to account: Account, now: Date) async throws {
-        try await sendToken(
-            .emailVerification,
-            lifetime: configuration.verificationTokenLifetime,
-            to: account,
-            now: now,
+    /// The verification e-mail for `account` with `token`; `displayName` is the sign-up's (`nil` for a resend).
+    private func verificationMail(to account: Account, token: SecretToken, displayName: String?) -> MailMessage {
+        // "Welcome, <name>!" starts the body: skiff-load's MailLogTokenSource finds seeded accounts' tokens by it.
+        var text = "Welcome, \(displayName ?? account.displayName)! Confirm this address to start using Skiff."
+        if displayName == nil && !account.hasPassword {
+            text += " Then choose your password with \"Forgot password\"."
+        }
+        text += " If you did not sign up, ignore this e-mail: nothing happens unless the token is used."
+        return MailMessage(
+            to: account.email,
             subject: "Verify your Skiff account",
-            text: "Welcome, \(account.displayName)! Confirm this address to start using Skiff.",
-            label: "Verification token"
+            body: "\(text)\n\nVerification token: \(token.value)\n"
         )
     }
 
-    /// Stores a new one-time token for the account and mails it, on a line `<label>: <token>`.
+    /// Stores a one-time token for the account and mails it, on a line `<label>: <token>`.
     private func sendToken(
-        _ kind: OneTimeToken.Kind,
-        lifetime: Duration,
+        _ token: SecretToken,
+        _ record: OneTimeToken,
         to account: Account,
-        now: Date,
         subject: String,
         text: String,
         label: String
     ) async throws {
-        let token = SecretToken.generate()
-        try await store.insertOneTimeToken(
-            OneTimeToken(
-                tokenHash: token.hash,
-                kind: kind,
-                accountID: account.id,
-                expiresAt: now.addingTimeInterval(lifetime.timeInterval),
-                createdAt: now
-            )
-        )
+        try await store.insertOneTimeToken(record)
         try await mailer.send(
             MailMessage(to: account.email, subject: subject, body: "\(text)\n\n\(label): \(token.value)\n")
         )
@@ -133,10 +159,40 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         emails.record(["mail:" + email], now: now)
     }
 
+    /// Runs work that must not show in the answer's timing (looking an address up, storing a token,
+    /// mailing it) after the answer; failures are logged without request data.
+    private func afterAnswering(_ what: String, _ work: @escaping @Sendable () async throws -> Void) {
+        let logger = self.logger
+        Task {
+            do {
+                try await work()
+            } catch {
+                logger.warning(
+                    "Accounts e-mail work failed",
+                    metadata: ["work": "\(what)", "error": "\(type(of: error))"]
+                )
+            }
+        }
+    }
+
+    /// Runs password hashing, answering RESOURCE_EXHAUSTED with `retry-after` when the hashing queue is full.
+    func hashing<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch is BlockingWorkPool.QueueFullError {
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "The server is busy checking passwords; try again in 1 s.",
+                metadata: ["retry-after": .string("1")]
+            )
+        }
+    }
+
     public func verifyEmail(
         request: Skiff_Accounts_V1_VerifyEmailRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_VerifyEmailResponse {
+        try AccountsRequestBounds.check(request)
         guard !request.token.isEmpty else {
             throw DomainError(.invalidArgument, "token is empty: use the token from the verification e-mail.")
         }
@@ -155,11 +211,25 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         request: Skiff_Accounts_V1_ResendVerificationRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_ResendVerificationResponse {
+        try AccountsRequestBounds.check(request)
         let email = try rules.validateEmail(request.email)
         let now = time.now()
+        try resendsBySource.acquire(userID: Self.host(of: context.peer), now: now)
         try rationEmail(to: email, now: now)
-        if let account = try await store.account(email: email), !account.verified {
-            try await sendVerification(to: account, now: now)
+        let token = SecretToken.generate()
+        afterAnswering("verification resend") { [self] in
+            guard let account = try await store.account(email: email), !account.verified else { return }
+            // Without a sign-up's password: verifying keeps the account's (none, if sign-ups competed).
+            try await store.insertOneTimeToken(
+                OneTimeToken(
+                    tokenHash: token.hash,
+                    kind: .emailVerification,
+                    accountID: account.id,
+                    expiresAt: now.addingTimeInterval(configuration.verificationTokenLifetime.timeInterval),
+                    createdAt: now
+                )
+            )
+            try await mailer.send(verificationMail(to: account, token: token, displayName: nil))
         }
         return Skiff_Accounts_V1_ResendVerificationResponse()
     }
@@ -170,26 +240,50 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         request: Skiff_Accounts_V1_LogInRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_LogInResponse {
+        try AccountsRequestBounds.check(request)
         guard !request.email.isEmpty, !request.password.isEmpty else {
             throw DomainError(.invalidArgument, "email and password are both required.")
         }
         let email = Account.normalizedEmail(request.email)
+        let source = Self.host(of: context.peer)
         let now = time.now()
-        let keys = ["login:" + email, "peer:" + Self.host(of: context.peer)]
-        try failedLogins.check([keys[0]], now: now, what: "failed log-ins for this account")
-        try failedLoginsByPeer.check([keys[1]], now: now, what: "failed log-ins from this address")
-        let wrong = DomainError(.unauthenticated, "The e-mail address or password is wrong.")
-        guard let account = try await store.account(email: email) else {
-            try await hasher.simulateVerification(request.password)
-            failedLogins.record([keys[0]], now: now)
-            failedLoginsByPeer.record([keys[1]], now: now)
-            throw wrong
+        // Back-off per account, and per network address unless this account logged in from it before.
+        let pair = source + " " + email
+        var keys = [
+            LoginThrottle.Key(
+                "account:" + email,
+                policy: configuration.accountBackoff,
+                what: "failed log-ins for this account"
+            )
+        ]
+        if !throttle.isTrusted(pair, now: now) {
+            keys.append(
+                LoginThrottle.Key(
+                    "source:" + source,
+                    policy: configuration.sourceBackoff,
+                    what: "failed log-ins from this network address",
+                    forgetsOnSuccess: false
+                )
+            )
         }
-        guard try await hasher.verify(request.password, against: account.passwordHash) else {
-            failedLogins.record([keys[0]], now: now)
-            failedLoginsByPeer.record([keys[1]], now: now)
-            throw wrong
+        // Counted before hashing and settled after, so concurrent attempts cannot exceed the limits.
+        let reservation = try throttle.reserve(keys, now: now)
+        var outcome = LoginThrottle.Outcome.notEvaluated
+        defer { throttle.settle(reservation, outcome, now: time.now()) }
+
+        let account = try await store.account(email: email)
+        let correct: Bool
+        if let account, account.hasPassword {
+            correct = try await hashing { try await hasher.verify(request.password, against: account.passwordHash) }
+        } else {
+            try await hashing { try await hasher.simulateVerification(request.password) }
+            correct = false
         }
+        guard correct, let account else {
+            outcome = .failed
+            throw DomainError(.unauthenticated, "The e-mail address or password is wrong.")
+        }
+        outcome = .succeeded
         guard account.verified else {
             throw DomainError(
                 .failedPrecondition,
@@ -197,7 +291,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
                     + "or ask for a new one with ResendVerification."
             )
         }
-        failedLogins.reset(keys[0])
+        throttle.trust(pair, now: now, for: configuration.trustedSourceLifetime)
         let lifetime = request.rememberMe ? configuration.rememberedSessionLifetime : configuration.sessionLifetime
         let token = SecretToken.generate()
         let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
@@ -235,15 +329,24 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         request: Skiff_Accounts_V1_RequestPasswordResetRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_RequestPasswordResetResponse {
+        try AccountsRequestBounds.check(request)
         let email = try rules.validateEmail(request.email)
         let now = time.now()
+        try resetsBySource.acquire(userID: Self.host(of: context.peer), now: now)
         try rationEmail(to: email, now: now)
-        if let account = try await store.account(email: email) {
+        let token = SecretToken.generate()
+        afterAnswering("password reset") { [self] in
+            guard let account = try await store.account(email: email) else { return }
             try await sendToken(
-                .passwordReset,
-                lifetime: configuration.resetTokenLifetime,
+                token,
+                OneTimeToken(
+                    tokenHash: token.hash,
+                    kind: .passwordReset,
+                    accountID: account.id,
+                    expiresAt: now.addingTimeInterval(configuration.resetTokenLifetime.timeInterval),
+                    createdAt: now
+                ),
                 to: account,
-                now: now,
                 subject: "Reset your Skiff password",
                 text:
                     "Use this token within an hour to choose a new password. If you did not ask for it, ignore this e-mail.",
@@ -257,11 +360,12 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         request: Skiff_Accounts_V1_ResetPasswordRequest,
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_ResetPasswordResponse {
+        try AccountsRequestBounds.check(request)
         guard !request.token.isEmpty else {
             throw DomainError(.invalidArgument, "token is empty: use the token from the reset e-mail.")
         }
         try AccountRules.validatePassword(request.newPassword)
-        let hash = try await hasher.hash(request.newPassword)
+        let hash = try await hashing { try await hasher.hash(request.newPassword) }
         do {
             _ = try await store.resetPassword(
                 tokenHash: TokenHash(of: request.token),
@@ -282,21 +386,41 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         context: ServerContext
     ) async throws -> Skiff_Accounts_V1_ChangePasswordResponse {
         let user = try context.requireUser()
-        let now = time.now()
-        let key = "change:" + user.id
-        try failedLogins.check([key], now: now, what: "wrong current passwords")
-        guard let account = try await store.account(id: user.id) else {
-            throw DomainError(.unauthenticated, "The account of this session no longer exists.")
-        }
+        try AccountsRequestBounds.check(request)
         try AccountRules.validatePassword(request.newPassword)
-        guard try await hasher.verify(request.currentPassword, against: account.passwordHash) else {
-            failedLogins.record([key], now: now)
-            throw DomainError(.permissionDenied, "current_password is wrong.")
-        }
         guard request.newPassword != request.currentPassword else {
             throw DomainError(.invalidArgument, "new_password must differ from the current password.")
         }
-        let hash = try await hasher.hash(request.newPassword)
+        let now = time.now()
+        // Counted before hashing and settled after, as for LogIn.
+        let reservation = try throttle.reserve(
+            [
+                LoginThrottle.Key(
+                    "change:" + user.id,
+                    policy: configuration.accountBackoff,
+                    what: "wrong current passwords"
+                )
+            ],
+            now: now
+        )
+        var outcome = LoginThrottle.Outcome.notEvaluated
+        defer { throttle.settle(reservation, outcome, now: time.now()) }
+        guard let account = try await store.account(id: user.id) else {
+            throw DomainError(.unauthenticated, "The account of this session no longer exists.")
+        }
+        var correct = false
+        if account.hasPassword {
+            correct = try await hashing {
+                try await hasher.verify(request.currentPassword, against: account.passwordHash)
+            }
+        }
+        guard correct else {
+            outcome = .failed
+            throw DomainError(.permissionDenied, "current_password is wrong.")
+        }
+        outcome = .succeeded
+        let hash = try await hashing { try await hasher.hash(request.newPassword) }
+        // Also revokes reset tokens requested before the change.
         _ = try await store.changePassword(
             accountID: user.id,
             newPasswordHash: hash,
@@ -305,6 +429,8 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         return Skiff_Accounts_V1_ChangePasswordResponse()
     }
 
+    /// The network address (without the port) of a peer given as `host:port` or `[v6]:port`: the key of
+    /// the per-address limits.
     static func host(of peer: String) -> String {
         if peer.hasPrefix("["), let end = peer.firstIndex(of: "]") { return String(peer[...end]) }
         guard let colon = peer.lastIndex(of: ":") else { return peer }

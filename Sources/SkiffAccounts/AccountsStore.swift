@@ -23,6 +23,19 @@ public protocol AccountsStore: Sendable {
     /// - Throws: `alreadyExists` if the e-mail address (compared case-insensitively) or the id is taken.
     func createAccount(_ account: Account) async throws -> Account
 
+    /// Records a sign-up in one write, whatever the state of its address, so that every outcome costs the
+    /// same store work (a sign-up's timing must not reveal whether an address is registered):
+    /// - no account has the address: creates `account` and stores `token` for it → ``SignUpRegistration/created(_:)``;
+    /// - an unverified account has it: drops that account's password (``Account/noPasswordHash``) and stores
+    ///   `token` for it → ``SignUpRegistration/pending(_:)``;
+    /// - a verified account has it: stores `token` for it already used (a harmless record of the attempt)
+    ///   → ``SignUpRegistration/alreadyVerified(_:)``.
+    ///
+    /// `token.accountID` is ignored: the token is stored for the account that has the address.
+    ///
+    /// - Throws: `alreadyExists` if `account.id` or the token hash is taken.
+    func registerSignUp(_ account: Account, token: OneTimeToken) async throws -> SignUpRegistration
+
     /// The account with this id, or `nil`.
     func account(id: String) async throws -> Account?
 
@@ -60,7 +73,9 @@ public protocol AccountsStore: Sendable {
     /// - Throws: `notFound` if the account does not exist; `alreadyExists` if the hash is taken.
     func insertOneTimeToken(_ token: OneTimeToken) async throws
 
-    /// Consumes an e-mail verification token and marks its account verified, atomically.
+    /// Consumes an e-mail verification token and marks its account verified, atomically. A token that
+    /// carries a sign-up's ``OneTimeToken/passwordHash`` or ``OneTimeToken/displayName`` sets them on the
+    /// account in the same step.
     ///
     /// Consuming also retires the account's other unused verification tokens.
     ///
@@ -69,8 +84,8 @@ public protocol AccountsStore: Sendable {
     ///   was used already or has expired (`expiresAt <= now`).
     func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account
 
-    /// Consumes a password-reset token, sets the new password hash and ends every session of the account,
-    /// atomically.
+    /// Consumes a password-reset token, sets the new password hash, marks the account verified (the reset
+    /// proved the address) and ends every session of the account, atomically.
     ///
     /// Consuming also retires the account's other unused reset tokens.
     ///
@@ -78,7 +93,8 @@ public protocol AccountsStore: Sendable {
     /// - Throws: as ``verifyEmail(tokenHash:now:)``, for reset tokens.
     func resetPassword(tokenHash: TokenHash, newPasswordHash: String, now: Date) async throws -> Account
 
-    /// Sets a new password hash and ends every session of the account except `keepingSession`.
+    /// Sets a new password hash, ends every session of the account except `keepingSession`, and deletes the
+    /// account's unused password-reset tokens (a reset requested before the change no longer works).
     ///
     /// - Parameter keepingSession: The session that made the change (it stays signed in), or `nil`.
     /// - Returns: The number of sessions ended.
@@ -187,6 +203,16 @@ public enum AccountsStoreError {
     public static let linkUsed = DomainError(.failedPrecondition, "This link has already been used.")
     /// The one-time token has expired.
     public static let linkExpired = DomainError(.failedPrecondition, "This link has expired. Request a new one.")
+}
+
+/// The result of ``AccountsStore/registerSignUp(_:token:)``: the account that has the address, and its state.
+public enum SignUpRegistration: Hashable, Sendable {
+    /// The address was new: this is the account created.
+    case created(Account)
+    /// The address has an unverified account (its password now dropped); the token was stored for it.
+    case pending(Account)
+    /// The address has a verified account; the token was stored already used.
+    case alreadyVerified(Account)
 }
 
 /// The result of ``AccountsStore/recordCompletedSale(saleID:sellerID:at:)``.

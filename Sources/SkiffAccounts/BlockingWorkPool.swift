@@ -8,23 +8,42 @@ import Synchronization
 /// Work never runs on the caller's executor: not on Swift's cooperative pool (whose few threads serve every
 /// task), not on an event loop, and not on libdispatch's shared worker threads either (on Linux those are
 /// also about one per CPU, and GRDB's queues run on them). The pool owns at most ``maximumConcurrency``
-/// threads, started on demand; each runs one job at a time. Jobs beyond that wait in FIFO order rather than
-/// failing. A caller cancelled while its job waits gets `CancellationError` and the job never runs; a job
-/// that has started runs to completion. The threads end when the pool is released.
+/// threads, started on demand; each runs one job at a time. Jobs beyond that wait in FIFO order, at most
+/// ``maximumQueueLength`` of them: past that a job is refused at once with ``QueueFullError`` (so a flood
+/// cannot make everyone else wait without bound). A caller cancelled while its job waits gets
+/// `CancellationError` and the job never runs; a job that has started runs to completion. The threads end
+/// when the pool is released.
 public final class BlockingWorkPool: Sendable {
     /// The most jobs that run at the same time (and the most threads the pool starts).
     public let maximumConcurrency: Int
+    /// The most jobs that wait for a thread; `nil` for no limit.
+    public let maximumQueueLength: Int?
     private let workers: Workers
+
+    /// A job was refused because ``maximumQueueLength`` jobs were waiting already.
+    public struct QueueFullError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The queue length that was reached.
+        public var maximumQueueLength: Int
+
+        public var description: String { "The work queue is full (\(maximumQueueLength) jobs waiting)." }
+    }
 
     /// Creates a pool. No thread starts until the first job.
     ///
     /// - Parameters:
     ///   - label: The name given to the pool's threads (best effort), shown in debuggers.
     ///   - maximumConcurrency: The most jobs running at once; by default the number of active processors.
-    public init(label: String, maximumConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    ///   - maximumQueueLength: The most jobs waiting for a thread (0 or more); `nil`, the default, for no limit.
+    public init(
+        label: String,
+        maximumConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount,
+        maximumQueueLength: Int? = nil
+    ) {
         precondition(maximumConcurrency >= 1, "A BlockingWorkPool needs at least one thread")
+        precondition((maximumQueueLength ?? 0) >= 0, "A BlockingWorkPool's queue length cannot be negative")
         self.maximumConcurrency = maximumConcurrency
-        self.workers = Workers(label: label, maximumThreads: maximumConcurrency)
+        self.maximumQueueLength = maximumQueueLength
+        self.workers = Workers(label: label, maximumThreads: maximumConcurrency, maximumQueueLength: maximumQueueLength)
     }
 
     deinit {
@@ -33,7 +52,8 @@ public final class BlockingWorkPool: Sendable {
 
     /// Runs `work` on one of the pool's threads once one is free, and returns its result.
     ///
-    /// - Throws: `CancellationError` if the task is cancelled before the job starts, or what `work` throws.
+    /// - Throws: `CancellationError` if the task is cancelled before the job starts, ``QueueFullError`` if
+    ///   ``maximumQueueLength`` jobs are waiting already, or what `work` throws.
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
         let id = workers.reserveID()
@@ -43,7 +63,7 @@ public final class BlockingWorkPool: Sendable {
                     Workers.Job(
                         id: id,
                         run: { continuation.resume(with: Result { try work() }) },
-                        cancel: { continuation.resume(throwing: CancellationError()) }
+                        fail: { continuation.resume(throwing: $0) }
                     )
                 )
             }
@@ -60,8 +80,8 @@ private final class Workers: Sendable {
         var id: UInt64
         /// Runs the work and resumes the caller.
         var run: @Sendable () -> Void
-        /// Resumes the caller with `CancellationError` instead.
-        var cancel: @Sendable () -> Void
+        /// Resumes the caller with an error instead (`CancellationError`, ``BlockingWorkPool/QueueFullError``).
+        var fail: @Sendable (any Error) -> Void
     }
 
     private struct State {
@@ -78,13 +98,15 @@ private final class Workers: Sendable {
 
     private let label: String
     private let maximumThreads: Int
+    private let maximumQueueLength: Int?
     private let state = Mutex(State())
     /// Counts queued jobs (and shutdown wake-ups); idle threads wait on it.
     private let available = DispatchSemaphore(value: 0)
 
-    init(label: String, maximumThreads: Int) {
+    init(label: String, maximumThreads: Int, maximumQueueLength: Int?) {
         self.label = label
         self.maximumThreads = maximumThreads
+        self.maximumQueueLength = maximumQueueLength
     }
 
     func reserveID() -> UInt64 {
@@ -98,11 +120,17 @@ private final class Workers: Sendable {
     func enqueue(_ job: Job) {
         enum Action {
             case cancel
+            case reject(Int)
             case queued(startThread: Bool)
         }
         let action: Action = state.withLock { state in
             state.reserved.remove(job.id)
             if state.cancelledEarly.remove(job.id) != nil { return .cancel }
+            // Jobs that an idle thread, or a thread yet to start, is about to take do not wait.
+            let waiting = state.queue.count - state.idleThreads - (maximumThreads - state.threads)
+            if let maximumQueueLength, waiting >= maximumQueueLength {
+                return .reject(maximumQueueLength)
+            }
             state.queue.append(job)
             let startThread = state.queue.count > state.idleThreads && state.threads < maximumThreads
             if startThread { state.threads += 1 }
@@ -110,7 +138,9 @@ private final class Workers: Sendable {
         }
         switch action {
         case .cancel:
-            job.cancel()
+            job.fail(CancellationError())
+        case .reject(let length):
+            job.fail(BlockingWorkPool.QueueFullError(maximumQueueLength: length))
         case .queued(let startThread):
             available.signal()
             if startThread { startWorker() }
@@ -125,7 +155,7 @@ private final class Workers: Sendable {
             if state.reserved.contains(id) { state.cancelledEarly.insert(id) }
             return nil
         }
-        job?.cancel()
+        job?.fail(CancellationError())
     }
 
     func shutDown() {

@@ -42,6 +42,38 @@ public final class InMemoryAccountsStore: AccountsStore {
         }
     }
 
+    public func registerSignUp(_ account: Account, token: OneTimeToken) async throws -> SignUpRegistration {
+        var account = account
+        account.email = Account.normalizedEmail(account.email)
+        account.createdAt = account.createdAt.roundedToMilliseconds
+        var token = token
+        token.expiresAt = token.expiresAt.roundedToMilliseconds
+        token.createdAt = token.createdAt.roundedToMilliseconds
+        let (newAccount, newToken) = (account, token)
+        return try state.withLock { (state) throws(DomainError) -> SignUpRegistration in
+            guard state.tokens[newToken.tokenHash] == nil else { throw AccountsStoreError.tokenTaken }
+            var token = newToken
+            guard let id = state.idByEmail[newAccount.email], let existing = state.accounts[id] else {
+                guard state.accounts[newAccount.id] == nil else { throw AccountsStoreError.accountIDTaken }
+                state.accounts[newAccount.id] = newAccount
+                state.nameKeys[newAccount.id] = Account.searchKey(newAccount.displayName)
+                state.idByEmail[newAccount.email] = newAccount.id
+                token.accountID = newAccount.id
+                state.tokens[token.tokenHash] = token
+                return .created(newAccount)
+            }
+            token.accountID = id
+            if existing.verified {
+                token.usedAt = token.createdAt
+                state.tokens[token.tokenHash] = token
+                return .alreadyVerified(existing)
+            }
+            state.accounts[id]!.passwordHash = Account.noPasswordHash
+            state.tokens[token.tokenHash] = token
+            return .pending(state.accounts[id]!)
+        }
+    }
+
     public func account(id: String) async throws -> Account? {
         state.withLock { $0.accounts[id] }
     }
@@ -113,6 +145,11 @@ public final class InMemoryAccountsStore: AccountsStore {
         return try state.withLock { (state) throws(DomainError) -> Account in
             let token = try Self.consume(&state, tokenHash: tokenHash, kind: .emailVerification, now: now)
             state.accounts[token.accountID]!.verified = true
+            if let hash = token.passwordHash { state.accounts[token.accountID]!.passwordHash = hash }
+            if let name = token.displayName {
+                state.accounts[token.accountID]!.displayName = name
+                state.nameKeys[token.accountID] = Account.searchKey(name)
+            }
             return state.accounts[token.accountID]!
         }
     }
@@ -122,6 +159,7 @@ public final class InMemoryAccountsStore: AccountsStore {
         return try state.withLock { (state) throws(DomainError) -> Account in
             let token = try Self.consume(&state, tokenHash: tokenHash, kind: .passwordReset, now: now)
             state.accounts[token.accountID]!.passwordHash = newPasswordHash
+            state.accounts[token.accountID]!.verified = true
             state.sessions = state.sessions.filter { $0.value.accountID != token.accountID }
             return state.accounts[token.accountID]!
         }
@@ -137,6 +175,9 @@ public final class InMemoryAccountsStore: AccountsStore {
             state.accounts[accountID]!.passwordHash = newPasswordHash
             let before = state.sessions.count
             state.sessions = state.sessions.filter { $0.value.accountID != accountID || $0.key == keepingSession }
+            state.tokens = state.tokens.filter { _, token in
+                token.accountID != accountID || token.kind != .passwordReset || token.usedAt != nil
+            }
             return before - state.sessions.count
         }
     }

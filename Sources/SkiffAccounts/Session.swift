@@ -56,6 +56,15 @@ public struct OneTimeToken: Hashable, Sendable {
     public var createdAt: Date
     /// When the token was used, or `nil` if it was not.
     public var usedAt: Date?
+    /// For a verification token issued by a sign-up: the password hash that sign-up chose, which verifying
+    /// sets on the account. `nil` keeps the account's password.
+    ///
+    /// Each sign-up for an address gets its own token, so whoever verifies (the owner of the mailbox)
+    /// chooses which sign-up's password the account gets; one sign-up never confirms another's password.
+    public var passwordHash: String?
+    /// For a verification token issued by a sign-up: the display name that sign-up chose, which verifying
+    /// sets on the account. `nil` keeps the account's name.
+    public var displayName: String?
 
     /// Creates a one-time token value.
     public init(
@@ -64,7 +73,9 @@ public struct OneTimeToken: Hashable, Sendable {
         accountID: String,
         expiresAt: Date,
         createdAt: Date,
-        usedAt: Date? = nil
+        usedAt: Date? = nil,
+        passwordHash: String? = nil,
+        displayName: String? = nil
     ) {
         self.tokenHash = tokenHash
         self.kind = kind
@@ -72,5 +83,7 @@ public struct OneTimeToken: Hashable, Sendable {
         self.expiresAt = expiresAt
         self.createdAt = createdAt
         self.usedAt = usedAt
+        self.passwordHash = passwordHash
+        self.displayName = displayName
     }
 }

@@ -88,6 +88,10 @@ struct OneTimeTokenRecord: Codable, Sendable, FetchableRecord, PersistableRecord
     var expiresAt: Int64
     var createdAt: Int64
     var usedAt: Int64?
+    /// Added by accounts-v3.
+    var passwordHash: String?
+    /// Added by accounts-v3.
+    var displayName: String?
 
     init(_ token: OneTimeToken) {
         tokenHash = token.tokenHash.rawValue
@@ -96,6 +100,8 @@ struct OneTimeTokenRecord: Codable, Sendable, FetchableRecord, PersistableRecord
         expiresAt = token.expiresAt.millisecondsSince1970
         createdAt = token.createdAt.millisecondsSince1970
         usedAt = token.usedAt?.millisecondsSince1970
+        passwordHash = token.passwordHash
+        displayName = token.displayName
     }
 }
 

@@ -33,6 +33,36 @@ public struct SQLiteAccountsStore: AccountsStore {
         }
     }
 
+    public func registerSignUp(_ account: Account, token: OneTimeToken) async throws -> SignUpRegistration {
+        let record = AccountRecord(account)
+        let tokenRecord = OneTimeTokenRecord(token)
+        return try await pool.domainWrite { db in
+            guard try !OneTimeTokenRecord.exists(db, key: tokenRecord.tokenHash) else {
+                throw AccountsStoreError.tokenTaken
+            }
+            var tokenRecord = tokenRecord
+            guard let existing = try AccountRecord.filter(Column("email") == record.email).fetchOne(db) else {
+                guard try !AccountRecord.exists(db, key: record.id) else { throw AccountsStoreError.accountIDTaken }
+                try record.insert(db)
+                tokenRecord.accountID = record.id
+                try tokenRecord.insert(db)
+                return .created(record.account)
+            }
+            tokenRecord.accountID = existing.id
+            if existing.account.verified {
+                tokenRecord.usedAt = tokenRecord.createdAt
+                try tokenRecord.insert(db)
+                return .alreadyVerified(existing.account)
+            }
+            try db.execute(
+                sql: "UPDATE account SET passwordHash = ? WHERE id = ?",
+                arguments: [Account.noPasswordHash, existing.id]
+            )
+            try tokenRecord.insert(db)
+            return .pending(try Self.fetchAccount(db, id: existing.id))
+        }
+    }
+
     public func account(id: String) async throws -> Account? {
         try await pool.domainRead { db in try AccountRecord.fetchOne(db, key: id)?.account }
     }
@@ -135,18 +165,30 @@ public struct SQLiteAccountsStore: AccountsStore {
     public func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account {
         let now = now.millisecondsSince1970
         return try await pool.domainWrite { db in
-            let accountID = try Self.consume(db, tokenHash: tokenHash, kind: .emailVerification, now: now)
-            try db.execute(sql: "UPDATE account SET verified = 1 WHERE id = ?", arguments: [accountID])
-            return try Self.fetchAccount(db, id: accountID)
+            let token = try Self.consume(db, tokenHash: tokenHash, kind: .emailVerification, now: now)
+            try db.execute(sql: "UPDATE account SET verified = 1 WHERE id = ?", arguments: [token.accountID])
+            if let hash = token.passwordHash {
+                try db.execute(
+                    sql: "UPDATE account SET passwordHash = ? WHERE id = ?",
+                    arguments: [hash, token.accountID]
+                )
+            }
+            if let name = token.displayName {
+                try db.execute(
+                    sql: "UPDATE account SET displayName = ?, displayNameKey = ? WHERE id = ?",
+                    arguments: [name, Account.searchKey(name), token.accountID]
+                )
+            }
+            return try Self.fetchAccount(db, id: token.accountID)
         }
     }
 
     public func resetPassword(tokenHash: TokenHash, newPasswordHash: String, now: Date) async throws -> Account {
         let now = now.millisecondsSince1970
         return try await pool.domainWrite { db in
-            let accountID = try Self.consume(db, tokenHash: tokenHash, kind: .passwordReset, now: now)
+            let accountID = try Self.consume(db, tokenHash: tokenHash, kind: .passwordReset, now: now).accountID
             try db.execute(
-                sql: "UPDATE account SET passwordHash = ? WHERE id = ?",
+                sql: "UPDATE account SET passwordHash = ?, verified = 1 WHERE id = ?",
                 arguments: [newPasswordHash, accountID]
             )
             try db.execute(sql: "DELETE FROM session WHERE accountID = ?", arguments: [accountID])
@@ -169,19 +211,24 @@ public struct SQLiteAccountsStore: AccountsStore {
                 sql: "DELETE FROM session WHERE accountID = ? AND tokenHash IS NOT ?",
                 arguments: [accountID, keepingSession?.rawValue]
             )
-            return db.changesCount
+            let ended = db.changesCount
+            try db.execute(
+                sql: "DELETE FROM oneTimeToken WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
+                arguments: [accountID, OneTimeToken.Kind.passwordReset.rawValue]
+            )
+            return ended
         }
     }
 
     /// Checks and marks a one-time token used, retiring the account's other unused tokens of that kind.
     ///
-    /// - Returns: The account id. Checks run in the same order as in the in-memory store.
+    /// - Returns: The token. Checks run in the same order as in the in-memory store.
     private static func consume(
         _ db: Database,
         tokenHash: TokenHash,
         kind: OneTimeToken.Kind,
         now: Int64
-    ) throws -> String {
+    ) throws -> OneTimeTokenRecord {
         guard let token = try OneTimeTokenRecord.fetchOne(db, key: tokenHash.rawValue), token.kind == kind.rawValue,
             try AccountRecord.exists(db, key: token.accountID)
         else { throw AccountsStoreError.linkNotValid }
@@ -191,7 +238,7 @@ public struct SQLiteAccountsStore: AccountsStore {
             sql: "UPDATE oneTimeToken SET usedAt = ? WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
             arguments: [now, token.accountID, token.kind]
         )
-        return token.accountID
+        return token
     }
 
     private static func fetchAccount(_ db: Database, id: String) throws -> Account {

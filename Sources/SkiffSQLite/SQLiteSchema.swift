@@ -22,6 +22,7 @@ public enum SQLiteSchema {
         registerBidsClosedListingsMigration(in: &migrator)
         registerBidEventsByTimeMigration(in: &migrator)
         registerLostFoundMatchesByTimeMigration(in: &migrator)
+        registerAccountsPendingSignUpsMigration(in: &migrator)
         return migrator
     }
 
@@ -113,6 +114,20 @@ public enum SQLiteSchema {
                         recordedAt INTEGER NOT NULL
                     ) STRICT;
                     CREATE INDEX completedSale_sellerID ON completedSale(sellerID);
+                    """
+            )
+        }
+    }
+
+    static func registerAccountsPendingSignUpsMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. A verification token carries the password hash and display name of the
+        // sign-up that issued it (NULL for tokens that keep the account's), so that verifying sets the
+        // password the verified owner chose, never an earlier sign-up's.
+        migrator.registerMigration("accounts-v3") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE oneTimeToken ADD COLUMN passwordHash TEXT;
+                    ALTER TABLE oneTimeToken ADD COLUMN displayName TEXT;
                     """
             )
         }

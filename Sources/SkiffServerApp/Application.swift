@@ -113,13 +113,22 @@ public struct Application: Sendable {
         let mailer = OutboxMailer(logger: logger)
         var accountsConfiguration = AccountsConfiguration()
         accountsConfiguration.allowedEmailDomains = options.emailDomains
+        if let queue = options.passwordHashQueue { accountsConfiguration.maximumQueuedPasswordHashes = queue }
+        accountsConfiguration.scaleRateLimits(by: options.rateLimitScale)
         let accounts = AccountsService(
             store: accountsStore,
-            hasher: PasswordHasher(rounds: options.passwordHashRounds),
+            hasher: PasswordHasher(
+                rounds: options.passwordHashRounds,
+                pool: BlockingWorkPool(
+                    label: "skiff.password-hashing",
+                    maximumQueueLength: accountsConfiguration.maximumQueuedPasswordHashes
+                )
+            ),
             mailer: mailer,
             sales: BidsClientSaleDirectory(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
             blockedUsers: ChatClientBlockedUsers(client: Skiff_Chat_V1_Chat.Client(transport: asCaller)),
-            configuration: accountsConfiguration
+            configuration: accountsConfiguration,
+            logger: logger
         )
 
         var listingsConfiguration = ListingsConfiguration.defaults

@@ -35,7 +35,17 @@ public struct ServerOptions: ParsableArguments, Sendable {
 
     @Option(
         help: ArgumentHelp(
+            "The most password hashes waiting for a hashing thread (sign-ups, log-ins); past it those calls get "
+                + "RESOURCE_EXHAUSTED with retry-after. Default: 64.",
+            valueName: "count"
+        )
+    )
+    public var passwordHashQueue: Int?
+
+    @Option(
+        help: ArgumentHelp(
             "Multiply the per-user write rate limits (posting listings, uploading images, saving, bidding) "
+                + "and the per-address limits of sign-ups, password resets and verification e-mails "
                 + "by this factor; 0 turns them off, e.g. for skiff-load.",
             valueName: "factor"
         )
@@ -142,6 +152,9 @@ public struct ServerOptions: ParsableArguments, Sendable {
         }
         if let serviceToken, serviceToken.count < 16 {
             throw ValidationError("--service-token must be at least 16 characters.")
+        }
+        if let passwordHashQueue, passwordHashQueue < 0 {
+            throw ValidationError("--password-hash-queue must be 0 or more.")
         }
         guard passwordHashRounds >= 1_000 else {
             throw ValidationError("--password-hash-rounds must be at least 1000.")

@@ -48,6 +48,54 @@ struct BlockingWorkPoolTests {
         #expect(probe.finished == 16)
     }
 
+    /// Results collected from concurrent jobs.
+    final class Results: Sendable {
+        private let values = Mutex<[Int?]>([])
+
+        func withLock<R>(_ body: (inout [Int?]) -> R) -> R { values.withLock { body(&$0) } }
+    }
+
+    @Test("Past maximumQueueLength waiting jobs, a job is refused at once with QueueFullError; later ones fit again")
+    func queueBound() async throws {
+        let pool = BlockingWorkPool(label: "test.queue", maximumConcurrency: 1, maximumQueueLength: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let running = Task {
+            try await pool.run {
+                started.signal()
+                gate.wait()
+            }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                started.wait()
+                continuation.resume()
+            }
+        }
+        // The only thread is blocked: of five more jobs, one waits and four are refused, in any order.
+        let results = Results()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    do {
+                        let value = try await pool.run { 42 }
+                        results.withLock { $0.append(value) }
+                    } catch let error as BlockingWorkPool.QueueFullError {
+                        #expect(error.maximumQueueLength == 1)
+                        results.withLock { $0.append(nil) }
+                        if results.withLock({ $0.count }) == 4 { gate.signal() }
+                    } catch {
+                        Issue.record("unexpected \(error)")
+                    }
+                }
+            }
+        }
+        try await running.value
+        #expect(results.withLock { $0.filter { $0 == nil }.count } == 4)
+        #expect(results.withLock { $0.compactMap { $0 } } == [42])
+        #expect(try await pool.run { 7 } == 7)
+    }
+
     @Test("Blocked jobs do not starve the cooperative pool")
     func offCallerExecutor() async throws {
         // More blocked jobs than the cooperative pool has threads: if jobs ran there, the task that

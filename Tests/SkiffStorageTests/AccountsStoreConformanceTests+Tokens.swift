@@ -134,6 +134,7 @@ extension AccountsStoreConformanceTests {
             )
             var expected = account
             expected.passwordHash = "new-hash"
+            expected.verified = true  // the reset proved the address
             #expect(updated == expected)
             #expect(try await store.account(id: account.id) == expected)
             for session in sessions {

@@ -236,14 +236,15 @@ public nonisolated struct Skiff_Accounts_V1_SignUpRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The campus e-mail address to log in with; its domain must be on the server's allow-list when
-  /// one is configured.
+  /// The campus e-mail address to log in with, at most 254 bytes; its domain must be on the
+  /// server's allow-list when one is configured.
   public var email: String = String()
 
-  /// The password, 10–128 characters (Unicode code points). It is never stored in clear text.
+  /// The password, 10–128 characters and at most 1,024 bytes. It is never stored in clear text.
   public var password: String = String()
 
-  /// The name shown to others, 1–50 characters; it can be changed later with UpdateProfile.
+  /// The name shown to others, 1–50 characters and at most 200 bytes; it can be changed later with
+  /// UpdateProfile.
   public var displayName: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -269,7 +270,7 @@ public nonisolated struct Skiff_Accounts_V1_VerifyEmailRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The token from the link in the verification e-mail.
+  /// The token from the link in the verification e-mail, at most 128 bytes.
   public var token: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -294,7 +295,7 @@ public nonisolated struct Skiff_Accounts_V1_ResendVerificationRequest: Sendable 
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The address given at sign-up.
+  /// The address given at sign-up, at most 254 bytes.
   public var email: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -319,10 +320,10 @@ public nonisolated struct Skiff_Accounts_V1_LogInRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The account's e-mail address (matched case-insensitively).
+  /// The account's e-mail address (matched case-insensitively), at most 254 bytes.
   public var email: String = String()
 
-  /// The account's password.
+  /// The account's password, at most 1,024 bytes.
   public var password: String = String()
 
   /// Whether to keep the user logged in: true asks for a long-lived session (server default 30
@@ -418,7 +419,7 @@ public nonisolated struct Skiff_Accounts_V1_RequestPasswordResetRequest: Sendabl
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The address of the account whose password was forgotten.
+  /// The address of the account whose password was forgotten, at most 254 bytes.
   public var email: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -443,10 +444,10 @@ public nonisolated struct Skiff_Accounts_V1_ResetPasswordRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The token from the link in the password-reset e-mail; it can be used once.
+  /// The token from the link in the password-reset e-mail, at most 128 bytes; it can be used once.
   public var token: String = String()
 
-  /// The new password, 10–128 characters.
+  /// The new password, 10–128 characters and at most 1,024 bytes.
   public var newPassword: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -471,10 +472,10 @@ public nonisolated struct Skiff_Accounts_V1_ChangePasswordRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The password in use now.
+  /// The password in use now, at most 1,024 bytes.
   public var currentPassword: String = String()
 
-  /// The new password, 10–128 characters, different from the current one.
+  /// The new password, 10–128 characters and at most 1,024 bytes, different from the current one.
   public var newPassword: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -533,8 +534,11 @@ public nonisolated struct Skiff_Accounts_V1_UpdateProfileRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The new values. Only the fields named in `update_mask` are read; `user_id`, `email` and
-  /// `member_since` cannot be changed here.
+  /// The new values. Only the fields named in `update_mask` are changed; `user_id`, `email` and
+  /// `member_since` cannot be changed here and are not read. Size limits, checked whether or not
+  /// the field is named: `display_name` 200 bytes (and 1–50 characters), `bio` 2,000 bytes (and 500
+  /// characters), `avatar_image_id` 128 bytes, `payment_handle` 400 bytes (and 100 characters),
+  /// `zip_code` 32 bytes.
   public var account: Skiff_Accounts_V1_Account {
     get {_account ?? Skiff_Accounts_V1_Account()}
     set {_account = newValue}
@@ -544,9 +548,9 @@ public nonisolated struct Skiff_Accounts_V1_UpdateProfileRequest: Sendable {
   /// Clears the value of `account`. Subsequent reads from it will return its default value.
   public mutating func clearAccount() {self._account = nil}
 
-  /// The fields to change, by proto name. Allowed paths: `display_name`, `bio`,
-  /// `avatar_image_id`, `payment_handle`, `zip_code`. A named field that is empty in `account` is
-  /// cleared (except `display_name`, which must stay 1–50 characters).
+  /// The fields to change, by proto name, at most 5 paths of at most 64 bytes. Allowed paths:
+  /// `display_name`, `bio`, `avatar_image_id`, `payment_handle`, `zip_code`. A named field that is
+  /// empty in `account` is cleared (except `display_name`, which must stay 1–50 characters).
   public var updateMask: SwiftProtobuf.Google_Protobuf_FieldMask {
     get {_updateMask ?? SwiftProtobuf.Google_Protobuf_FieldMask()}
     set {_updateMask = newValue}
@@ -593,7 +597,7 @@ public nonisolated struct Skiff_Accounts_V1_GetProfileRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user whose profile to read.
+  /// The user whose profile to read, at most 128 bytes.
   public var userID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -631,13 +635,14 @@ public nonisolated struct Skiff_Accounts_V1_SearchUsersRequest: Sendable {
   // methods supported on all messages.
 
   /// Words to find in display names (case- and accent-insensitive, prefixes match), 1–100
-  /// characters.
+  /// characters and at most 400 bytes.
   public var query: String = String()
 
-  /// Maximum profiles per page: 0 means 20; above 100 means 100.
+  /// Maximum profiles per page: 0 means 20; above 100 means 100; negative is INVALID_ARGUMENT.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token` (at most 1,024
+  /// bytes).
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -668,13 +673,15 @@ public nonisolated struct Skiff_Accounts_V1_RateSellerRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The completed sale (skiff.bids.v1.Sale) whose seller is rated; the caller must be its buyer.
+  /// The completed sale (skiff.bids.v1.Sale) whose seller is rated, at most 128 bytes; the caller
+  /// must be its buyer.
   public var saleID: String = String()
 
   /// From 1 (worst) to 5 (best).
   public var stars: Int32 = 0
 
-  /// An optional comment shown with the rating, at most 1000 characters; empty for none.
+  /// An optional comment shown with the rating, at most 1000 characters and 4,000 bytes; empty for
+  /// none.
   public var comment: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -711,13 +718,14 @@ public nonisolated struct Skiff_Accounts_V1_ListRatingsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The seller whose ratings to list.
+  /// The seller whose ratings to list, at most 128 bytes.
   public var userID: String = String()
 
-  /// Maximum ratings per page: 0 means 20; above 100 means 100.
+  /// Maximum ratings per page: 0 means 20; above 100 means 100; negative is INVALID_ARGUMENT.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token` (at most 1,024
+  /// bytes).
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -748,16 +756,17 @@ public nonisolated struct Skiff_Accounts_V1_ReportUserRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user being reported; not the caller.
+  /// The user being reported, at most 128 bytes; not the caller.
   public var userID: String = String()
 
   /// The kind of abuse.
   public var reason: Skiff_Accounts_V1_ReportReason = .unspecified
 
-  /// What happened, at most 2000 characters; required with REPORT_REASON_OTHER.
+  /// What happened, at most 2000 characters and 8,000 bytes; required with REPORT_REASON_OTHER.
   public var details: String = String()
 
-  /// Optional context: the listing (skiff.listings.v1) the report is about; empty for none.
+  /// Optional context: the listing (skiff.listings.v1) the report is about, at most 128 bytes;
+  /// empty for none.
   public var listingID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -785,7 +794,7 @@ public nonisolated struct Skiff_Accounts_V1_GetPaymentHandleRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user whose payment handle to read.
+  /// The user whose payment handle to read, at most 128 bytes.
   public var userID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -813,10 +822,10 @@ public nonisolated struct Skiff_Accounts_V1_RecordCompletedSaleRequest: Sendable
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The completed sale (skiff.bids.v1.Sale.sale_id): the idempotency key.
+  /// The completed sale (skiff.bids.v1.Sale.sale_id): the idempotency key, at most 128 bytes.
   public var saleID: String = String()
 
-  /// The sale's seller.
+  /// The sale's seller, at most 128 bytes.
   public var sellerID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -847,7 +856,7 @@ public nonisolated struct Skiff_Accounts_V1_FilterProfilePicturesRequest: Sendab
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The image ids to check, at most 1000.
+  /// The image ids to check: at most 1000, each non-empty and at most 128 bytes.
   public var imageIds: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

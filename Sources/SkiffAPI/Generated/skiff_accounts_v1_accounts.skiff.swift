@@ -20,8 +20,18 @@ import SwiftProtobuf
 /// `next_page_token` is empty on the last page. A malformed or stale token is INVALID_ARGUMENT.
 ///
 /// Errors use gRPC status codes; each RPC lists its own. In every call, RESOURCE_EXHAUSTED means a
-/// rate limit was hit (retry later, with backoff) and the message of an INVALID_ARGUMENT names the
-/// field and what to fix.
+/// rate limit was hit: retry after the number of seconds in the `retry-after` trailer. The message
+/// of an INVALID_ARGUMENT names the field and what to fix.
+///
+/// Request bounds: every string and repeated field has a documented size limit (in UTF-8 bytes,
+/// besides any limit in characters), checked before any other work; a request over a limit gets
+/// INVALID_ARGUMENT. Ids (user, sale, listing, image) are at most 128 bytes, e-mail addresses at
+/// most 254, passwords at most 1,024, one-time tokens at most 128, page tokens at most 1,024.
+///
+/// Abuse limits (per network address, configurable, scaled by the server's `--rate-limit-scale`):
+/// SignUp 150 per hour, RequestPasswordReset and ResendVerification 20 per hour each; e-mails to one
+/// address 5 per hour. Password hashing has a bounded queue: when the server is busy, SignUp,
+/// LogIn, ResetPassword and ChangePassword get RESOURCE_EXHAUSTED with `retry-after`.
 public enum Skiff_Accounts_V1_Accounts {
     /// The fully qualified service name.
     public static let name = "skiff.accounts.v1.Accounts"
@@ -172,39 +182,71 @@ public enum Skiff_Accounts_V1_Accounts {
     /// `next_page_token` is empty on the last page. A malformed or stale token is INVALID_ARGUMENT.
     ///
     /// Errors use gRPC status codes; each RPC lists its own. In every call, RESOURCE_EXHAUSTED means a
-    /// rate limit was hit (retry later, with backoff) and the message of an INVALID_ARGUMENT names the
-    /// field and what to fix.
+    /// rate limit was hit: retry after the number of seconds in the `retry-after` trailer. The message
+    /// of an INVALID_ARGUMENT names the field and what to fix.
+    ///
+    /// Request bounds: every string and repeated field has a documented size limit (in UTF-8 bytes,
+    /// besides any limit in characters), checked before any other work; a request over a limit gets
+    /// INVALID_ARGUMENT. Ids (user, sale, listing, image) are at most 128 bytes, e-mail addresses at
+    /// most 254, passwords at most 1,024, one-time tokens at most 128, page tokens at most 1,024.
+    ///
+    /// Abuse limits (per network address, configurable, scaled by the server's `--rate-limit-scale`):
+    /// SignUp 150 per hour, RequestPasswordReset and ResendVerification 20 per hour each; e-mails to one
+    /// address 5 per hour. Password hashing has a bounded queue: when the server is busy, SignUp,
+    /// LogIn, ResetPassword and ChangePassword get RESOURCE_EXHAUSTED with `retry-after`.
     ///
     /// Conforming types are `RegistrableService`s: pass them to the server or an `RPCRouter`.
     public protocol ServiceProtocol: SkiffCore.RegistrableService {
         /// Registers a new account and e-mails a verification link. To prevent finding out who has an
-        /// account, an address that is already registered gets exactly the same (empty) answer, and
-        /// that address's owner is told by e-mail instead.
+        /// account, an address that is already registered gets exactly the same (empty) answer, after the
+        /// same work (in every case the password is hashed, one record is stored and one e-mail is sent),
+        /// and that address's owner is told by e-mail instead.
+        ///
+        /// Each sign-up gets a verification token of its own, which carries that sign-up's password and
+        /// display name: verifying sets them. A sign-up for an address whose account is not verified yet
+        /// drops the earlier sign-up's password (the account has none until one sign-up is verified or
+        /// the password is reset), so nobody can pre-register someone else's address and have the owner's
+        /// verification confirm their password.
         ///
         /// Errors: INVALID_ARGUMENT for a malformed e-mail, a domain not on the server's allow-list (the
         /// message lists the allowed domains), a password outside 10–128 characters or a display name
-        /// outside 1–50 characters; RESOURCE_EXHAUSTED.
+        /// outside 1–50 characters; RESOURCE_EXHAUSTED for too many sign-ups from one network address,
+        /// too many e-mails to the address, or a busy password hasher.
         func signUp(request: Skiff_Accounts_V1_SignUpRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_SignUpResponse
 
-        /// Marks an e-mail address verified, using the token from the verification e-mail. Verifying
-        /// an already verified account with its token again succeeds.
+        /// Marks an e-mail address verified, using the token from the verification e-mail, and sets the
+        /// password and display name of the sign-up that token was sent for (a token from
+        /// ResendVerification keeps the account's; an account without a password then gets one with
+        /// RequestPasswordReset). Verifying retires the account's other verification tokens.
         ///
         /// Errors: INVALID_ARGUMENT for an empty token; FAILED_PRECONDITION for an unknown or expired
         /// token (ask for a new one with ResendVerification); RESOURCE_EXHAUSTED.
         func verifyEmail(request: Skiff_Accounts_V1_VerifyEmailRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_VerifyEmailResponse
 
         /// Sends a fresh verification e-mail if the address belongs to an unverified account. The
-        /// answer is the same in every case (no account, already verified, e-mail sent).
+        /// answer is the same in every case (no account, already verified, e-mail sent), and takes the same
+        /// time: the look-up and the e-mail happen after answering.
         ///
-        /// Errors: INVALID_ARGUMENT for a malformed e-mail; RESOURCE_EXHAUSTED (limited per address,
-        /// whether or not it is registered).
+        /// Errors: INVALID_ARGUMENT for a malformed e-mail; RESOURCE_EXHAUSTED (limited per e-mail
+        /// address, whether or not it is registered, and per network address).
         func resendVerification(request: Skiff_Accounts_V1_ResendVerificationRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_ResendVerificationResponse
 
         /// Starts a session and returns its token, to be sent as `authorization: Bearer <token>`.
         ///
-        /// Errors: INVALID_ARGUMENT for an empty e-mail or password; UNAUTHENTICATED for a wrong
-        /// e-mail or password (one message for both); FAILED_PRECONDITION when the password is right
-        /// but the e-mail is not verified yet; RESOURCE_EXHAUSTED after too many failed attempts.
+        /// Failed attempts slow further attempts down (exponential back-off, never a lockout): after 5
+        /// failures for an account, from anywhere, each further attempt is checked only 1 s after the
+        /// last failure, then 2 s, 4 s, … up to 15 minutes (at most 17 guesses in the first hour, then
+        /// 4 an hour); after 20 failures from one network address, attempts from it are slowed likewise,
+        /// except for accounts that logged in from that address before (so one person behind a campus
+        /// NAT cannot lock the others out). Attempts are counted before the password is checked, so the
+        /// limits hold however many are sent at once. Failures are forgotten after a successful log-in or
+        /// a day without failures.
+        ///
+        /// Errors: INVALID_ARGUMENT for an empty or oversized e-mail or password; UNAUTHENTICATED for a
+        /// wrong e-mail or password (one message for both); FAILED_PRECONDITION when the password is right
+        /// but the e-mail is not verified yet; RESOURCE_EXHAUSTED, without checking the password, during a
+        /// back-off (`retry-after` says when the next attempt is checked) or when the password hasher is
+        /// busy.
         func logIn(request: Skiff_Accounts_V1_LogInRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_LogInResponse
 
         /// Ends the session whose token authenticates this call.
@@ -218,24 +260,30 @@ public enum Skiff_Accounts_V1_Accounts {
         func logOutEverywhere(request: Skiff_Accounts_V1_LogOutEverywhereRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_LogOutEverywhereResponse
 
         /// E-mails a password-reset link if the address belongs to an account. The answer is the same
-        /// either way.
+        /// either way, and takes the same time: the look-up and the e-mail happen after answering.
         ///
-        /// Errors: INVALID_ARGUMENT for a malformed e-mail; RESOURCE_EXHAUSTED (limited per address,
-        /// whether or not it is registered).
+        /// Errors: INVALID_ARGUMENT for a malformed e-mail; RESOURCE_EXHAUSTED (limited per e-mail
+        /// address, whether or not it is registered, and per network address).
         func requestPasswordReset(request: Skiff_Accounts_V1_RequestPasswordResetRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_RequestPasswordResetResponse
 
         /// Sets a new password using the token from the reset e-mail, ends every session of the
-        /// account, and marks its e-mail verified. The user then logs in with the new password.
+        /// account, marks its e-mail verified and retires the account's other reset tokens. The user then
+        /// logs in with the new password.
         ///
         /// Errors: INVALID_ARGUMENT for an empty token or a password outside 10–128 characters;
-        /// FAILED_PRECONDITION for an unknown, used or expired token; RESOURCE_EXHAUSTED.
+        /// FAILED_PRECONDITION for an unknown, used, expired or revoked token (ChangePassword revokes
+        /// outstanding reset tokens); RESOURCE_EXHAUSTED when the password hasher is busy.
         func resetPassword(request: Skiff_Accounts_V1_ResetPasswordRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_ResetPasswordResponse
 
         /// Changes the caller's password. Every other session of the account ends; this one stays.
+        /// Password-reset tokens sent before the change stop working.
+        ///
+        /// Wrong current passwords back off as LogIn's per-account failures do (5 free, then 1 s doubling
+        /// up to 15 minutes), counted before the password is checked.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a new password outside 10–128 characters or
         /// equal to the current one; PERMISSION_DENIED when `current_password` is wrong;
-        /// RESOURCE_EXHAUSTED after too many wrong attempts.
+        /// RESOURCE_EXHAUSTED during a back-off or when the password hasher is busy.
         func changePassword(request: Skiff_Accounts_V1_ChangePasswordRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_ChangePasswordResponse
 
         /// The caller's own account, including the private fields (e-mail, payment handle, zip code).
@@ -245,8 +293,8 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// Edits the caller's profile. Only the fields named in `update_mask` change.
         ///
-        /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for an empty mask, a path not listed on
-        /// UpdateProfileRequest.update_mask, or a field value outside its documented limits;
+        /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for an empty mask, more than 5 paths, a path not
+        /// listed on UpdateProfileRequest.update_mask, or a field value outside its documented limits;
         /// NOT_FOUND for an unknown `avatar_image_id`; PERMISSION_DENIED for an image uploaded by
         /// someone else; RESOURCE_EXHAUSTED.
         func updateProfile(request: Skiff_Accounts_V1_UpdateProfileRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_UpdateProfileResponse
@@ -254,7 +302,7 @@ public enum Skiff_Accounts_V1_Accounts {
         /// Anyone's public profile: name, picture, bio, rating and items sold. Never the e-mail.
         /// Guests allowed.
         ///
-        /// Errors: INVALID_ARGUMENT for an empty `user_id`; NOT_FOUND.
+        /// Errors: INVALID_ARGUMENT for an empty or oversized `user_id`; NOT_FOUND.
         func getProfile(request: Skiff_Accounts_V1_GetProfileRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_GetProfileResponse
 
         /// Finds users by display name (e.g. to start a conversation), best matches first. E-mail
@@ -262,8 +310,8 @@ public enum Skiff_Accounts_V1_Accounts {
         /// scraped. Users the caller blocked (skiff.chat.v1.Chat.BlockUser) are left out, so a page may
         /// hold fewer than `page_size` profiles; keep paging while `next_page_token` is set.
         ///
-        /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a query outside 1–100 characters or a bad page
-        /// token; RESOURCE_EXHAUSTED.
+        /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a query outside 1–100 characters (400 bytes), a
+        /// negative page size or a bad page token; RESOURCE_EXHAUSTED.
         func searchUsers(request: Skiff_Accounts_V1_SearchUsersRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_SearchUsersResponse
 
         /// Rates the seller of a completed purchase: once per sale, by its buyer, within 14 days of
@@ -277,7 +325,8 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// The ratings a user received as a seller, newest first. Guests allowed.
         ///
-        /// Errors: INVALID_ARGUMENT for an empty `user_id` or a bad page token; NOT_FOUND.
+        /// Errors: INVALID_ARGUMENT for an empty or oversized `user_id`, a negative page size or a bad
+        /// page token; NOT_FOUND.
         func listRatings(request: Skiff_Accounts_V1_ListRatingsRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_ListRatingsResponse
 
         /// Reports an abusive user to the moderators. The reported user is not told who reported them.
@@ -293,7 +342,7 @@ public enum Skiff_Accounts_V1_Accounts {
         /// service token, never by users.
         ///
         /// Errors: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a user's session;
-        /// INVALID_ARGUMENT for an empty `user_id`; NOT_FOUND for an unknown user.
+        /// INVALID_ARGUMENT for an empty or oversized `user_id`; NOT_FOUND for an unknown user.
         func getPaymentHandle(request: Skiff_Accounts_V1_GetPaymentHandleRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_GetPaymentHandleResponse
 
         /// Service only: Bids records that one of the seller's sales was completed, which counts towards
@@ -302,7 +351,8 @@ public enum Skiff_Accounts_V1_Accounts {
         /// token.
         ///
         /// Errors: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a user's session;
-        /// INVALID_ARGUMENT for an empty `sale_id` or `seller_id`; NOT_FOUND for an unknown seller;
+        /// INVALID_ARGUMENT for an empty or oversized `sale_id` or `seller_id`; NOT_FOUND for an unknown
+        /// seller;
         /// ALREADY_EXISTS when `sale_id` was recorded for another seller.
         func recordCompletedSale(request: Skiff_Accounts_V1_RecordCompletedSaleRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_RecordCompletedSaleResponse
 
@@ -311,7 +361,7 @@ public enum Skiff_Accounts_V1_Accounts {
         /// other Skiff services with the service token.
         ///
         /// Errors: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a user's session;
-        /// INVALID_ARGUMENT for more than 1000 ids or an empty id.
+        /// INVALID_ARGUMENT for more than 1000 ids, or an empty or oversized (over 128 bytes) id.
         func filterProfilePictures(request: Skiff_Accounts_V1_FilterProfilePicturesRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_FilterProfilePicturesResponse
     }
 
@@ -326,12 +376,20 @@ public enum Skiff_Accounts_V1_Accounts {
         }
 
         /// Registers a new account and e-mails a verification link. To prevent finding out who has an
-        /// account, an address that is already registered gets exactly the same (empty) answer, and
-        /// that address's owner is told by e-mail instead.
+        /// account, an address that is already registered gets exactly the same (empty) answer, after the
+        /// same work (in every case the password is hashed, one record is stored and one e-mail is sent),
+        /// and that address's owner is told by e-mail instead.
+        ///
+        /// Each sign-up gets a verification token of its own, which carries that sign-up's password and
+        /// display name: verifying sets them. A sign-up for an address whose account is not verified yet
+        /// drops the earlier sign-up's password (the account has none until one sign-up is verified or
+        /// the password is reset), so nobody can pre-register someone else's address and have the owner's
+        /// verification confirm their password.
         ///
         /// Errors: INVALID_ARGUMENT for a malformed e-mail, a domain not on the server's allow-list (the
         /// message lists the allowed domains), a password outside 10–128 characters or a display name
-        /// outside 1–50 characters; RESOURCE_EXHAUSTED.
+        /// outside 1–50 characters; RESOURCE_EXHAUSTED for too many sign-ups from one network address,
+        /// too many e-mails to the address, or a busy password hasher.
         public func signUp(
             _ request: Skiff_Accounts_V1_SignUpRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -345,8 +403,10 @@ public enum Skiff_Accounts_V1_Accounts {
             ).message
         }
 
-        /// Marks an e-mail address verified, using the token from the verification e-mail. Verifying
-        /// an already verified account with its token again succeeds.
+        /// Marks an e-mail address verified, using the token from the verification e-mail, and sets the
+        /// password and display name of the sign-up that token was sent for (a token from
+        /// ResendVerification keeps the account's; an account without a password then gets one with
+        /// RequestPasswordReset). Verifying retires the account's other verification tokens.
         ///
         /// Errors: INVALID_ARGUMENT for an empty token; FAILED_PRECONDITION for an unknown or expired
         /// token (ask for a new one with ResendVerification); RESOURCE_EXHAUSTED.
@@ -364,10 +424,11 @@ public enum Skiff_Accounts_V1_Accounts {
         }
 
         /// Sends a fresh verification e-mail if the address belongs to an unverified account. The
-        /// answer is the same in every case (no account, already verified, e-mail sent).
+        /// answer is the same in every case (no account, already verified, e-mail sent), and takes the same
+        /// time: the look-up and the e-mail happen after answering.
         ///
-        /// Errors: INVALID_ARGUMENT for a malformed e-mail; RESOURCE_EXHAUSTED (limited per address,
-        /// whether or not it is registered).
+        /// Errors: INVALID_ARGUMENT for a malformed e-mail; RESOURCE_EXHAUSTED (limited per e-mail
+        /// address, whether or not it is registered, and per network address).
         public func resendVerification(
             _ request: Skiff_Accounts_V1_ResendVerificationRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -383,9 +444,20 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// Starts a session and returns its token, to be sent as `authorization: Bearer <token>`.
         ///
-        /// Errors: INVALID_ARGUMENT for an empty e-mail or password; UNAUTHENTICATED for a wrong
-        /// e-mail or password (one message for both); FAILED_PRECONDITION when the password is right
-        /// but the e-mail is not verified yet; RESOURCE_EXHAUSTED after too many failed attempts.
+        /// Failed attempts slow further attempts down (exponential back-off, never a lockout): after 5
+        /// failures for an account, from anywhere, each further attempt is checked only 1 s after the
+        /// last failure, then 2 s, 4 s, … up to 15 minutes (at most 17 guesses in the first hour, then
+        /// 4 an hour); after 20 failures from one network address, attempts from it are slowed likewise,
+        /// except for accounts that logged in from that address before (so one person behind a campus
+        /// NAT cannot lock the others out). Attempts are counted before the password is checked, so the
+        /// limits hold however many are sent at once. Failures are forgotten after a successful log-in or
+        /// a day without failures.
+        ///
+        /// Errors: INVALID_ARGUMENT for an empty or oversized e-mail or password; UNAUTHENTICATED for a
+        /// wrong e-mail or password (one message for both); FAILED_PRECONDITION when the password is right
+        /// but the e-mail is not verified yet; RESOURCE_EXHAUSTED, without checking the password, during a
+        /// back-off (`retry-after` says when the next attempt is checked) or when the password hasher is
+        /// busy.
         public func logIn(
             _ request: Skiff_Accounts_V1_LogInRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -432,10 +504,10 @@ public enum Skiff_Accounts_V1_Accounts {
         }
 
         /// E-mails a password-reset link if the address belongs to an account. The answer is the same
-        /// either way.
+        /// either way, and takes the same time: the look-up and the e-mail happen after answering.
         ///
-        /// Errors: INVALID_ARGUMENT for a malformed e-mail; RESOURCE_EXHAUSTED (limited per address,
-        /// whether or not it is registered).
+        /// Errors: INVALID_ARGUMENT for a malformed e-mail; RESOURCE_EXHAUSTED (limited per e-mail
+        /// address, whether or not it is registered, and per network address).
         public func requestPasswordReset(
             _ request: Skiff_Accounts_V1_RequestPasswordResetRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -450,10 +522,12 @@ public enum Skiff_Accounts_V1_Accounts {
         }
 
         /// Sets a new password using the token from the reset e-mail, ends every session of the
-        /// account, and marks its e-mail verified. The user then logs in with the new password.
+        /// account, marks its e-mail verified and retires the account's other reset tokens. The user then
+        /// logs in with the new password.
         ///
         /// Errors: INVALID_ARGUMENT for an empty token or a password outside 10–128 characters;
-        /// FAILED_PRECONDITION for an unknown, used or expired token; RESOURCE_EXHAUSTED.
+        /// FAILED_PRECONDITION for an unknown, used, expired or revoked token (ChangePassword revokes
+        /// outstanding reset tokens); RESOURCE_EXHAUSTED when the password hasher is busy.
         public func resetPassword(
             _ request: Skiff_Accounts_V1_ResetPasswordRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -468,10 +542,14 @@ public enum Skiff_Accounts_V1_Accounts {
         }
 
         /// Changes the caller's password. Every other session of the account ends; this one stays.
+        /// Password-reset tokens sent before the change stop working.
+        ///
+        /// Wrong current passwords back off as LogIn's per-account failures do (5 free, then 1 s doubling
+        /// up to 15 minutes), counted before the password is checked.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a new password outside 10–128 characters or
         /// equal to the current one; PERMISSION_DENIED when `current_password` is wrong;
-        /// RESOURCE_EXHAUSTED after too many wrong attempts.
+        /// RESOURCE_EXHAUSTED during a back-off or when the password hasher is busy.
         public func changePassword(
             _ request: Skiff_Accounts_V1_ChangePasswordRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -503,8 +581,8 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// Edits the caller's profile. Only the fields named in `update_mask` change.
         ///
-        /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for an empty mask, a path not listed on
-        /// UpdateProfileRequest.update_mask, or a field value outside its documented limits;
+        /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for an empty mask, more than 5 paths, a path not
+        /// listed on UpdateProfileRequest.update_mask, or a field value outside its documented limits;
         /// NOT_FOUND for an unknown `avatar_image_id`; PERMISSION_DENIED for an image uploaded by
         /// someone else; RESOURCE_EXHAUSTED.
         public func updateProfile(
@@ -523,7 +601,7 @@ public enum Skiff_Accounts_V1_Accounts {
         /// Anyone's public profile: name, picture, bio, rating and items sold. Never the e-mail.
         /// Guests allowed.
         ///
-        /// Errors: INVALID_ARGUMENT for an empty `user_id`; NOT_FOUND.
+        /// Errors: INVALID_ARGUMENT for an empty or oversized `user_id`; NOT_FOUND.
         public func getProfile(
             _ request: Skiff_Accounts_V1_GetProfileRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -542,8 +620,8 @@ public enum Skiff_Accounts_V1_Accounts {
         /// scraped. Users the caller blocked (skiff.chat.v1.Chat.BlockUser) are left out, so a page may
         /// hold fewer than `page_size` profiles; keep paging while `next_page_token` is set.
         ///
-        /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a query outside 1–100 characters or a bad page
-        /// token; RESOURCE_EXHAUSTED.
+        /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a query outside 1–100 characters (400 bytes), a
+        /// negative page size or a bad page token; RESOURCE_EXHAUSTED.
         public func searchUsers(
             _ request: Skiff_Accounts_V1_SearchUsersRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -579,7 +657,8 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// The ratings a user received as a seller, newest first. Guests allowed.
         ///
-        /// Errors: INVALID_ARGUMENT for an empty `user_id` or a bad page token; NOT_FOUND.
+        /// Errors: INVALID_ARGUMENT for an empty or oversized `user_id`, a negative page size or a bad
+        /// page token; NOT_FOUND.
         public func listRatings(
             _ request: Skiff_Accounts_V1_ListRatingsRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -617,7 +696,7 @@ public enum Skiff_Accounts_V1_Accounts {
         /// service token, never by users.
         ///
         /// Errors: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a user's session;
-        /// INVALID_ARGUMENT for an empty `user_id`; NOT_FOUND for an unknown user.
+        /// INVALID_ARGUMENT for an empty or oversized `user_id`; NOT_FOUND for an unknown user.
         public func getPaymentHandle(
             _ request: Skiff_Accounts_V1_GetPaymentHandleRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -637,7 +716,8 @@ public enum Skiff_Accounts_V1_Accounts {
         /// token.
         ///
         /// Errors: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a user's session;
-        /// INVALID_ARGUMENT for an empty `sale_id` or `seller_id`; NOT_FOUND for an unknown seller;
+        /// INVALID_ARGUMENT for an empty or oversized `sale_id` or `seller_id`; NOT_FOUND for an unknown
+        /// seller;
         /// ALREADY_EXISTS when `sale_id` was recorded for another seller.
         public func recordCompletedSale(
             _ request: Skiff_Accounts_V1_RecordCompletedSaleRequest,
@@ -657,7 +737,7 @@ public enum Skiff_Accounts_V1_Accounts {
         /// other Skiff services with the service token.
         ///
         /// Errors: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a user's session;
-        /// INVALID_ARGUMENT for more than 1000 ids or an empty id.
+        /// INVALID_ARGUMENT for more than 1000 ids, or an empty or oversized (over 128 bytes) id.
         public func filterProfilePictures(
             _ request: Skiff_Accounts_V1_FilterProfilePicturesRequest,
             metadata: SkiffCore.Metadata = [:],
