@@ -56,26 +56,36 @@ final class ResponseBudget: Sendable {
     /// Reserves `size` bytes, waiting (in order of arrival) while the connection is at its limit.
     /// Returns `false`, reserving nothing, when the connection closed or the task was cancelled.
     func reserve(_ size: Int) async -> Bool {
-        let fast: Bool? = state.withLock { state in
+        if let fast = tryReserve(size) { return fast }
+        return await wait(size: size)
+    }
+
+    /// Reserves `size` bytes if that needs no waiting; `nil` when the caller must wait.
+    @inline(__always)
+    func tryReserve(_ size: Int) -> Bool? {
+        state.withLock { state in
             if state.closed { return false }
             guard state.writers.isEmpty && state.queued < limit else { return nil }
             state.queued += size
             observer?.responseBytesQueued(size)
             return true
         }
-        if let fast { return fast }
-        return await wait(size: size)
+    }
+
+    /// Whether a new handler may start now without waiting; `nil` when it must wait.
+    @inline(__always)
+    func tryAdmit() -> Bool? {
+        state.withLock { state in
+            if state.closed { return false }
+            return state.mayAdmit(limit: limit) ? true : nil
+        }
     }
 
     /// Waits until a new handler may start: the connection has room and its socket is writable.
     /// Returns `false` when the connection closed or the task was cancelled meanwhile.
     func admit() async -> Bool {
         while true {
-            let fast: Bool? = state.withLock { state in
-                if state.closed { return false }
-                return state.mayAdmit(limit: limit) ? true : nil
-            }
-            if let fast { return fast }
+            if let fast = tryAdmit() { return fast }
             // Woken with room: check again, since the handlers woken before this one may have
             // used it up.
             guard await wait(size: nil) else { return false }
@@ -120,22 +130,22 @@ final class ResponseBudget: Sendable {
     func release(_ size: Int) {
         guard size > 0 else { return }
         // After `close()` everything was given back at once.
-        let counted = state.withLock { state in
+        let someoneWaits = state.withLock { state in
             guard !state.closed else { return false }
             state.queued -= size
             observer?.responseBytesQueued(-size)
-            return true
+            return !state.writers.isEmpty || !state.admissions.isEmpty
         }
-        if counted { wakeWaiters() }
+        if someoneWaits { wakeWaiters() }
     }
 
     /// Records whether the socket takes bytes; no handler starts while it does not.
     func setSocketBlocked(_ blocked: Bool) {
-        let changed = state.withLock { state in
+        let wake = state.withLock { state in
             defer { state.socketBlocked = blocked }
-            return state.socketBlocked != blocked
+            return state.socketBlocked != blocked && !blocked && !state.admissions.isEmpty
         }
-        if changed && !blocked { wakeWaiters() }
+        if wake { wakeWaiters() }
     }
 
     /// The connection is gone: every waiter and every later call gets `false`.

@@ -254,7 +254,9 @@ extension ServerConnectionHandler {
         let body: @Sendable () async -> Void = {
             // No handler starts while its connection's client is not reading what it asked for.
             let hidden: (any Error)?
-            if await budget.admit() {
+            let admitted: Bool
+            if let now = budget.tryAdmit() { admitted = now } else { admitted = await budget.admit() }
+            if admitted {
                 hidden = await handler.execute(call: stream, context: context, interceptors: interceptors)
             } else {
                 hidden = nil

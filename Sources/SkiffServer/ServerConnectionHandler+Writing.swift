@@ -207,7 +207,7 @@ extension ServerConnectionHandler {
             outbound.clear()
         }
         // Past this point NIO's write buffer, bounded by its high-water mark, holds the bytes.
-        budget.release(written)
+        if written > 0 { budget.release(written) }
         if !context.channel.isWritable { updateSocketBlocked(true) }
     }
 }

@@ -197,11 +197,18 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         }
     }
 
+    /// The connection's budget: without a suspension point when there is room (the usual case).
+    @inline(__always)
+    private func reserveInBudget(_ size: Int) async -> Bool {
+        if let granted = budget.tryReserve(size) { return granted }
+        return await budget.reserve(size)
+    }
+
     func send<M: Message>(_ message: M) async throws {
         let buffer = try serialize(message)
         // The connection's budget first (waiting while its client does not read), then the
         // stream's own high-water mark.
-        guard await budget.reserve(buffer.readableBytes) else { throw CancellationError() }
+        guard await reserveInBudget(buffer.readableBytes) else { throw CancellationError() }
         let mustWait: Bool
         do {
             mustWait = try reserve(buffer.readableBytes)
@@ -215,7 +222,7 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
 
     func sendLast<M: Message>(_ message: M) async throws {
         let buffer = try serialize(message)
-        guard await budget.reserve(buffer.readableBytes) else { throw CancellationError() }
+        guard await reserveInBudget(buffer.readableBytes) else { throw CancellationError() }
         do {
             _ = try reserve(buffer.readableBytes, last: true)
         } catch {
