@@ -11,7 +11,8 @@ control connection that makes a call every 200 ms throughout (calls, failures, l
 Attacks:
   slow-reader  3 connections announce 2^31-1 windows and ask for 400 streams of 20 × 1 MiB
                each, plus 3 with default windows and 1,000 unary calls of 4,000,000 bytes
-               each; none of them ever reads.
+               each; none of them ever reads. A connection the server drops (send-stall
+               timeout) is replaced at once.
   half-open    connections that send HEADERS and nothing else (100 streams each) until the
                server refuses more; held for the duration.
   churn        4 threads connect, exchange the preface and SETTINGS and close, as fast as
@@ -283,26 +284,48 @@ class Control(threading.Thread):
 # ---------------------------------------------------------------- attacks
 
 def attack_slow_reader(server, seconds, stop):
-    sockets = []
     huge = [(2, 0x7FFFFFFF), (3, 0x7FFFFFFF)]
     stream_request = field_bytes(1, field_varint(1, 1 << 20)) * 20  # 20 × ResponseParameters{size: 1 MiB}
-    for _ in range(3):
-        c = Connection(server.port, huge, rcvbuf=16384)
-        batch = b"".join(headers(2 * i + 1, "/skiff.testing.v1.TestService/StreamingOutputCall")
-                         + message(2 * i + 1, stream_request) for i in range(400))
-        c.sock.sendall(settings_ack() + batch)
-        sockets.append(c)
     unary_request = field_varint(1, 4_000_000)
-    for _ in range(3):
+
+    def open_streaming():
+        c = Connection(server.port, huge, rcvbuf=16384)
+        c.sock.sendall(settings_ack() + b"".join(
+            headers(2 * i + 1, "/skiff.testing.v1.TestService/StreamingOutputCall")
+            + message(2 * i + 1, stream_request) for i in range(400)))
+        return c
+
+    def open_unary():
         c = Connection(server.port, rcvbuf=16384)
-        batch = b"".join(headers(2 * i + 1, "/skiff.testing.v1.TestService/UnaryCall")
-                         + message(2 * i + 1, unary_request) for i in range(1000))
-        c.sock.sendall(settings_ack() + batch)
-        sockets.append(c)
-    stop.wait(seconds)
+        c.sock.sendall(settings_ack() + b"".join(
+            headers(2 * i + 1, "/skiff.testing.v1.TestService/UnaryCall")
+            + message(2 * i + 1, unary_request) for i in range(1000)))
+        return c
+
+    slots = [open_streaming for _ in range(3)] + [open_unary for _ in range(3)]
+    sockets = [make() for make in slots]
+    replaced = 0
+    deadline = time.time() + seconds
+    # The server disconnects a client that reads nothing for its send-stall timeout: the attacker
+    # notices (a write fails) and comes back with a new connection, so the pressure never stops.
+    while time.time() < deadline and not stop.is_set():
+        stop.wait(min(2, max(0, deadline - time.time())))
+        for i, c in enumerate(sockets):
+            try:
+                c.sock.send(frame(PING, 0, 0, b"\0" * 8), socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                pass  # its buffers are full, but it is still connected
+            except OSError:
+                c.close()
+                try:
+                    sockets[i] = slots[i]()
+                    replaced += 1
+                except OSError:
+                    pass
     for c in sockets:
         c.close()
-    return f"{len(sockets)} connections, 1,200 streams of 20 MiB and 3,000 unary calls of 4 MB, never read"
+    return (f"6 connections, 1,200 streams of 20 MiB and 3,000 unary calls of 4 MB, never read; "
+            f"{replaced} reconnects after the server dropped them")
 
 
 def settings_ack():

@@ -4,8 +4,10 @@ import SkiffWire
 
 /// Answers a connection the server cannot take (connection limit, shutting down) the way the
 /// protocol says a server reports a connection error: its preface and SETTINGS, then
-/// GOAWAY(UNAVAILABLE) with the reason, then close. Reads nothing; closes after the preface
-/// timeout at the latest, even when the client never reads or never finishes a TLS handshake.
+/// GOAWAY(UNAVAILABLE) with the reason, then close: the output is shut first and what the client
+/// sends meanwhile is read and dropped for up to a second, so that its kernel gets the GOAWAY
+/// rather than a reset for unread bytes. Closes after the preface timeout at the latest, even when
+/// the client never reads or never finishes a TLS handshake.
 final class ConnectionRefuser: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -40,7 +42,7 @@ final class ConnectionRefuser: ChannelInboundHandler {
         context.fireChannelActive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}  // what the client sends is not read
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}  // what the client sends is dropped
 
     private func refuse(context: ChannelHandlerContext) {
         guard !sent else { return }
@@ -50,8 +52,11 @@ final class ConnectionRefuser: ChannelInboundHandler {
         buffer.writeSettings(settings.encodedPairs)
         buffer.writeGoAway(lastStreamID: 0, status: .unavailable, debug: reason)
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(buffer)).assumeIsolated().whenComplete { _ in
-            channel.close(promise: nil)
+        context.writeAndFlush(wrapOutboundOut(buffer)).assumeIsolated().whenComplete { [self] result in
+            guard case .success = result else { return channel.close(promise: nil) }
+            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+            timer?.cancel()
+            timer = channel.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         }
     }
 }

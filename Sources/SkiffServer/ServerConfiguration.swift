@@ -48,6 +48,15 @@ public struct ServerConfiguration: Sendable {
     /// socket's own buffer adds at most ``socketWriteBufferHighWater``, and a message being
     /// queued may overshoot by its own size.
     public var maxBufferedResponseBytes: Int = 4 * 1024 * 1024
+    /// Response bytes one connection may hold, beyond ``maxBufferedResponseBytes``, for streams
+    /// whose client holds back the stream's own window while the connection's window and socket
+    /// are open (a call whose results the app does not consume yet). Such bytes do not stop the
+    /// connection's other calls; beyond this bound they count toward ``maxBufferedResponseBytes``
+    /// like any other. Each stream holds at most ``streamWriteBufferHighWater`` plus one message.
+    public var maxWindowHeldResponseBytes: Int = 4 * 1024 * 1024
+    /// How long the socket may stay full (above ``socketWriteBufferHighWater``, its client not
+    /// reading) before the connection is closed and everything it holds is freed.
+    public var sendStallTimeout: Duration = .seconds(60)
     /// Bytes of incomplete request messages (fragments waiting for their last one) one
     /// connection may have over all its streams; the stream whose fragment would go beyond it
     /// fails with RESOURCE_EXHAUSTED. Complete messages are bounded by the stream windows.

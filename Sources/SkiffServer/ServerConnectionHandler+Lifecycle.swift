@@ -14,7 +14,8 @@ extension ServerConnectionHandler {
     func armIdleTimer() {
         guard runningStreams == 0, !closing else { return }
         let now = NIODeadline.now()
-        idleSince = now
+        // Already idle (a call that never started ended): idle since then, not since now.
+        if idleSince == nil { idleSince = now }
         if idleTimer == nil { scheduleIdleTimer(at: now + .nanoseconds(configuration.idleTimeout.nanoseconds)) }
     }
 
@@ -79,13 +80,24 @@ extension ServerConnectionHandler {
         closeNow()
     }
 
+    /// Ends the connection after what is queued (its last GOAWAY): the output is shut first and
+    /// what the client still sends is read and dropped for up to ``closeLinger``, so that the
+    /// client's kernel gets the GOAWAY rather than a reset for unread bytes.
     func closeNow() {
         guard !closing else { return }
         flushNow()
         closing = true
         for stream in streams.values { stream.task?.cancel() }
-        context?.close(promise: nil)
+        guard let context else { return }
+        let channel = context.channel
+        context.close(mode: .output).assumeIsolated().whenFailure { _ in channel.close(promise: nil) }
+        lingerTimer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Self.closeLinger.nanoseconds)) {
+            channel.close(promise: nil)
+        }
     }
+
+    /// How long a closing connection keeps reading, to let its last GOAWAY reach the client.
+    static let closeLinger: Duration = .seconds(1)
 
     static func describe(_ address: SocketAddress?) -> String {
         guard let address else { return "unknown" }

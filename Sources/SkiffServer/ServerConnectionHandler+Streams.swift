@@ -114,6 +114,9 @@ extension ServerConnectionHandler {
 
     func requestTimerFired() {
         guard !closing else { return }
+        // While the socket is full the connection is not read: nothing is due meanwhile (the
+        // paused time is added to every due time when reads resume).
+        guard !socketBlocked else { return scheduleRequestTimer(in: configuration.requestTimeout) }
         let now = ContinuousClock.now
         var next: ContinuousClock.Instant?
         for stream in streams.values {
@@ -199,7 +202,9 @@ extension ServerConnectionHandler {
         stream.inbound.push(message)
         if frame.flags.contains(.endStream) {
             try endClientSide(stream, halfClose: false)
-        } else if stream.requestDue != nil {
+        } else if stream.requestDue != nil, stream.handler.descriptor.kind == .clientStreaming {
+            // A client-streaming request may pause up to the timeout between messages; a single
+            // request stays due a timeout after its HEADERS.
             stream.requestDue = ContinuousClock.now.advanced(by: configuration.requestTimeout)
         }
     }
@@ -239,6 +244,7 @@ extension ServerConnectionHandler {
     func startHandler(_ stream: ServerStream) {
         guard !stream.handlerStarted else { return }
         stream.handlerStarted = true
+        stream.handlerStartTime = ContinuousClock.now
         stream.handlerRunning = true
         runningStreams += 1
         idleSince = nil  // the idle timer, if armed, sees this when it fires
@@ -347,6 +353,10 @@ extension ServerConnectionHandler {
     func returnStreamCredit(_ stream: ServerStream, _ credit: Int) {
         guard streams[stream.id] === stream, !stream.clientClosed, !stream.serverClosed else { return }
         stream.recvWindow += credit
+        // The client may have been waiting for this window: its pause is the server's doing.
+        if stream.requestDue != nil {
+            stream.requestDue = ContinuousClock.now.advanced(by: configuration.requestTimeout)
+        }
         outbound.writeWindowUpdate(streamID: stream.id, increment: UInt32(credit))
         scheduleFlush()
     }

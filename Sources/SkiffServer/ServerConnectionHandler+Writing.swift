@@ -21,7 +21,11 @@ extension ServerConnectionHandler {
             if case .blocked(let rest) = write(item, of: stream) { stream.outbound.append(rest) }
         } else {
             stream.outbound.append(item)
-            if !stream.isBlocked { pump(stream) }
+            if !stream.isBlocked {
+                pump(stream)
+            } else if stream.heldBytes > 0 {
+                holdForStreamWindow(stream, current: 0)  // queued behind bytes held for the window
+            }
         }
     }
 
@@ -51,12 +55,38 @@ extension ServerConnectionHandler {
     /// Response bytes that will never be written: given back to the stream and the connection.
     func dropped(_ size: Int, of stream: ServerStream) {
         stream.didWrite(size)
-        budget.release(size)
+        budget.release(size - releaseHeld(size, of: stream))
+    }
+
+    /// Counts `size` leading bytes of a stream's queue as gone from what it holds for its window;
+    /// returns how many of them were held (the rest were charged to the budget).
+    @inline(__always)
+    func releaseHeld(_ size: Int, of stream: ServerStream) -> Int {
+        guard stream.heldBytes > 0 else { return 0 }
+        let held = min(size, stream.heldBytes)
+        stream.heldBytes -= held
+        heldResponseBytes -= held
+        observer.responseBytesQueued(-held)
+        return held
+    }
+
+    /// A stream waits for its own window while the connection's window and the socket are open:
+    /// its client holds back this call's results (the app has not consumed them yet). Its queued
+    /// bytes move from the connection's budget to the bytes held for stream windows, if they fit
+    /// there, so that they do not stop the connection's other calls. All or nothing, so that held
+    /// bytes always lead the stream's queue. `current` is a message part not in the queue.
+    func holdForStreamWindow(_ stream: ServerStream, current: Int) {
+        let charged = current + stream.outbound.messageBytes - stream.heldBytes
+        guard charged > 0, heldResponseBytes + charged <= configuration.maxWindowHeldResponseBytes else { return }
+        stream.heldBytes += charged
+        heldResponseBytes += charged
+        observer.responseBytesQueued(charged)
+        budget.release(charged)
     }
 
     /// Drops every response message a stream still has queued (its TRAILERS too).
     func dropQueuedResponses(of stream: ServerStream) {
-        for case .message(let bytes) in stream.outbound { dropped(bytes.readableBytes, of: stream) }
+        dropped(stream.outbound.messageBytes, of: stream)
         stream.outbound.removeAll()
     }
 
@@ -114,7 +144,14 @@ extension ServerConnectionHandler {
                 let window = socketBlocked ? 0 : min(stream.sendWindow, connectionSendWindow)
                 let remaining = bytes.readableBytes
                 if remaining > 0 && window <= 0 {
-                    markBlocked(stream)
+                    if !socketBlocked && connectionSendWindow > 0 {
+                        // Only this stream's window is closed: it is pumped again by its
+                        // WINDOW_UPDATE, and its bytes need not hold up the other calls.
+                        stream.isBlocked = true
+                        holdForStreamWindow(stream, current: remaining)
+                    } else {
+                        markBlocked(stream)
+                    }
                     return .blocked(.message(bytes))
                 }
                 guard writeHeadersIfNeeded(stream) else {
@@ -130,7 +167,8 @@ extension ServerConnectionHandler {
                 stream.sendWindow -= chunk
                 connectionSendWindow -= chunk
                 stream.didWrite(chunk)
-                unflushedMessageBytes += chunk
+                // Bytes held for the stream's window are no longer charged to the budget.
+                unflushedMessageBytes += chunk - releaseHeld(chunk, of: stream)
                 // Hand large batches to the socket as they grow, so that its writability (and
                 // with it ``socketBlocked``) follows what is really pending.
                 if outbound.readableBytes >= Self.flushBatchSize { flushNow() }
@@ -163,9 +201,11 @@ extension ServerConnectionHandler {
         return nil
     }
 
+    /// The stream waits for the connection's window or the socket: it is pumped when they open.
     func markBlocked(_ stream: ServerStream) {
-        guard !stream.isBlocked else { return }
         stream.isBlocked = true
+        guard !stream.inBlockedList else { return }
+        stream.inBlockedList = true
         blocked.append(stream)
     }
 
@@ -173,6 +213,7 @@ extension ServerConnectionHandler {
         var rounds = blocked.count
         while rounds > 0, connectionSendWindow > 0, !socketBlocked, let stream = blocked.popFirst() {
             rounds -= 1
+            stream.inBlockedList = false
             stream.isBlocked = false
             if streams[stream.id] === stream { pump(stream) }
         }

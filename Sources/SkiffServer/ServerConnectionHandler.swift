@@ -42,6 +42,18 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     var readPending = false
     /// MESSAGE bytes in `outbound` not yet handed to the socket (released from the budget then).
     var unflushedMessageBytes = 0
+    /// Response bytes of streams waiting only for their own window, held outside the budget
+    /// (at most ``ServerConfiguration/maxWindowHeldResponseBytes``).
+    var heldResponseBytes = 0
+    /// Since when the socket has been full (reads, the frame timer and request timers pause
+    /// meanwhile: the client is not sending what it cannot, the server is not reading).
+    var socketBlockedSince: NIODeadline?
+    /// Closes the connection when the socket stays full longer than the send-stall timeout.
+    var stallTimer: Scheduled<Void>?
+    /// A partial frame's timer was stopped while reads were paused.
+    var frameTimerPaused = false
+    /// Closes a connection whose output was shut after its last GOAWAY, if its client does not.
+    var lingerTimer: Scheduled<Void>?
 
     // Settings
     var peerSettings = ConnectionSettings.protocolDefaults
@@ -172,7 +184,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func shutDownStreams() {
         guard !shutDown else { return }
         shutDown = true
-        for timer in [prefaceTimer, frameTimer, idleTimer, graceTimer, requestTimer] { timer?.cancel() }
+        for timer in [prefaceTimer, frameTimer, idleTimer, graceTimer, requestTimer, stallTimer, lingerTimer] {
+            timer?.cancel()
+        }
+        stallTimer = nil
+        lingerTimer = nil
         prefaceTimer = nil
         frameTimer = nil
         idleTimer = nil
@@ -188,6 +204,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         streams.removeAll()
         blocked.removeAll()
         budget.close()
+        observer.responseBytesQueued(-heldResponseBytes)
+        heldResponseBytes = 0
         unflushedMessageBytes = 0
         partialRequestBytes = 0
         inboundBuffer = nil
@@ -207,9 +225,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         guard blocked != socketBlocked, !closing else { return }
         socketBlocked = blocked
         budget.setSocketBlocked(blocked)
-        guard !blocked else { return }
+        if blocked {
+            pauseClocks()
+            return
+        }
         eventLoop.assumeIsolated().execute { [self] in
             guard !closing, !socketBlocked else { return }
+            resumeClocks()
             pumpBlocked()
             if readPending, let context {
                 readPending = false
@@ -218,10 +240,61 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    /// The socket is full: the connection is not read from, so the timers that wait for the
+    /// client's bytes stop; and a client that never reads again is given the send-stall timeout.
+    private func pauseClocks() {
+        socketBlockedSince = NIODeadline.now()
+        if let frameTimer {
+            frameTimer.cancel()
+            self.frameTimer = nil
+            frameTimerPaused = true
+        }
+        stallTimer = eventLoop.assumeIsolated().scheduleTask(
+            in: .nanoseconds(configuration.sendStallTimeout.nanoseconds)
+        ) { [self] in
+            stallTimer = nil
+            logger.debug(
+                "closing connection: its client has not read for the send-stall timeout",
+                metadata: ["peer": "\(peer)"]
+            )
+            closing = true
+            for stream in streams.values { stream.task?.cancel() }
+            context?.close(promise: nil)
+        }
+    }
+
+    /// The socket drains again: the paused time is not counted against the client.
+    private func resumeClocks() {
+        stallTimer?.cancel()
+        stallTimer = nil
+        guard let since = socketBlockedSince else { return }
+        socketBlockedSince = nil
+        let paused = NIODeadline.now() - since
+        let pausedDuration = Duration.nanoseconds(paused.nanoseconds)
+        for stream in streams.values {
+            if let due = stream.requestDue { stream.requestDue = due.advanced(by: pausedDuration) }
+        }
+        if frameTimerPaused {
+            frameTimerPaused = false
+            if inboundBuffer != nil { armFrameTimer() }
+        }
+    }
+
+    func armFrameTimer() {
+        guard frameTimer == nil else { return }
+        frameTimer = eventLoop.assumeIsolated().scheduleTask(
+            in: .nanoseconds(configuration.frameTimeout.nanoseconds)
+        ) { [self] in
+            goAwayAndClose(.resourceExhausted, "a frame took longer than the frame timeout to arrive")
+        }
+    }
+
     /// Reads are held back while the socket is blocked, so a client that does not read what it
-    /// asked for cannot make the server queue more (PING ACKs, WINDOW_UPDATEs, new calls).
+    /// asked for cannot make the server queue more (PING ACKs, WINDOW_UPDATEs, new calls). A
+    /// closing connection reads (and drops) what still comes, so that its last GOAWAY is not
+    /// lost to a reset.
     func read(context: ChannelHandlerContext) {
-        if socketBlocked {
+        if socketBlocked && !closing {
             readPending = true
         } else {
             context.read()
@@ -265,14 +338,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             inboundBuffer = nil
             frameTimer?.cancel()
             frameTimer = nil
+            frameTimerPaused = false
         } else {
             inboundBuffer!.discardReadBytes()
-            if frameTimer == nil {
-                frameTimer = context.eventLoop.assumeIsolated().scheduleTask(
-                    in: .nanoseconds(configuration.frameTimeout.nanoseconds)
-                ) { [self] in
-                    goAwayAndClose(.resourceExhausted, "a frame took longer than the frame timeout to arrive")
-                }
+            if socketBlocked {
+                frameTimerPaused = true  // armed when reads resume
+            } else {
+                armFrameTimer()
             }
         }
     }
@@ -341,7 +413,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         case .rstStream:
             _ = try FramePayload.rstStream(frame)
             let stream = streams[frame.streamID]
-            try countReset(of: stream?.serverClosed == false ? stream : nil)
+            try countReset(of: stream)
             if let stream { cancelStream(stream) }
         case .windowUpdate:
             // Frames for ended streams are ignored, malformed or not.
@@ -351,6 +423,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             guard stream.sendWindow <= Int(Int32.max) else {
                 throw ProtocolViolation("stream \(stream.id) window exceeds 2^31-1")
             }
+            // Queued responses that waited for this window go now (or wait for the connection's).
+            if stream.isBlocked && !stream.inBlockedList { stream.isBlocked = false }
             pump(stream)
             scheduleFlush()
         default:
@@ -374,7 +448,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let connectionDelta = Int(settings.initialConnectionWindow) - Int(peerSettings.initialConnectionWindow)
         peerSettings = settings
         connectionSendWindow += connectionDelta
-        for stream in streams.values { stream.sendWindow += streamDelta }
+        for stream in streams.values {
+            stream.sendWindow += streamDelta
+            if stream.isBlocked && !stream.inBlockedList && stream.sendWindow > 0 { markBlocked(stream) }
+        }
         outbound.writeSettingsAck()
         armIdleTimer()
         pumpBlocked()
@@ -390,8 +467,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         outbound.writePing(data, ack: true)
         // PINGs are policed only while no stream is open (contract §5.1): strikes, and a flood
         // guard for clients allowed to ping at any interval.
-        let openStreams = streams.values.contains { !($0.clientClosed && $0.serverClosed) }
-        guard !openStreams else {
+        guard streams.isEmpty else {
             lastPing = NIODeadline.now()
             return
         }
@@ -421,15 +497,17 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// the client to cancel it without cost.
     static let prematureResetAge: Duration = .milliseconds(50)
 
-    /// The rapid-reset defence. A reset costs a token when it ends a stream that had barely
-    /// opened (no response yet, open under ``prematureResetAge``) or one that had already ended;
-    /// tokens come back at `maxResetsPerSecond`, up to ``resetBurst(_:)``. A client cancelling
-    /// what it legitimately opened never runs out; one that opens and resets streams in a loop
-    /// does, and gets GOAWAY(RESOURCE_EXHAUSTED, too_many_resets).
+    /// The rapid-reset defence. A reset costs a token when it ends a call whose handler had
+    /// barely started (no response yet, running under ``prematureResetAge``): the work a rapid
+    /// reset wastes. Resets of streams whose handler has not started (nothing done yet) or that
+    /// have already ended cost nothing. Tokens come back at `maxResetsPerSecond`, up to
+    /// ``resetBurst(_:)``. A client cancelling what it legitimately opened never runs out; one
+    /// that opens and resets calls in a loop does, and gets GOAWAY(RESOURCE_EXHAUSTED,
+    /// too_many_resets).
     func countReset(of stream: ServerStream?) throws {
-        if let stream, stream.headersWritten || ContinuousClock.now - stream.startTime >= Self.prematureResetAge {
-            return
-        }
+        guard let stream, !stream.serverClosed, !stream.headersWritten, let started = stream.handlerStartTime,
+            ContinuousClock.now - started < Self.prematureResetAge
+        else { return }
         let now = NIODeadline.now()
         let elapsed = Double((now - resetTokensUpdated).nanoseconds) / 1e9
         resetTokensUpdated = now

@@ -56,14 +56,25 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     var countedPartialBytes = 0
     var recvWindow: Int
     var sendWindow: Int
-    var outbound = Deque<Outbound>()
+    var outbound = OutboundQueue()
+    /// Queued responses wait for a window (the stream's, the connection's or the socket's):
+    /// new ones are queued behind them, not written.
     var isBlocked = false
+    /// The stream is in the connection's list of streams to pump when the connection's window or
+    /// the socket opens (streams waiting only for their own window are not).
+    var inBlockedList = false
+    /// Leading bytes of `outbound` that wait only for this stream's window, counted in the
+    /// connection's held bytes instead of its response budget (see
+    /// ``ServerConfiguration/maxWindowHeldResponseBytes``).
+    var heldBytes = 0
     var headersWritten = false
     var deadlineTimer: Scheduled<Void>?
     /// When the rest of the request is due (request timeout), while it has not all arrived.
     var requestDue: ContinuousClock.Instant?
     var context: ServerContext?
     let startTime = ContinuousClock.now
+    /// When the handler started (the rapid-reset defence measures a call's age from it).
+    var handlerStartTime: ContinuousClock.Instant?
     var finalStatus: StatusCode?
 
     /// What a reader waiting on a closed stream gets; made once, since boxing an error allocates.
@@ -303,5 +314,43 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         inbound.fail(Self.closedError)
         deadlineTimer?.cancel()
         deadlineTimer = nil
+    }
+}
+
+/// A stream's responses waiting for a window, with the count of their message bytes (so that
+/// what a stream holds is known without walking its queue).
+struct OutboundQueue {
+    private var items = Deque<ServerStream.Outbound>()
+    /// Bytes of the queued messages.
+    private(set) var messageBytes = 0
+
+    var isEmpty: Bool { items.isEmpty }
+
+    mutating func append(_ item: ServerStream.Outbound) {
+        messageBytes += item.messageBytes
+        items.append(item)
+    }
+
+    mutating func prepend(_ item: ServerStream.Outbound) {
+        messageBytes += item.messageBytes
+        items.prepend(item)
+    }
+
+    mutating func popFirst() -> ServerStream.Outbound? {
+        guard let item = items.popFirst() else { return nil }
+        messageBytes -= item.messageBytes
+        return item
+    }
+
+    mutating func removeAll() {
+        items.removeAll()
+        messageBytes = 0
+    }
+}
+
+extension ServerStream.Outbound {
+    var messageBytes: Int {
+        if case .message(let bytes) = self { return bytes.readableBytes }
+        return 0
     }
 }

@@ -109,6 +109,22 @@ public struct ServerOptions: ParsableArguments, Sendable {
 
     @Option(
         help: ArgumentHelp(
+            "Bytes of responses one connection may hold, beyond --max-buffered-response-bytes, for calls "
+                + "whose client holds back their stream window (so they do not stop its other calls)."
+        )
+    )
+    public var maxWindowHeldResponseBytes: Int = 4 * 1024 * 1024
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a connection's socket may stay full, its client reading nothing, before the "
+                + "connection is closed."
+        )
+    )
+    public var sendStallTimeout: Double = 60
+
+    @Option(
+        help: ArgumentHelp(
             "Bytes of incomplete request messages one connection may have over all its streams; "
                 + "the stream going beyond fails with RESOURCE_EXHAUSTED."
         )
@@ -147,6 +163,12 @@ public struct ServerOptions: ParsableArguments, Sendable {
         guard maxBufferedResponseBytes >= 64 * 1024 else {
             throw ValidationError("--max-buffered-response-bytes must be at least 65536.")
         }
+        guard maxWindowHeldResponseBytes >= 0 else {
+            throw ValidationError("--max-window-held-response-bytes must be 0 or more.")
+        }
+        guard sendStallTimeout > 0, sendStallTimeout.isFinite else {
+            throw ValidationError("--send-stall-timeout must be more than 0 seconds.")
+        }
         guard maxBufferedRequestBytes >= Int(maxMessageSize) else {
             throw ValidationError("--max-buffered-request-bytes must be at least --max-message-size.")
         }
@@ -181,6 +203,8 @@ public struct ServerOptions: ParsableArguments, Sendable {
         config.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
         config.maxBufferedResponseBytes = maxBufferedResponseBytes
         config.maxBufferedRequestBytes = maxBufferedRequestBytes
+        config.maxWindowHeldResponseBytes = maxWindowHeldResponseBytes
+        config.sendStallTimeout = .milliseconds(Int64(sendStallTimeout * 1000))
         config.drainGracePeriod = .milliseconds(Int64(drainGracePeriod * 1000))
         try config.settings.validate()
         return config

@@ -63,16 +63,22 @@ struct ServerLimitTests {
         }) { _, port in
             try await withRawConnection(port: port) { conn in
                 _ = try await conn.handshake()
-                try await conn.send {
-                    for i in 0..<40 {
-                        let id = UInt32(2 * i + 1)
-                        $0.writeHeaders(
-                            streamID: id,
-                            path: "/skiff.testing.v1.TestService/FullDuplexCall",
-                            metadata: [:]
-                        )
-                        $0.writeRSTStream(streamID: id, status: .cancelled)
+                // Calls whose handler has just started, reset at once: each wastes a handler's
+                // start. Batches within the concurrency limit, so that no HEADERS is refused (a
+                // refused stream's reset is free).
+                for batch in 0..<10 {
+                    try? await conn.send {
+                        for i in 0..<10 {
+                            let id = UInt32(2 * (batch * 10 + i) + 1)
+                            $0.writeHeaders(
+                                streamID: id,
+                                path: "/skiff.testing.v1.TestService/FullDuplexCall",
+                                metadata: [:]
+                            )
+                            $0.writeRSTStream(streamID: id, status: .cancelled)
+                        }
                     }
+                    try await Task.sleep(for: .milliseconds(20))
                 }
                 let frames = try await conn.drainUntilClosed()
                 let goAway = try #require(frames.last?.goAway)

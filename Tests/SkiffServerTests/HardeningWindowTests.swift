@@ -1,0 +1,249 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import SkiffCore
+import SkiffStandardServices
+import SkiffWire
+import SwiftProtobuf
+import Synchronization
+import Testing
+
+@testable import SkiffServer
+
+private let unaryCall = "/skiff.testing.v1.TestService/UnaryCall"
+private let flood = ProbeService.flood.path
+
+/// The bounds of issue 9 must not turn on legitimate clients: a call whose results the app does
+/// not consume yet, a client that stops reading for a while, a refused client that talks first.
+@Suite("Hardening: bounds that hold up the offender only")
+struct HardeningWindowTests {
+    /// MESSAGE payload bytes of `stream` among `frames`.
+    private func messageBytes(_ frames: [Frame], stream: UInt32) -> Int {
+        frames.filter { $0.streamID == stream && $0.type == .message }.reduce(0) { $0 + $1.payload.readableBytes }
+    }
+
+    @Test("a call whose client holds back its stream window does not stop the connection's other calls")
+    func heldStreamWindowDoesNotStallTheConnection() async throws {
+        let probe = ProbeService()
+        let observer = ServerObserver()
+        try await withTestServer(
+            services: [TestService(), probe],
+            observer: observer,
+            configure: { $0.maxBufferedResponseBytes = 128 * 1024 }
+        ) { _, port in
+            try await withRawConnection(port: port) { conn in
+                // A stream window of 128 KiB: the flood's stream stops after two messages and the
+                // server queues up to its 256 KiB high-water mark more for it: more than the
+                // connection's 128 KiB budget.
+                _ = try await conn.handshake([(.maxMessageSize, 128 * 1024), (.initialStreamWindow, 128 * 1024)])
+                try await conn.send {
+                    $0.writeHeaders(streamID: 1, path: flood, metadata: [:])
+                    $0.writeMessage(streamID: 1, bytes: [])
+                }
+                try await waitUntil { probe.written.load(ordering: .relaxed) >= 4 }
+                var previous = -1
+                while probe.written.load(ordering: .relaxed) != previous {
+                    previous = probe.written.load(ordering: .relaxed)
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                #expect(previous < 10, "the flood wrote \(previous) messages into a 128 KiB window")
+                // Another call on the same connection is answered meanwhile.
+                try await conn.send {
+                    $0.writeHeaders(streamID: 3, path: unaryCall, metadata: [:])
+                    $0.writeMessage(
+                        streamID: 3,
+                        bytes: try! Skiff_Testing_V1_SimpleRequest.with {
+                            $0.responseSize = 10
+                        }.serializedBytes() as [UInt8]
+                    )
+                }
+                var frames: [Frame] = []
+                while true {
+                    let frame = try await conn.next { _ in true }
+                    frames.append(frame)
+                    if frame.streamID == 3 && frame.type == .trailers { break }
+                }
+                #expect(frames.last?.trailers?.status == .ok)
+                // Once the client grants the window the flood goes on (and on: not just what was queued).
+                try await conn.send { $0.writeWindowUpdate(streamID: 1, increment: 4 * 1024 * 1024) }
+                var received = 0
+                while received < 2 * 1024 * 1024 {
+                    let frame = try await conn.next { $0.streamID == 1 }
+                    received += frame.payload.readableBytes
+                }
+                #expect(probe.written.load(ordering: .relaxed) > previous + 20)
+                try await conn.send { $0.writeRSTStream(streamID: 1, status: .cancelled) }
+            }
+            try await waitUntil { observer.bufferedResponseBytes == 0 && observer.liveConnectionHandlers == 0 }
+        }
+    }
+
+    @Test("a client that does not read for the send-stall timeout is disconnected and its memory returned")
+    func sendStallClosesTheConnection() async throws {
+        let probe = ProbeService()
+        let observer = ServerObserver()
+        try await withTestServer(
+            services: [TestService(), probe],
+            observer: observer,
+            configure: { $0.sendStallTimeout = .milliseconds(500) }
+        ) { _, port in
+            try await withNonReadingConnection(port: port, settings: hugeWindows) { attacker in
+                try await attacker.send {
+                    $0.writeHeaders(streamID: 1, path: flood, metadata: [:])
+                    $0.writeMessage(streamID: 1, bytes: [])
+                }
+                try await waitUntil { probe.written.load(ordering: .relaxed) > 20 }
+                // The attacker still holds its socket open; the server lets go of its side.
+                try await waitUntil { observer.liveConnectionHandlers == 0 && observer.bufferedResponseBytes == 0 }
+                #expect(observer.connections == 0)
+            }
+        }
+    }
+
+    @Test("streams reset before their handler started cost the client nothing")
+    func resetsOfUnstartedCallsAreFree() async throws {
+        try await withTestServer(configure: {
+            $0.settings.maxConcurrentStreams = 10
+            $0.maxResetsPerSecond = 10
+        }) { _, port in
+            try await withRawConnection(port: port) { conn in
+                _ = try await conn.handshake()
+                // 1,000 unary calls whose request never came, cancelled at once: 50 times the burst.
+                for round in 0..<100 {
+                    try await conn.send {
+                        for i in 0..<10 {
+                            let id = UInt32(2 * (round * 10 + i) + 1)
+                            $0.writeHeaders(streamID: id, path: unaryCall, metadata: [:])
+                            $0.writeRSTStream(streamID: id, status: .cancelled)
+                        }
+                    }
+                }
+                // Resets of calls that had ended already are free too.
+                try await conn.send {
+                    for id in stride(from: UInt32(1), to: 2_001, by: 2) {
+                        $0.writeRSTStream(streamID: id, status: .cancelled)
+                    }
+                    $0.writeHeaders(streamID: 2_001, path: unaryCall, metadata: [:])
+                    $0.writeMessage(streamID: 2_001, bytes: [])
+                }
+                let end = try await conn.next { ($0.streamID == 2_001 && $0.type == .trailers) || $0.type == .goAway }
+                #expect(end.type == .trailers, "got \(end)")
+                #expect(end.trailers?.status == .ok)
+            }
+        }
+    }
+
+    @Test("a refused client that has already sent a burst still reads the GOAWAY, not a reset")
+    func refusalReachesATalkativeClient() async throws {
+        try await withTestServer(configure: { $0.maxConnections = 1 }) { server, port in
+            try await withRawConnection(port: port) { first in
+                _ = try await first.handshake()
+                try await waitUntil { server.observer.connections == 1 }
+                // The refused client sends 200 KiB the server will never read, and reads only later.
+                let collector = FrameCollector()
+                let channel = try await connectCollecting(port: port, collector)
+                defer { channel.close(promise: nil) }
+                var burst = ByteBuffer()
+                burst.writePreface()
+                burst.writeSettings([])
+                for i in 0..<200 {
+                    burst.writeHeaders(streamID: UInt32(2 * i + 1), path: unaryCall, metadata: [:])
+                    burst.writeMessage(streamID: UInt32(2 * i + 1), bytes: Array(repeating: 7, count: 1_000))
+                }
+                try await channel.writeAndFlush(burst)
+                try await Task.sleep(for: .milliseconds(300))
+                try await channel.setOption(.autoRead, value: true).get()
+                channel.read()
+                try? await waitUntil { collector.frames.withLock { $0.contains { $0.type == .goAway } } }
+                let frames = collector.frames.withLock { $0 }
+                #expect(frames.contains { $0.goAway?.status == .unavailable }, "frames: \(frames.map(\.type))")
+            }
+        }
+    }
+
+    @Test("while the server stops reading a client that does not read, its request and frame timers stand still")
+    func pausedReadsDoNotCountAgainstTheClient() async throws {
+        let probe = ProbeService()
+        try await withTestServer(
+            services: [TestService(), probe],
+            configure: {
+                $0.requestTimeout = .milliseconds(400)
+                $0.frameTimeout = .milliseconds(400)
+            }
+        ) { _, port in
+            let collector = FrameCollector()
+            let channel = try await connectCollecting(port: port, collector)
+            defer { channel.close(promise: nil) }
+            let request: [UInt8] = try Skiff_Testing_V1_SimpleRequest.with { $0.responseSize = 10 }.serializedBytes()
+            var headers5 = ByteBuffer()
+            headers5.writeHeaders(streamID: 5, path: unaryCall, metadata: [:])
+            let half = headers5.readableBytes / 2
+            // A flood that fills the socket, a unary call's HEADERS without its request, and half
+            // of another call's HEADERS frame: the server reads them all, then stops reading.
+            var first = ByteBuffer()
+            first.writePreface()
+            first.writeSettings(hugeWindows)
+            first.writeSettingsAck()
+            first.writeHeaders(streamID: 1, path: flood, metadata: [:])
+            first.writeMessage(streamID: 1, bytes: [])
+            first.writeHeaders(streamID: 3, path: unaryCall, metadata: [:])
+            first.writeBytes(headers5.readableBytesView.prefix(half))
+            try await channel.writeAndFlush(first)
+            try await waitUntil { probe.written.load(ordering: .relaxed) > 40 }
+            var previous = -1
+            while probe.written.load(ordering: .relaxed) != previous {
+                previous = probe.written.load(ordering: .relaxed)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            // The rest arrives long after both timeouts, while the server is not reading.
+            try await Task.sleep(for: .milliseconds(800))
+            var rest = ByteBuffer(bytes: headers5.readableBytesView.dropFirst(half))
+            rest.writeMessage(streamID: 3, bytes: request)
+            rest.writeMessage(streamID: 5, bytes: request)
+            rest.writeRSTStream(streamID: 1, status: .cancelled)
+            try await channel.writeAndFlush(rest)
+            try await channel.setOption(.autoRead, value: true).get()
+            channel.read()
+            try await waitUntil(timeout: .seconds(20)) {
+                let frames = collector.frames.withLock { $0 }
+                return frames.contains { $0.type == .goAway }
+                    || [3, 5].allSatisfy { id in frames.contains { $0.streamID == id && $0.type == .trailers } }
+            }
+            let frames = collector.frames.withLock { $0 }
+            let trailers = frames.filter { $0.type == .trailers && $0.streamID != 1 }
+            #expect(trailers.map { $0.trailers?.status } == [.ok, .ok], "\(trailers.map { $0.trailers?.message })")
+            let goAways = frames.filter { $0.type == FrameType.goAway }
+            #expect(goAways.isEmpty, "\(goAways.map { $0.goAway.map { "\($0)" } ?? "?" })")
+        }
+    }
+}
+
+/// Keeps every frame a test connection receives (MESSAGE frames without their payload).
+private final class FrameCollector: ChannelInboundHandler, Sendable {
+    typealias InboundIn = Frame
+    let frames = Mutex<[Frame]>([])
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var frame = unwrapInboundIn(data)
+        if frame.type == .message { frame.payload = ByteBuffer() }
+        frames.withLock { $0.append(frame) }
+    }
+}
+
+/// A connection that reads nothing until its test turns `autoRead` on, then keeps every frame.
+private func connectCollecting(port: Int, _ collector: FrameCollector) async throws -> any Channel {
+    try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .channelOption(.autoRead, value: false)
+        .channelOption(.socketOption(.so_rcvbuf), value: 16 * 1024)
+        .channelOption(.allowRemoteHalfClosure, value: true)  // a server's half-close is read, not a close
+        .channelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandlers(
+                    ByteToMessageHandler(FrameDecoder(maxFrameSize: 16 * 1024 * 1024, expectPreface: true)),
+                    collector
+                )
+            }
+        }
+        .connect(host: "127.0.0.1", port: port)
+        .get()
+}
