@@ -384,6 +384,8 @@ let package = Package(
                 "SkiffListings",
                 "SkiffChat",
                 "SkiffBucketList",
+                "SkiffBids",
+                "SkiffLostFound",
                 "SkiffDomain",
                 "SkiffClient",
                 "SkiffServer",

@@ -16,7 +16,7 @@ public enum AccountsRequestBounds {
     /// The longest one-time token (issued tokens have 43 characters).
     public static let tokenBytes = 128
     /// The longest id (user, sale, listing, image).
-    public static let idBytes = 128
+    public static let idBytes = RequestBounds.idBytes
     /// The longest display name (50 characters of up to 4 bytes).
     public static let displayNameBytes = 200
     /// The longest bio.
@@ -36,21 +36,18 @@ public enum AccountsRequestBounds {
     /// The most paths in an update mask (one per changeable field).
     public static let updateMaskPaths = 5
     /// The longest update-mask path.
-    public static let updateMaskPathBytes = 64
+    public static let updateMaskPathBytes = RequestBounds.updateMaskPathBytes
     /// The most image ids in one FilterProfilePictures call.
     public static let profilePictureIDs = 1_000
 
     /// Throws INVALID_ARGUMENT when `value` has more than `limit` UTF-8 bytes.
     public static func check(_ value: String, _ field: String, atMost limit: Int) throws(DomainError) {
-        guard value.utf8.count <= limit else {
-            throw DomainError(.invalidArgument, "\(field) is too long: send at most \(limit) bytes (UTF-8).")
-        }
+        try RequestBounds.check(value, field, atMost: limit)
     }
 
     /// Throws INVALID_ARGUMENT when the required id `value` is empty or longer than ``idBytes``.
     public static func checkID(_ value: String, _ field: String) throws(DomainError) {
-        guard !value.isEmpty else { throw DomainError(.invalidArgument, "\(field) is empty.") }
-        try check(value, field, atMost: idBytes)
+        try RequestBounds.checkID(value, field, atMost: idBytes)
     }
 
     // MARK: Requests
@@ -97,15 +94,7 @@ public enum AccountsRequestBounds {
 
     /// UpdateProfile: the mask and the fields it can name (the others are not read).
     public static func check(_ request: Skiff_Accounts_V1_UpdateProfileRequest) throws(DomainError) {
-        let paths = request.updateMask.paths
-        guard paths.count <= updateMaskPaths else {
-            throw DomainError(
-                .invalidArgument,
-                "update_mask has \(paths.count) paths: name each changeable field at most once (at most "
-                    + "\(updateMaskPaths))."
-            )
-        }
-        for path in paths { try check(path, "update_mask path", atMost: updateMaskPathBytes) }
+        try RequestBounds.checkUpdateMask(request.updateMask.paths, atMost: updateMaskPaths)
         let account = request.account
         try check(account.displayName, "account.display_name", atMost: displayNameBytes)
         try check(account.bio, "account.bio", atMost: bioBytes)
@@ -170,9 +159,6 @@ public enum AccountsRequestBounds {
     }
 
     private static func checkPage(size: Int32, token: String) throws(DomainError) {
-        guard size >= 0 else {
-            throw DomainError(.invalidArgument, "page_size must not be negative: send 0 for the default (20).")
-        }
-        try check(token, "page_token", atMost: pageTokenBytes)
+        try RequestBounds.checkPage(size: size, token: token)
     }
 }

@@ -9,6 +9,7 @@ extension BidsService {
         request: Skiff_Bids_V1_ListBidsForListingRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_ListBidsForListingResponse {
+        try BidsRequestBounds.check(request)
         let listingID = try Self.requireListingID(request.listingID)
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let listing = try await requireListing(listingID)
@@ -33,6 +34,7 @@ extension BidsService {
         request: Skiff_Bids_V1_ListMyBidsRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_ListMyBidsResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         var states: Set<BidState> = []
         for state in request.states {
@@ -56,6 +58,7 @@ extension BidsService {
         request: Skiff_Bids_V1_ListMyPurchasesRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_ListMyPurchasesResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let sales = try await store.purchases(buyerID: user.id, page: page)
@@ -70,6 +73,7 @@ extension BidsService {
         request: Skiff_Bids_V1_ListMySalesRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_ListMySalesResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let sales = try await store.sales(sellerID: user.id, page: page)

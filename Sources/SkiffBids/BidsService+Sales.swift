@@ -12,6 +12,7 @@ extension BidsService {
         request: Skiff_Bids_V1_AcceptBidRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_AcceptBidResponse {
+        try BidsRequestBounds.check(request)
         let acceptance = try await accept(bidID: request.bidID, kind: .bid, context: context)
         let sale = try await render(acceptance.sale)
         return .with {
@@ -25,6 +26,7 @@ extension BidsService {
         request: Skiff_Bids_V1_AcceptCounterRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_AcceptCounterResponse {
+        try BidsRequestBounds.check(request)
         let acceptance = try await accept(bidID: request.bidID, kind: .counter, context: context)
         let sale = try await render(acceptance.sale)
         return .with {
@@ -94,7 +96,7 @@ extension BidsService {
         } catch {
             logger.error(
                 "A listing was marked sold but its sale could not be recorded",
-                metadata: ["listing": "\(bid.listingID)", "bid": "\(bid.id)", "error": "\(error)"]
+                metadata: ["listing": "\(bid.listingID)", "bid": "\(bid.id)", "error": "\(LogText.bounded(error))"]
             )
             throw error
         }
@@ -113,7 +115,7 @@ extension BidsService {
         } catch {
             logger.warning(
                 "Could not open the buyer-seller conversation; it will be retried",
-                metadata: ["listing": "\(listingID)", "error": "\(error)"]
+                metadata: ["listing": "\(listingID)", "error": "\(LogText.bounded(error))"]
             )
             return nil
         }
@@ -125,6 +127,7 @@ extension BidsService {
         request: Skiff_Bids_V1_ConfirmHandoffRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_ConfirmHandoffResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let saleID = try Self.requireSaleID(request.saleID)
         let recorded = try await store.confirmHandoff(saleID: saleID, userID: user.id, now: time.now())
@@ -136,7 +139,7 @@ extension BidsService {
             } catch {
                 logger.error(
                     "The sale-completed hook failed",
-                    metadata: ["sale": "\(sale.id)", "error": "\(error)"]
+                    metadata: ["sale": "\(sale.id)", "error": "\(LogText.bounded(error))"]
                 )
             }
         }
@@ -149,6 +152,7 @@ extension BidsService {
         request: Skiff_Bids_V1_GetSaleRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_GetSaleResponse {
+        try BidsRequestBounds.check(request)
         // Other Skiff services (Accounts, before accepting a rating) may read any sale.
         let user = try context.user ?? context.requireUser()
         let saleID = try Self.requireSaleID(request.saleID)

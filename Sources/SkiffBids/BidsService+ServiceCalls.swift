@@ -12,6 +12,7 @@ extension BidsService {
         request: Skiff_Bids_V1_CountPendingBidsRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_CountPendingBidsResponse {
+        try BidsRequestBounds.check(request)
         try context.requireService()
         guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
         let summary = try await store.liveBidSummary(listingID: request.listingID)
@@ -22,6 +23,7 @@ extension BidsService {
         request: Skiff_Bids_V1_CloseListingRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_CloseListingResponse {
+        try BidsRequestBounds.check(request)
         try context.requireService()
         guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
         let reason: String
@@ -58,7 +60,7 @@ extension BidsService {
         } catch {
             logger.warning(
                 "Could not reject the bids of a closed listing",
-                metadata: ["listing": "\(listingID)", "error": "\(error)"]
+                metadata: ["listing": "\(listingID)", "error": "\(LogText.bounded(error))"]
             )
         }
     }

@@ -83,7 +83,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         } catch {
             logger.warning(
                 "Could not publish bid events to the feed",
-                metadata: ["events": "\(events.count)", "error": "\(error)"]
+                metadata: ["events": "\(events.count)", "error": "\(LogText.bounded(error))"]
             )
         }
     }
@@ -110,6 +110,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         request: Skiff_Bids_V1_PlaceBidRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_PlaceBidResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let listingID = try Self.requireListingID(request.listingID)
         guard request.amountCents <= Self.maximumAmountCents else {
@@ -154,6 +155,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         request: Skiff_Bids_V1_WithdrawBidRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_WithdrawBidResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let recorded = try await store.withdrawBid(
             id: try Self.requireBidID(request.bidID),
@@ -168,6 +170,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         request: Skiff_Bids_V1_RejectBidRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_RejectBidResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let bidID = try Self.requireBidID(request.bidID)
         let reason = request.reason.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -183,6 +186,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         request: Skiff_Bids_V1_CounterBidRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_CounterBidResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let bidID = try Self.requireBidID(request.bidID)
         guard request.amountCents <= Self.maximumAmountCents else {
@@ -208,6 +212,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         request: Skiff_Bids_V1_DeclineCounterRequest,
         context: ServerContext
     ) async throws -> Skiff_Bids_V1_DeclineCounterResponse {
+        try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let recorded = try await store.declineCounter(
             id: try Self.requireBidID(request.bidID),

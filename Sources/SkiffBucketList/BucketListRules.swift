@@ -132,6 +132,7 @@ public enum BucketListRules {
             )
         }
         var result: [String] = []
+        var seen: Set<String> = []
         for tag in tags {
             let normalized = tag.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
             guard tagLength.contains(normalized.count) else {
@@ -140,7 +141,7 @@ public enum BucketListRules {
                     "activity.tags has a tag of \(normalized.count) characters: each tag must have 1 to \(tagLength.upperBound)."
                 )
             }
-            if !result.contains(normalized) { result.append(normalized) }
+            if seen.insert(normalized).inserted { result.append(normalized) }
         }
         return result
     }

@@ -11,6 +11,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_CreateBucketListRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_CreateBucketListResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         guard request.hasBucketList else {
             throw DomainError(.invalidArgument, "bucket_list is missing: send the name, description and visibility.")
@@ -32,6 +33,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_GetBucketListRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_GetBucketListResponse {
+        try BucketListRequestBounds.check(request)
         let list = try await visibleList(request.bucketListID, field: "bucket_list_id", context: context)
         return .with { $0.bucketList = list.proto }
     }
@@ -40,6 +42,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_UpdateBucketListRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_UpdateBucketListResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         let id = request.bucketList.bucketListID
         guard !id.isEmpty else {
@@ -80,6 +83,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_DeleteBucketListRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_DeleteBucketListResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try BucketListRules.requireID(request.bucketListID, field: "bucket_list_id")
         try await store.deleteList(id: request.bucketListID, ownerID: user.id)
@@ -90,6 +94,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_ListMyBucketListsRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_ListMyBucketListsResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.lists(ownerID: user.id, includePrivate: true, page: page)
@@ -103,6 +108,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_ListUserBucketListsRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_ListUserBucketListsResponse {
+        try BucketListRequestBounds.check(request)
         try BucketListRules.validateUserID(request.userID)
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let isOwner = context.user?.id == request.userID
@@ -119,6 +125,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_AddBucketListEntryRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_AddBucketListEntryResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try Self.requireEntryIDs(request.bucketListID, request.activityID)
         let entry = try await store.addEntry(
@@ -136,6 +143,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_RemoveBucketListEntryRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_RemoveBucketListEntryResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try Self.requireEntryIDs(request.bucketListID, request.activityID)
         try await store.removeEntry(listID: request.bucketListID, ownerID: user.id, activityID: request.activityID)
@@ -146,6 +154,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_CompleteBucketListEntryRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_CompleteBucketListEntryResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try Self.requireEntryIDs(request.bucketListID, request.activityID)
         let now = time.now()
@@ -167,6 +176,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_UncompleteBucketListEntryRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_UncompleteBucketListEntryResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try Self.requireEntryIDs(request.bucketListID, request.activityID)
         let entry = try await store.setCompletion(
@@ -183,6 +193,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_ListBucketListEntriesRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_ListBucketListEntriesResponse {
+        try BucketListRequestBounds.check(request)
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let list = try await visibleList(request.bucketListID, field: "bucket_list_id", context: context)
         let result = try await store.entries(listID: list.id, page: page)

@@ -9,6 +9,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_FollowUserRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_FollowUserResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try BucketListRules.validateUserID(request.userID)
         guard request.userID != user.id else {
@@ -25,6 +26,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_UnfollowUserRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_UnfollowUserResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try BucketListRules.validateUserID(request.userID)
         try await store.unfollow(followerID: user.id, followeeID: request.userID)
@@ -35,6 +37,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_ListFollowersRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_ListFollowersResponse {
+        try BucketListRequestBounds.check(request)
         try BucketListRules.validateUserID(request.userID)
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.followers(userID: request.userID, page: page)
@@ -48,6 +51,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_ListFollowingRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_ListFollowingResponse {
+        try BucketListRequestBounds.check(request)
         try BucketListRules.validateUserID(request.userID)
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.following(userID: request.userID, page: page)
@@ -61,6 +65,7 @@ extension BucketListService {
         request: Skiff_Bucketlist_V1_GetProfileRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_GetProfileResponse {
+        try BucketListRequestBounds.check(request)
         try BucketListRules.validateUserID(request.userID)
         let viewer = context.user.flatMap { $0.isService ? nil : $0.id }
         let counts = try await store.profile(userID: request.userID, viewerID: viewer)

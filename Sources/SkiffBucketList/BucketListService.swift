@@ -39,6 +39,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_CreateActivityRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_CreateActivityResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         guard request.hasActivity else {
             throw DomainError(.invalidArgument, "activity is missing: send the new activity's fields.")
@@ -53,6 +54,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_GetActivityRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_GetActivityResponse {
+        try BucketListRequestBounds.check(request)
         try BucketListRules.requireID(request.activityID, field: "activity_id")
         guard let activity = try await store.activity(id: request.activityID) else {
             throw BucketListStoreError.activityNotFound
@@ -67,6 +69,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_UpdateActivityRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_UpdateActivityResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         let id = request.activity.activityID
         guard !id.isEmpty else {
@@ -113,6 +116,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_DeleteActivityRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_DeleteActivityResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try BucketListRules.requireID(request.activityID, field: "activity_id")
         try await store.deleteActivity(id: request.activityID, ownerID: user.id)
@@ -123,6 +127,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_FindNearbyActivitiesRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_FindNearbyActivitiesResponse {
+        try BucketListRequestBounds.check(request)
         guard request.hasCenter else {
             throw DomainError(.invalidArgument, "center is missing: give the point to search around.")
         }
@@ -154,6 +159,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_ListTrendingActivitiesRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_ListTrendingActivitiesResponse {
+        try BucketListRequestBounds.check(request)
         var center: Coordinate?
         var radius = request.radiusKm
         if request.hasCenter {
@@ -196,6 +202,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_VoteActivityRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_VoteActivityResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try BucketListRules.requireID(request.activityID, field: "activity_id")
         let vote = try Vote(proto: request.vote)
@@ -220,6 +227,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_AddCommentRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_AddCommentResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try BucketListRules.requireID(request.activityID, field: "activity_id")
         let text = try BucketListRules.validateComment(request.text)
@@ -238,6 +246,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_ListCommentsRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_ListCommentsResponse {
+        try BucketListRequestBounds.check(request)
         try BucketListRules.requireID(request.activityID, field: "activity_id")
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.comments(activityID: request.activityID, page: page)
@@ -251,6 +260,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
         request: Skiff_Bucketlist_V1_DeleteCommentRequest,
         context: ServerContext
     ) async throws -> Skiff_Bucketlist_V1_DeleteCommentResponse {
+        try BucketListRequestBounds.check(request)
         let user = try context.requireUser()
         try BucketListRules.requireID(request.commentID, field: "comment_id")
         try await store.deleteComment(id: request.commentID, by: user.id)

@@ -34,6 +34,7 @@ extension ChatService {
         // The sequence is one stream: iterating it again goes on after the first request.
         var iterator = requests.makeAsyncIterator()
         guard let first = try await iterator.next() else { return }
+        try ChatRequestBounds.check(first)
         guard case .subscribe(let subscribe) = first.request else {
             throw DomainError(.invalidArgument, "The first request on Connect must be subscribe.")
         }
@@ -45,10 +46,14 @@ extension ChatService {
             group.addTask {
                 for try await request in requests {
                     do {
+                        try ChatRequestBounds.check(request)
                         try await handle(request, from: user.id)
                     } catch {
+                        // The request id is echoed only when it is within its bound.
+                        let requestID =
+                            request.requestID.utf8.count <= ChatRequestBounds.idBytes ? request.requestID : ""
                         follower.subscription.enqueue(
-                            .requestFailed(requestID: request.requestID, error: RPCError(mapping: error))
+                            .requestFailed(requestID: requestID, error: RPCError(mapping: error))
                         )
                     }
                 }

@@ -56,6 +56,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_SendMessageRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_SendMessageResponse {
+        try ChatRequestBounds.check(request)
         let user = try context.requireUser()
         let message = try await send(request, from: user.id)
         return .with { $0.message = message.proto }
@@ -118,6 +119,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_ListMessagesRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_ListMessagesResponse {
+        try ChatRequestBounds.check(request)
         let user = try context.requireUser()
         let conversationID = try requireID(request.conversationID, field: "conversation_id")
         guard request.beforeSequence >= 0, request.afterSequence >= 0 else {
@@ -154,6 +156,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_MarkReadRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_MarkReadResponse {
+        try ChatRequestBounds.check(request)
         let user = try context.requireUser()
         let readUpTo = try await markRead(request, by: user.id)
         return .with { $0.readUpTo = readUpTo }
@@ -181,6 +184,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_ListConversationsRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_ListConversationsResponse {
+        try ChatRequestBounds.check(request)
         let user = try context.requireUser()
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.conversations(userID: user.id, page: page)
@@ -194,6 +198,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_GetConversationRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_GetConversationResponse {
+        try ChatRequestBounds.check(request)
         let user = try context.requireUser()
         let conversationID = try requireID(request.conversationID, field: "conversation_id")
         let summary = try await participantConversation(conversationID, userID: user.id)
@@ -211,6 +216,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_OpenConversationRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_OpenConversationResponse {
+        try ChatRequestBounds.check(request)
         try context.requireService()
         let first = try requireID(request.firstUserID, field: "first_user_id")
         let second = try requireID(request.secondUserID, field: "second_user_id")
@@ -234,6 +240,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_BlockUserRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_BlockUserResponse {
+        try ChatRequestBounds.check(request)
         let user = try context.requireUser()
         let blockedID = try requireID(request.userID, field: "user_id")
         guard blockedID != user.id else { throw DomainError(.invalidArgument, "user_id is your own id.") }
@@ -253,6 +260,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_UnblockUserRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_UnblockUserResponse {
+        try ChatRequestBounds.check(request)
         let user = try context.requireUser()
         let blockedID = try requireID(request.userID, field: "user_id")
         try await store.unblock(blockerID: user.id, blockedID: blockedID)
@@ -263,6 +271,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_ListBlockedUsersRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_ListBlockedUsersResponse {
+        try ChatRequestBounds.check(request)
         let user = try context.requireUser()
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.blockedUsers(blockerID: user.id, page: page)
@@ -283,6 +292,7 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
         request: Skiff_Chat_V1_PublishNotificationsRequest,
         context: ServerContext
     ) async throws -> Skiff_Chat_V1_PublishNotificationsResponse {
+        try ChatRequestBounds.check(request)
         try context.requireService()
         guard request.notifications.count <= configuration.maximumNotificationsPerPublish else {
             throw DomainError(

@@ -88,6 +88,7 @@ public enum ListingRules {
     /// Tags: at most 10 distinct ones, each 1–30 characters; returned trimmed, lowercase, without duplicates.
     public static func validateTags(_ tags: [String]) throws(DomainError) -> [String] {
         var result: [String] = []
+        var seen: Set<String> = []
         for tag in tags {
             let normalized = normalizedTag(tag)
             guard !normalized.isEmpty else {
@@ -99,7 +100,7 @@ public enum ListingRules {
                     "tag \"\(normalized.prefix(30))…\" is too long: use at most \(tagLength.upperBound) characters."
                 )
             }
-            if !result.contains(normalized) { result.append(normalized) }
+            if seen.insert(normalized).inserted { result.append(normalized) }
         }
         guard result.count <= maximumTagCount else {
             throw DomainError(

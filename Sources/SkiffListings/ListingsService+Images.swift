@@ -14,7 +14,17 @@ extension ListingsService {
         try limits.uploadImage.acquire(userID: user.id, now: time.now())
         var upload = ImageUpload()
         var isFirst = true
+        var messages = 0
         for try await message in requests {
+            messages += 1
+            guard messages <= ListingsRequestBounds.uploadMessages else {
+                throw DomainError(
+                    .invalidArgument,
+                    "The upload has more than \(ListingsRequestBounds.uploadMessages) messages: send bigger chunks "
+                        + "(64 KiB recommended)."
+                )
+            }
+            try ListingsRequestBounds.check(message)
             switch message.data {
             case .metadata(let metadata):
                 guard isFirst else {
@@ -48,6 +58,7 @@ extension ListingsService {
         response: RPCWriter<Skiff_Listings_V1_DownloadImageResponse>,
         context: ServerContext
     ) async throws {
+        try ListingsRequestBounds.check(request)
         guard !request.imageID.isEmpty else { throw DomainError(.invalidArgument, "image_id is empty.") }
         guard let image = try await store.imageHeader(id: request.imageID) else {
             throw DomainError(.notFound, "No image has the id \"\(request.imageID)\".")

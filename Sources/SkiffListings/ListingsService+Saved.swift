@@ -9,6 +9,7 @@ extension ListingsService {
         request: Skiff_Listings_V1_SaveListingRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_SaveListingResponse {
+        try ListingsRequestBounds.check(request)
         let user = try context.requireUser()
         guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
         try limits.saveListing.acquire(userID: user.id, now: time.now())
@@ -25,6 +26,7 @@ extension ListingsService {
         request: Skiff_Listings_V1_UnsaveListingRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_UnsaveListingResponse {
+        try ListingsRequestBounds.check(request)
         let user = try context.requireUser()
         guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
         try await store.unsaveListing(userID: user.id, listingID: request.listingID)
@@ -35,6 +37,7 @@ extension ListingsService {
         request: Skiff_Listings_V1_ListSavedListingsRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_ListSavedListingsResponse {
+        try ListingsRequestBounds.check(request)
         let user = try context.requireUser()
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.savedListings(userID: user.id, page: page)
@@ -53,6 +56,7 @@ extension ListingsService {
         response: RPCWriter<Skiff_Listings_V1_WatchSavedListingsResponse>,
         context: ServerContext
     ) async throws {
+        try ListingsRequestBounds.check(request)
         let user = try context.requireUser()
         let after = try resumePoint(request.resumeToken)
         let watcher = broadcaster.subscribe(userID: user.id)

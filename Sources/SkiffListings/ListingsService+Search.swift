@@ -9,6 +9,7 @@ extension ListingsService {
         request: Skiff_Listings_V1_SearchListingsRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_SearchListingsResponse {
+        try ListingsRequestBounds.check(request)
         let query = try Self.query(request, viewerID: context.user?.id, now: time.now())
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.search(query, page: page)
@@ -122,6 +123,7 @@ extension ListingsService {
         request: Skiff_Listings_V1_ListMyListingsRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_ListMyListingsResponse {
+        try ListingsRequestBounds.check(request)
         let user = try context.requireUser()
         var statuses: Set<ListingStatus> = []
         for status in request.statuses {

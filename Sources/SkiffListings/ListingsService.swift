@@ -68,6 +68,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         request: Skiff_Listings_V1_CreateListingRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_CreateListingResponse {
+        try ListingsRequestBounds.check(request)
         let user = try context.requireUser()
         guard request.hasListing else {
             throw DomainError(.invalidArgument, "listing is missing: send the new listing's fields.")
@@ -87,6 +88,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         request: Skiff_Listings_V1_GetListingRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_GetListingResponse {
+        try ListingsRequestBounds.check(request)
         guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
         let viewer = context.user?.id
         let isService = context.user?.isService == true
@@ -101,6 +103,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         request: Skiff_Listings_V1_UpdateListingRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_UpdateListingResponse {
+        try ListingsRequestBounds.check(request)
         let user = try context.requireUser()
         let id = request.listing.listingID
         guard !id.isEmpty else {
@@ -162,6 +165,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         request: Skiff_Listings_V1_WithdrawListingRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_WithdrawListingResponse {
+        try ListingsRequestBounds.check(request)
         let listing = try await close(request.listingID, to: .withdrawn, context: context)
         return .with { $0.listing = listing }
     }
@@ -170,6 +174,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         request: Skiff_Listings_V1_MarkSoldRequest,
         context: ServerContext
     ) async throws -> Skiff_Listings_V1_MarkSoldResponse {
+        try ListingsRequestBounds.check(request)
         if context.user?.isService == true {
             // Bids marks a listing sold when the seller accepts a bid: exactly once, from active.
             guard !request.listingID.isEmpty else { throw DomainError(.invalidArgument, "listing_id is empty.") }
@@ -213,7 +218,7 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         } catch {
             logger.warning(
                 "Could not publish a listing change to the feed",
-                metadata: ["listing": "\(event.listingID)", "error": "\(error)"]
+                metadata: ["listing": "\(event.listingID)", "error": "\(LogText.bounded(error))"]
             )
         }
     }

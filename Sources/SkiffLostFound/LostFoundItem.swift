@@ -41,6 +41,13 @@ public struct LostFoundPoint: Codable, Hashable, Sendable {
         self.longitude = longitude
     }
 
+    /// The centre of this point's grid cell (``SkiffDomain/ApproximateLocation``): what is measured
+    /// when someone other than the reporter is shown a distance to it.
+    public var approximate: LostFoundPoint {
+        let cell = ApproximateLocation.cellCenter(latitude: latitude, longitude: longitude)
+        return LostFoundPoint(latitude: cell.latitude, longitude: cell.longitude)
+    }
+
     /// The great-circle distance to another point, in kilometres.
     public func distanceKm(to other: LostFoundPoint) -> Double {
         GreatCircle.distanceKm(

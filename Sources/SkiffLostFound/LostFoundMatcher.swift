@@ -17,7 +17,8 @@ import SkiffDomain
 /// ```
 /// score = 0.6 · K + 0.2 · D + 0.2 · T
 /// K = |A ∩ B| / |A ∪ B|                  (Jaccard similarity of the keyword sets)
-/// D = exp(−distanceKm / 1 km)             when both items have a point,
+/// D = exp(−distanceKm / 1 km)             when both items have a point (distance between the centres
+///                                         of their ~1.1 km grid cells, never the exact points),
 ///   = 1 if same building, else 0.3        otherwise (``sameBuildingCloseness``, ``unknownCloseness``)
 /// T = exp(−|days between occurredAt| / 7)
 /// ```
@@ -26,8 +27,8 @@ import SkiffDomain
 /// of title and description, without ``stopWords`` and one-character tokens. The score is rounded to 4
 /// decimals; a pair is a **match** when its score is at least ``threshold`` (0.5).
 ///
-/// For example "Blue Hydro Flask bottle" lost and "Found a blue bottle" found 200 m and one day apart:
-/// K = 2/4, D = 0.82, T = 0.87, score = 0.3 + 0.164 + 0.173 = 0.637, a match. With only one word of ten in
+/// For example "Blue Hydro Flask bottle" lost and "Found a blue bottle" found 200 m apart in the same grid
+/// cell and one day apart: K = 2/4, D = 1, T = 0.87, score = 0.3 + 0.2 + 0.173 = 0.673, a match. With only one word of ten in
 /// common and everything else perfect, the score is 0.06 + 0.2 + 0.2 = 0.46: no match.
 public struct LostFoundMatcher: Hashable, Sendable {
     /// The weight of keyword overlap.
@@ -83,7 +84,10 @@ public struct LostFoundMatcher: Hashable, Sendable {
         var distanceKm: Double?
         let closeness: Double
         if let p = a.point, let q = b.point {
-            let km = p.distanceKm(to: q)
+            // Between the two items' grid cells, never their exact points: the score, the distance and
+            // whether the pair matches at all are shown to the other item's reporter, who could otherwise
+            // place items to recover a point (see ``SkiffDomain/ApproximateLocation``).
+            let km = p.approximate.distanceKm(to: q.approximate)
             guard km <= maximumDistanceKm else { return nil }
             distanceKm = km
             closeness = exp(-km / distanceScaleKm)

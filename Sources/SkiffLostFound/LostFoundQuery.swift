@@ -35,17 +35,26 @@ public struct LostFoundFilter: Codable, Hashable, Sendable {
     public var effectiveStatuses: Set<LostFoundStatus> { statuses.isEmpty ? [.lost, .found] : statuses }
 }
 
-/// A search: keywords, filters and order.
+/// A search: keywords, filters, order, and who is looking.
 public struct LostFoundQuery: Hashable, Sendable {
     /// The keywords (validated, at most 200 characters); matched against title and description.
     public var text: String
     public var filter: LostFoundFilter
     public var sort: LostFoundSort
+    /// The signed-in user searching, or `nil` for a guest. Distances to this user's own items are exact;
+    /// to anyone else's they are approximate (``SkiffDomain/ApproximateLocation``).
+    public var viewerID: String?
 
-    public init(text: String = "", filter: LostFoundFilter = LostFoundFilter(), sort: LostFoundSort = .newest) {
+    public init(
+        text: String = "",
+        filter: LostFoundFilter = LostFoundFilter(),
+        sort: LostFoundSort = .newest,
+        viewerID: String? = nil
+    ) {
         self.text = text
         self.filter = filter
         self.sort = sort
+        self.viewerID = viewerID
     }
 }
 

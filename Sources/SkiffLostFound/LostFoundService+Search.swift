@@ -9,10 +9,11 @@ extension LostFoundService {
         request: Skiff_Lostfound_V1_SearchItemsRequest,
         context: ServerContext
     ) async throws -> Skiff_Lostfound_V1_SearchItemsResponse {
-        let query = try Self.query(request)
+        try LostFoundRequestBounds.check(request)
+        let viewer = Self.viewer(context)
+        let query = try Self.query(request, viewerID: viewer.userID)
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
         let result = try await store.search(query, page: page)
-        let viewer = Self.viewer(context)
         return .with {
             $0.results = result.items.map { hit in
                 .with {
@@ -25,7 +26,10 @@ extension LostFoundService {
     }
 
     /// The domain query of a search request, validated.
-    static func query(_ request: Skiff_Lostfound_V1_SearchItemsRequest) throws(DomainError) -> LostFoundQuery {
+    static func query(
+        _ request: Skiff_Lostfound_V1_SearchItemsRequest,
+        viewerID: String? = nil
+    ) throws(DomainError) -> LostFoundQuery {
         let text = try LostFoundRules.validateQuery(request.query)
         let proto = request.filter
         var filter = LostFoundFilter()
@@ -58,6 +62,6 @@ extension LostFoundService {
         case .UNRECOGNIZED:
             throw DomainError(.invalidArgument, "sort_order is unknown: use one of the ItemSortOrder values.")
         }
-        return LostFoundQuery(text: text, filter: filter, sort: sort)
+        return LostFoundQuery(text: text, filter: filter, sort: sort, viewerID: viewerID)
     }
 }

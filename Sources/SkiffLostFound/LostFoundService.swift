@@ -57,6 +57,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
         request: Skiff_Lostfound_V1_ReportItemRequest,
         context: ServerContext
     ) async throws -> Skiff_Lostfound_V1_ReportItemResponse {
+        try LostFoundRequestBounds.check(request)
         let user = try context.requireUser()
         guard request.hasItem else {
             throw DomainError(.invalidArgument, "item is missing: send the item's fields.")
@@ -96,7 +97,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
                 metadata: [
                     "found_item_id": "\(report.item.id)",
                     "matches": "\(report.matches.count)",
-                    "error": "\(error)",
+                    "error": "\(LogText.bounded(error))",
                 ]
             )
         }
@@ -154,6 +155,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
         request: Skiff_Lostfound_V1_GetItemRequest,
         context: ServerContext
     ) async throws -> Skiff_Lostfound_V1_GetItemResponse {
+        try LostFoundRequestBounds.check(request)
         guard !request.itemID.isEmpty else { throw DomainError(.invalidArgument, "item_id is empty.") }
         guard let item = try await store.item(id: request.itemID) else { throw Self.notFound(request.itemID) }
         return .with { $0.item = Self.viewer(context).proto(item) }
@@ -163,6 +165,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
         request: Skiff_Lostfound_V1_UpdateItemRequest,
         context: ServerContext
     ) async throws -> Skiff_Lostfound_V1_UpdateItemResponse {
+        try LostFoundRequestBounds.check(request)
         let user = try context.requireUser()
         let id = request.item.itemID
         guard !id.isEmpty else {
@@ -215,6 +218,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
         request: Skiff_Lostfound_V1_MarkReturnedRequest,
         context: ServerContext
     ) async throws -> Skiff_Lostfound_V1_MarkReturnedResponse {
+        try LostFoundRequestBounds.check(request)
         let user = try context.requireUser()
         guard !request.itemID.isEmpty else { throw DomainError(.invalidArgument, "item_id is empty.") }
         let item = try await Self.mapNotFound(request.itemID) {
@@ -227,6 +231,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
         request: Skiff_Lostfound_V1_ListMatchesRequest,
         context: ServerContext
     ) async throws -> Skiff_Lostfound_V1_ListMatchesResponse {
+        try LostFoundRequestBounds.check(request)
         let user = try context.requireUser()
         guard !request.itemID.isEmpty else { throw DomainError(.invalidArgument, "item_id is empty.") }
         let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
@@ -241,7 +246,8 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
                 .with {
                     $0.item = viewer.proto(hit.candidate)
                     $0.score = hit.score
-                    if let distance = hit.distanceKm { $0.distanceKm = distance }
+                    // Measured between the two items' cells (see LostFoundMatcher), and rounded.
+                    if let distance = hit.distanceKm { $0.distanceKm = ApproximateLocation.rounded(distance) }
                     $0.matchedAt = Google_Protobuf_Timestamp(date: hit.matchedAt)
                 }
             }

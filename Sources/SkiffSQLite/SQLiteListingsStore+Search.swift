@@ -107,8 +107,18 @@ extension SQLiteListingsStore {
             }
         }
         if let since = filter.postedSince { conditions.append("createdAt >= ?", [since.millisecondsSince1970]) }
-        for tag in compiled.tags {
-            conditions.append("EXISTS (SELECT 1 FROM listingTag t WHERE t.listingID = listing.id AND t.tag = ?)", [tag])
+        // Every tag, as one condition whatever their number: a count over an `IN` list (the primary key
+        // makes each (listing, tag) pair unique), not a chain of EXISTS whose expression tree grows with
+        // the filter until SQLite refuses it ("Expression tree is too large").
+        var seen: Set<String> = []
+        let tags = compiled.tags.filter { seen.insert($0).inserted }
+        if !tags.isEmpty {
+            var values: [(any DatabaseValueConvertible)?] = tags.map { $0 }
+            values.append(tags.count)
+            conditions.append(
+                "(SELECT COUNT(*) FROM listingTag t WHERE t.listingID = listing.id AND t.tag IN (\(list(tags)))) = ?",
+                values
+            )
         }
         return conditions
     }

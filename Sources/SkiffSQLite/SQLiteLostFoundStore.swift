@@ -136,7 +136,8 @@ public struct SQLiteLostFoundStore: LostFoundStore {
                 let box = GreatCircle.boundingBox(
                     latitude: near.center.latitude,
                     longitude: near.center.longitude,
-                    radiusKm: near.radiusKm
+                    // Others measure to an item's cell, up to this much from its exact point.
+                    radiusKm: near.radiusKm + ApproximateLocation.maximumShiftKm
                 )
                 conditions.append("latitude IS NOT NULL AND latitude BETWEEN ? AND ?")
                 arguments += [box.latitude.lowerBound, box.latitude.upperBound]

@@ -60,7 +60,10 @@ public struct Housekeeping: Service {
                     logger.info("housekeeping", metadata: ["job": "\(job.name)", "removed": "\(removed)"])
                 }
             } catch {
-                logger.error("housekeeping failed", metadata: ["job": "\(job.name)", "error": "\(error)"])
+                logger.error(
+                    "housekeeping failed",
+                    metadata: ["job": "\(job.name)", "error": "\(LogText.bounded(error))"]
+                )
             }
         }
     }

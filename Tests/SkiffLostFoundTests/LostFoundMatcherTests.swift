@@ -52,21 +52,38 @@ struct LostFoundMatcherTests {
         #expect(LostFoundMatcher.keywords(fields) == ["blue", "hydro", "flask", "bottle", "cafe"])
     }
 
-    @Test("The documented example: 2 of 4 words, 200 m and one day apart scores 0.6371")
+    @Test("The documented example: 2 of 4 words, 200 m apart in one grid cell, one day apart scores 0.6734")
     func documentedExample() throws {
         let lost = Items.item(.lost, "Blue Hydro Flask bottle")
         let found = Items.item(.found, "Found a blue bottle", point: Items.north(metres: 200), days: 1)
         let score = try #require(matcher.score(found, lost))
         #expect(score.keyword == 0.5)
-        #expect(abs(score.closeness - exp(-0.2)) < 1e-3)
+        #expect(score.closeness == 1)
         #expect(abs(score.time - exp(-1.0 / 7)) < 1e-9)
-        #expect(score.total == 0.6371)
-        #expect(abs((score.distanceKm ?? 0) - 0.2) < 1e-3)
+        #expect(score.total == 0.6734)
+        #expect(score.distanceKm == 0)
         #expect(matcher.score(lost, found) == score)
         let matches = matcher.matches(for: found, among: [lost], at: Items.t0)
         #expect(matches.map(\.lostItemID) == [lost.id])
         #expect(matches.first?.foundItemID == found.id)
-        #expect(matches.first?.score == 0.6371)
+        #expect(matches.first?.score == 0.6734)
+    }
+
+    @Test("Distances are between grid cells: moving an item within its cell changes nothing anyone sees")
+    func cellDistances() throws {
+        let lost = Items.item(.lost, "Black leather wallet")
+        var scores: Set<LostFoundMatchScore> = []
+        // The library's cell spans 36.14°–36.15° of latitude: every point in it scores the same.
+        for metres in stride(from: -400.0, through: 500, by: 100) {
+            let found = Items.item(.found, "Black leather wallet", point: Items.north(metres: metres))
+            scores.insert(try #require(matcher.score(found, lost)))
+        }
+        #expect(scores.count == 1)
+        // The next cell north is one cell (0.01°, 1.11 km) away, wherever in it the item lies.
+        let nextCell = try #require(
+            matcher.score(Items.item(.found, "Black leather wallet", point: Items.north(metres: 700)), lost)
+        )
+        #expect(abs((nextCell.distanceKm ?? 0) - 1.112) < 0.001)
     }
 
     @Test("Identical description, same place, same day scores 1")

@@ -154,9 +154,18 @@ extension ListingsStoreConformanceTests {
             #expect(try await store.ids(ListingQuery(text: "bi", sort: .relevance), pageSize: 1) == [c[0].id, c[3].id])
             var filter = ListingFilter()
             filter.near = GeoCircle(center: Self.campus, radiusKm: 10)
+            // A guest measures to each point's grid cell, rounded: c0 (0.64 km away) is in a cell 1.29 km
+            // away, c3 (0.66 km) in one 0.48 km away.
             let near = try await store.searchAll(ListingQuery(filter: filter, sort: .distance), pageSize: 1)
-            #expect(near.map(\.listing.id) == [c[0].id, c[3].id])
-            #expect(near.allSatisfy { ($0.distanceKm ?? 99) < 1.5 })
+            #expect(near.map(\.listing.id) == [c[3].id, c[0].id])
+            #expect(near.map(\.distanceKm) == [0.5, 1.5])
+            // The seller of c0 measures to its exact point, and to c3's cell.
+            let seller = try await store.searchAll(
+                ListingQuery(filter: filter, sort: .distance, viewerID: F.seller),
+                pageSize: 1
+            )
+            #expect(seller.map(\.listing.id) == [c[3].id, c[0].id])
+            #expect(seller.last.map { abs(($0.distanceKm ?? 0) - 0.637) < 0.001 } == true)
             filter.near?.radiusKm = 60
             let wide = try await store.searchAll(ListingQuery(filter: filter, sort: .newest), pageSize: 2)
             #expect(wide.map(\.listing.id) == [c[3].id, c[2].id, c[0].id])

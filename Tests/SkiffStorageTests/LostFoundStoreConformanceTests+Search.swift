@@ -69,12 +69,16 @@ extension LostFoundStoreConformanceTests {
             ])
             var filter = LostFoundFilter()
             filter.near = LostFoundCircle(center: F.library, radiusKm: 1)
-            let newest = try await store.searchAll(LostFoundQuery(filter: filter), pageSize: 10)
+            // As their reporter sees them: exact distances (others': see `approximateDistances`).
+            let newest = try await store.searchAll(LostFoundQuery(filter: filter, viewerID: F.owner), pageSize: 10)
             #expect(newest.map(\.item.id) == [items[1].id, items[0].id])
             #expect(abs((newest[0].distanceKm ?? 0) - 0.1) < 0.001)
             #expect(abs((newest[1].distanceKm ?? 0) - 0.5) < 0.001)
             filter.near = LostFoundCircle(center: F.north(metres: 600), radiusKm: 10)
-            let nearest = try await store.searchAll(LostFoundQuery(filter: filter, sort: .distance), pageSize: 1)
+            let nearest = try await store.searchAll(
+                LostFoundQuery(filter: filter, sort: .distance, viewerID: F.owner),
+                pageSize: 1
+            )
             #expect(nearest.map(\.item.id) == [items[0].id, items[1].id, items[2].id])
             #expect(try await store.searchAll(LostFoundQuery(), pageSize: 10).allSatisfy { $0.distanceKm == nil })
         }

@@ -457,7 +457,7 @@ public nonisolated struct Skiff_Bids_V1_PlaceBidRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The listing to bid on.
+  /// The listing to bid on, at most 128 bytes.
   public var listingID: String = String()
 
   /// The offer in cents: at least the asking price, above the caller's live bid on the listing,
@@ -465,7 +465,8 @@ public nonisolated struct Skiff_Bids_V1_PlaceBidRequest: Sendable {
   public var amountCents: Int64 = 0
 
   /// Optional client-chosen id (e.g. a UUID) making retries safe: a retry with the same id and the
-  /// same bid returns the bid placed the first time instead of failing or placing another.
+  /// same bid returns the bid placed the first time instead of failing or placing another, at most
+  /// 128 bytes.
   public var requestID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -502,7 +503,7 @@ public nonisolated struct Skiff_Bids_V1_WithdrawBidRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's bid to withdraw.
+  /// The caller's bid to withdraw, at most 128 bytes.
   public var bidID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -539,7 +540,7 @@ public nonisolated struct Skiff_Bids_V1_AcceptBidRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The PENDING bid to accept.
+  /// The PENDING bid to accept, at most 128 bytes.
   public var bidID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -590,10 +591,10 @@ public nonisolated struct Skiff_Bids_V1_RejectBidRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The bid to reject.
+  /// The bid to reject, at most 128 bytes.
   public var bidID: String = String()
 
-  /// An optional reason shown to the bidder, at most 500 characters.
+  /// An optional reason shown to the bidder, at most 500 characters and at most 2,000 bytes.
   public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -630,7 +631,7 @@ public nonisolated struct Skiff_Bids_V1_CounterBidRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The bid to answer.
+  /// The bid to answer, at most 128 bytes.
   public var bidID: String = String()
 
   /// The seller's counter-offer in cents, above the bid's amount and at most 100,000,000.
@@ -670,7 +671,7 @@ public nonisolated struct Skiff_Bids_V1_AcceptCounterRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's COUNTERED bid.
+  /// The caller's COUNTERED bid, at most 128 bytes.
   public var bidID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -721,7 +722,7 @@ public nonisolated struct Skiff_Bids_V1_DeclineCounterRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's COUNTERED bid.
+  /// The caller's COUNTERED bid, at most 128 bytes.
   public var bidID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -758,7 +759,7 @@ public nonisolated struct Skiff_Bids_V1_ConfirmHandoffRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The sale whose item changed hands.
+  /// The sale whose item changed hands, at most 128 bytes.
   public var saleID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -795,13 +796,13 @@ public nonisolated struct Skiff_Bids_V1_ListBidsForListingRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The listing whose bids to list.
+  /// The listing whose bids to list, at most 128 bytes.
   public var listingID: String = String()
 
   /// Maximum bids per page (seller only): 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -839,13 +840,13 @@ public nonisolated struct Skiff_Bids_V1_ListMyBidsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Only bids in these states; empty for all.
+  /// Only bids in these states; empty for all, at most 16 values.
   public var states: [Skiff_Bids_V1_BidState] = []
 
   /// Maximum bids per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -879,7 +880,7 @@ public nonisolated struct Skiff_Bids_V1_ListMyPurchasesRequest: Sendable {
   /// Maximum sales per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -913,7 +914,7 @@ public nonisolated struct Skiff_Bids_V1_ListMySalesRequest: Sendable {
   /// Maximum sales per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -944,7 +945,7 @@ public nonisolated struct Skiff_Bids_V1_GetSaleRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The sale to read.
+  /// The sale to read, at most 128 bytes.
   public var saleID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -981,7 +982,7 @@ public nonisolated struct Skiff_Bids_V1_CountPendingBidsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The listing (skiff.listings.v1) whose bids to count.
+  /// The listing (skiff.listings.v1) whose bids to count, at most 128 bytes.
   public var listingID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1009,7 +1010,7 @@ public nonisolated struct Skiff_Bids_V1_CloseListingRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The listing (skiff.listings.v1) that left the market.
+  /// The listing (skiff.listings.v1) that left the market, at most 128 bytes.
   public var listingID: String = String()
 
   /// How it left.

@@ -31,6 +31,11 @@ import SwiftProtobuf
 /// creates a Sale in PENDING_HANDOFF; when both parties confirm the hand-off, the sale is
 /// COMPLETED with a Receipt, and the buyer may rate the seller
 /// (skiff.accounts.v1.Accounts.RateSeller) until `rate_by`.
+///
+/// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+/// besides any limit in characters), documented on the field and checked before any other work, in
+/// time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming the field and the
+/// limit. Ids are at most 128 bytes, page tokens at most 1,024 bytes.
 public enum Skiff_Bids_V1_Bids {
     /// The fully qualified service name.
     public static let name = "skiff.bids.v1.Bids"
@@ -168,6 +173,11 @@ public enum Skiff_Bids_V1_Bids {
     /// creates a Sale in PENDING_HANDOFF; when both parties confirm the hand-off, the sale is
     /// COMPLETED with a Receipt, and the buyer may rate the seller
     /// (skiff.accounts.v1.Accounts.RateSeller) until `rate_by`.
+    ///
+    /// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+    /// besides any limit in characters), documented on the field and checked before any other work, in
+    /// time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming the field and the
+    /// limit. Ids are at most 128 bytes, page tokens at most 1,024 bytes.
     ///
     /// Conforming types are `RegistrableService`s: pass them to the server or an `RPCRouter`.
     public protocol ServiceProtocol: SkiffCore.RegistrableService {

@@ -193,7 +193,7 @@ public nonisolated struct Skiff_Bucketlist_V1_Place: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The place's name (e.g. "Centennial Park"), 1–120 characters.
+  /// The place's name (e.g. "Centennial Park"), 1–120 characters and at most 480 bytes.
   public var name: String = String()
 
   /// Its coordinates; required.
@@ -219,25 +219,25 @@ public nonisolated struct Skiff_Bucketlist_V1_Activity: @unchecked Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The opaque id of the activity. Output only.
+  /// The opaque id of the activity. Output only (ignored in requests, at most 128 bytes).
   public var activityID: String {
     get {_storage._activityID}
     set {_uniqueStorage()._activityID = newValue}
   }
 
-  /// The user who posted it. Output only.
+  /// The user who posted it. Output only (ignored in requests, at most 128 bytes).
   public var ownerID: String {
     get {_storage._ownerID}
     set {_uniqueStorage()._ownerID = newValue}
   }
 
-  /// The title, 1–100 characters.
+  /// The title, 1–100 characters and at most 400 bytes.
   public var title: String {
     get {_storage._title}
     set {_uniqueStorage()._title = newValue}
   }
 
-  /// The description, at most 2000 characters.
+  /// The description, at most 2000 characters and at most 8,000 bytes.
   public var description_p: String {
     get {_storage._description_p}
     set {_uniqueStorage()._description_p = newValue}
@@ -263,14 +263,15 @@ public nonisolated struct Skiff_Bucketlist_V1_Activity: @unchecked Sendable {
   /// Clears the value of `startsAt`. Subsequent reads from it will return its default value.
   public mutating func clearStartsAt() {_uniqueStorage()._startsAt = nil}
 
-  /// A picture: an image id from skiff.listings.v1.Listings.UploadImage (`img_…`), or empty.
+  /// A picture: an image id from skiff.listings.v1.Listings.UploadImage (`img_…`), or empty, at most
+  /// 128 bytes.
   public var imageID: String {
     get {_storage._imageID}
     set {_uniqueStorage()._imageID = newValue}
   }
 
   /// Free-form tags, at most 10, each 1–30 characters; compared case-insensitively and stored in
-  /// lower case, without duplicates.
+  /// lower case, without duplicates; each at most 128 bytes as sent.
   public var tags: [String] {
     get {_storage._tags}
     set {_uniqueStorage()._tags = newValue}
@@ -368,16 +369,17 @@ public nonisolated struct Skiff_Bucketlist_V1_BucketListInfo: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The opaque id of the list. Output only.
+  /// The opaque id of the list. Output only (ignored in requests, at most 128 bytes).
   public var bucketListID: String = String()
 
-  /// Its owner. Output only.
+  /// Its owner. Output only (ignored in requests, at most 128 bytes).
   public var ownerID: String = String()
 
-  /// The name, 1–60 characters, unique among the owner's lists (case-insensitively).
+  /// The name, 1–60 characters, unique among the owner's lists (case-insensitively), and at most 240
+  /// bytes.
   public var name: String = String()
 
-  /// The description, at most 500 characters.
+  /// The description, at most 500 characters and at most 2,000 bytes.
   public var description_p: String = String()
 
   /// Who may see it; required.
@@ -581,7 +583,7 @@ public nonisolated struct Skiff_Bucketlist_V1_GetActivityRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The activity to read.
+  /// The activity to read, at most 128 bytes.
   public var activityID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -678,7 +680,7 @@ public nonisolated struct Skiff_Bucketlist_V1_DeleteActivityRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's activity to delete.
+  /// The caller's activity to delete, at most 128 bytes.
   public var activityID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -722,7 +724,7 @@ public nonisolated struct Skiff_Bucketlist_V1_FindNearbyActivitiesRequest: Senda
   /// Maximum results per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -865,7 +867,7 @@ public nonisolated struct Skiff_Bucketlist_V1_VoteActivityRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The activity to vote on.
+  /// The activity to vote on, at most 128 bytes.
   public var activityID: String = String()
 
   /// VOTE_UP, VOTE_DOWN, or VOTE_NONE to clear the caller's vote.
@@ -905,10 +907,10 @@ public nonisolated struct Skiff_Bucketlist_V1_AddCommentRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The activity to comment on.
+  /// The activity to comment on, at most 128 bytes.
   public var activityID: String = String()
 
-  /// The text, 1–1000 characters after trimming.
+  /// The text, 1–1000 characters after trimming, and at most 4,000 bytes.
   public var text: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -945,13 +947,13 @@ public nonisolated struct Skiff_Bucketlist_V1_ListCommentsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The activity whose comments to list.
+  /// The activity whose comments to list, at most 128 bytes.
   public var activityID: String = String()
 
   /// Maximum comments per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -982,7 +984,7 @@ public nonisolated struct Skiff_Bucketlist_V1_DeleteCommentRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The comment to delete.
+  /// The comment to delete, at most 128 bytes.
   public var commentID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1053,7 +1055,7 @@ public nonisolated struct Skiff_Bucketlist_V1_GetBucketListRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The list to read.
+  /// The list to read, at most 128 bytes.
   public var bucketListID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1148,7 +1150,7 @@ public nonisolated struct Skiff_Bucketlist_V1_DeleteBucketListRequest: Sendable 
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's list to delete.
+  /// The caller's list to delete, at most 128 bytes.
   public var bucketListID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1176,7 +1178,7 @@ public nonisolated struct Skiff_Bucketlist_V1_ListMyBucketListsRequest: Sendable
   /// Maximum lists per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1207,13 +1209,13 @@ public nonisolated struct Skiff_Bucketlist_V1_ListUserBucketListsRequest: Sendab
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user whose lists to show.
+  /// The user whose lists to show, at most 128 bytes.
   public var userID: String = String()
 
   /// Maximum lists per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1244,10 +1246,10 @@ public nonisolated struct Skiff_Bucketlist_V1_AddBucketListEntryRequest: Sendabl
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's list.
+  /// The caller's list, at most 128 bytes.
   public var bucketListID: String = String()
 
-  /// The activity to add.
+  /// The activity to add, at most 128 bytes.
   public var activityID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1284,10 +1286,10 @@ public nonisolated struct Skiff_Bucketlist_V1_RemoveBucketListEntryRequest: Send
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's list.
+  /// The caller's list, at most 128 bytes.
   public var bucketListID: String = String()
 
-  /// The activity to remove from it.
+  /// The activity to remove from it, at most 128 bytes.
   public var activityID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1312,10 +1314,10 @@ public nonisolated struct Skiff_Bucketlist_V1_CompleteBucketListEntryRequest: Se
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's list.
+  /// The caller's list, at most 128 bytes.
   public var bucketListID: String = String()
 
-  /// The activity in it that was done.
+  /// The activity in it that was done, at most 128 bytes.
   public var activityID: String = String()
 
   /// The day it was done: from 2000-01-01 to one day from now; unset means now.
@@ -1328,7 +1330,7 @@ public nonisolated struct Skiff_Bucketlist_V1_CompleteBucketListEntryRequest: Se
   /// Clears the value of `completedAt`. Subsequent reads from it will return its default value.
   public mutating func clearCompletedAt() {self._completedAt = nil}
 
-  /// An optional note, at most 500 characters.
+  /// An optional note, at most 500 characters and at most 2,000 bytes.
   public var note: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1367,10 +1369,10 @@ public nonisolated struct Skiff_Bucketlist_V1_UncompleteBucketListEntryRequest: 
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's list.
+  /// The caller's list, at most 128 bytes.
   public var bucketListID: String = String()
 
-  /// The activity in it to mark pending again.
+  /// The activity in it to mark pending again, at most 128 bytes.
   public var activityID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1407,13 +1409,13 @@ public nonisolated struct Skiff_Bucketlist_V1_ListBucketListEntriesRequest: Send
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The list to show.
+  /// The list to show, at most 128 bytes.
   public var bucketListID: String = String()
 
   /// Maximum entries per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1444,7 +1446,7 @@ public nonisolated struct Skiff_Bucketlist_V1_FollowUserRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user to follow.
+  /// The user to follow, at most 128 bytes.
   public var userID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1481,7 +1483,7 @@ public nonisolated struct Skiff_Bucketlist_V1_UnfollowUserRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user to stop following.
+  /// The user to stop following, at most 128 bytes.
   public var userID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1506,13 +1508,13 @@ public nonisolated struct Skiff_Bucketlist_V1_ListFollowersRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user whose followers to list.
+  /// The user whose followers to list, at most 128 bytes.
   public var userID: String = String()
 
   /// Maximum users per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1543,13 +1545,13 @@ public nonisolated struct Skiff_Bucketlist_V1_ListFollowingRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user whose follows to list.
+  /// The user whose follows to list, at most 128 bytes.
   public var userID: String = String()
 
   /// Maximum users per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token`, at most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1580,7 +1582,7 @@ public nonisolated struct Skiff_Bucketlist_V1_GetProfileRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user.
+  /// The user, at most 128 bytes.
   public var userID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

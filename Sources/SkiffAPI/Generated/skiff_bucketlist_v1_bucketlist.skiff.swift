@@ -35,6 +35,11 @@ import SwiftProtobuf
 ///
 /// Errors use gRPC status codes; each RPC lists its own. The message of an INVALID_ARGUMENT names
 /// the field and what to fix; ABORTED means a concurrent change won a race (re-read, then retry).
+///
+/// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+/// besides any limit in characters), documented on the field and checked before any other work, in
+/// time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming the field and the
+/// limit. Ids are at most 128 bytes, page tokens at most 1,024 bytes.
 public enum Skiff_Bucketlist_V1_BucketList {
     /// The fully qualified service name.
     public static let name = "skiff.bucketlist.v1.BucketList"
@@ -242,6 +247,11 @@ public enum Skiff_Bucketlist_V1_BucketList {
     ///
     /// Errors use gRPC status codes; each RPC lists its own. The message of an INVALID_ARGUMENT names
     /// the field and what to fix; ABORTED means a concurrent change won a race (re-read, then retry).
+    ///
+    /// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+    /// besides any limit in characters), documented on the field and checked before any other work, in
+    /// time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming the field and the
+    /// limit. Ids are at most 128 bytes, page tokens at most 1,024 bytes.
     ///
     /// Conforming types are `RegistrableService`s: pass them to the server or an `RPCRouter`.
     public protocol ServiceProtocol: SkiffCore.RegistrableService {

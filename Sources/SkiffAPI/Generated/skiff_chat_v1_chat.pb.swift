@@ -313,11 +313,13 @@ public nonisolated struct Skiff_Chat_V1_BidUpdate: Sendable {
 
   public var kind: Skiff_Chat_V1_BidUpdateKind = .unspecified
 
+  /// At most 128 bytes in PublishNotifications.
   public var bidID: String = String()
 
+  /// At most 128 bytes in PublishNotifications.
   public var listingID: String = String()
 
-  /// The sale, for acceptances and hand-offs; else empty.
+  /// The sale, for acceptances and hand-offs; else empty, at most 128 bytes in PublishNotifications.
   public var saleID: String = String()
 
   /// The bid, counter-offer or sale amount, in cents.
@@ -336,9 +338,10 @@ public nonisolated struct Skiff_Chat_V1_ListingUpdate: Sendable {
 
   public var kind: Skiff_Chat_V1_ListingUpdateKind = .unspecified
 
+  /// At most 128 bytes in PublishNotifications.
   public var listingID: String = String()
 
-  /// The title after the change.
+  /// The title after the change, at most 320 bytes in PublishNotifications.
   public var title: String = String()
 
   public var newPriceCents: Int64 = 0
@@ -356,12 +359,13 @@ public nonisolated struct Skiff_Chat_V1_LostFoundMatch: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user's lost item.
+  /// The user's lost item, at most 128 bytes in PublishNotifications.
   public var lostItemID: String = String()
 
-  /// The found item.
+  /// The found item, at most 128 bytes in PublishNotifications.
   public var foundItemID: String = String()
 
+  /// At most 320 bytes in PublishNotifications.
   public var foundItemTitle: String = String()
 
   /// How good the match is, from 0 to 1.
@@ -459,20 +463,21 @@ public nonisolated struct Skiff_Chat_V1_SendMessageRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user to write to.
+  /// The user to write to, at most 128 bytes.
   public var recipientID: String = String()
 
-  /// Up to 4,000 characters; may be empty when `image_id` is set.
+  /// Up to 4,000 characters and 16,000 bytes; may be empty when `image_id` is set.
   public var text: String = String()
 
-  /// An image uploaded through skiff.listings.v1.Listings.UploadImage, or empty.
+  /// An image uploaded through skiff.listings.v1.Listings.UploadImage, or empty, at most 128 bytes.
   public var imageID: String = String()
 
-  /// A listing to talk about (the message goes to the pair's conversation for it), or empty.
+  /// A listing to talk about (the message goes to the pair's conversation for it), or empty, at most
+  /// 128 bytes.
   public var listingID: String = String()
 
-  /// Optional, up to 64 characters, unique per sender: sending again with the same id (a retry
-  /// after a lost answer) returns the message already stored instead of sending it twice.
+  /// Optional, up to 64 characters and 256 bytes, unique per sender: sending again with the same id
+  /// (a retry after a lost answer) returns the message already stored instead of sending it twice.
   public var clientMessageID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -510,6 +515,7 @@ public nonisolated struct Skiff_Chat_V1_ListConversationsRequest: Sendable {
 
   public var pageSize: Int32 = 0
 
+  /// At most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -538,6 +544,7 @@ public nonisolated struct Skiff_Chat_V1_GetConversationRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// At most 128 bytes.
   public var conversationID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -575,6 +582,7 @@ public nonisolated struct Skiff_Chat_V1_ListMessagesRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// At most 128 bytes.
   public var conversationID: String = String()
 
   /// Messages with a sequence below this one (the newest of them); 0 means no cursor.
@@ -616,6 +624,7 @@ public nonisolated struct Skiff_Chat_V1_MarkReadRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// At most 128 bytes.
   public var conversationID: String = String()
 
   /// The last message read.
@@ -646,6 +655,7 @@ public nonisolated struct Skiff_Chat_V1_BlockUserRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// At most 128 bytes.
   public var userID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -670,6 +680,7 @@ public nonisolated struct Skiff_Chat_V1_UnblockUserRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// At most 128 bytes.
   public var userID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -720,6 +731,7 @@ public nonisolated struct Skiff_Chat_V1_ListBlockedUsersRequest: Sendable {
 
   public var pageSize: Int32 = 0
 
+  /// At most 1,024 bytes.
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -765,7 +777,7 @@ public nonisolated struct Skiff_Chat_V1_ConnectRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The client's id for the request, echoed in a RequestFailed; optional.
+  /// The client's id for the request, echoed in a RequestFailed; optional, at most 128 bytes.
   public var requestID: String = String()
 
   public var request: Skiff_Chat_V1_ConnectRequest.OneOf_Request? = nil
@@ -872,12 +884,13 @@ public nonisolated struct Skiff_Chat_V1_OpenConversationRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The two participants.
+  /// The two participants, at most 128 bytes.
   public var firstUserID: String = String()
 
+  /// At most 128 bytes.
   public var secondUserID: String = String()
 
-  /// The listing it is about, or empty.
+  /// The listing it is about, or empty, at most 128 bytes.
   public var listingID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -904,11 +917,11 @@ public nonisolated struct Skiff_Chat_V1_Notification: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The user to notify.
+  /// The user to notify, at most 128 bytes.
   public var userID: String = String()
 
   /// Unique per user and notification, e.g. "bids:42": a second publication with the same key is
-  /// ignored.
+  /// ignored, and at most 1,024 bytes.
   public var idempotencyKey: String = String()
 
   /// When it happened, by the publisher's clock.

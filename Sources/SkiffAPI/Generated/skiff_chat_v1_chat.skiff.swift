@@ -31,6 +31,12 @@ import SwiftProtobuf
 /// Errors use gRPC status codes; each RPC lists its own. In every call, RESOURCE_EXHAUSTED means a
 /// rate limit was hit (retry later, with backoff) and the message of an INVALID_ARGUMENT names the
 /// field and what to fix.
+///
+/// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+/// besides any limit in characters), documented on the field and checked before any other work, in
+/// time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming the field and the
+/// limit. Ids and Connect `request_id`s are at most 128 bytes, page tokens at most 1,024 bytes;
+/// the request id of a RequestFailed is empty when the request's was over its limit.
 public enum Skiff_Chat_V1_Chat {
     /// The fully qualified service name.
     public static let name = "skiff.chat.v1.Chat"
@@ -150,6 +156,12 @@ public enum Skiff_Chat_V1_Chat {
     /// Errors use gRPC status codes; each RPC lists its own. In every call, RESOURCE_EXHAUSTED means a
     /// rate limit was hit (retry later, with backoff) and the message of an INVALID_ARGUMENT names the
     /// field and what to fix.
+    ///
+    /// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+    /// besides any limit in characters), documented on the field and checked before any other work, in
+    /// time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming the field and the
+    /// limit. Ids and Connect `request_id`s are at most 128 bytes, page tokens at most 1,024 bytes;
+    /// the request id of a RequestFailed is empty when the request's was over its limit.
     ///
     /// Conforming types are `RegistrableService`s: pass them to the server or an `RPCRouter`.
     public protocol ServiceProtocol: SkiffCore.RegistrableService {

@@ -367,11 +367,12 @@ public nonisolated struct Skiff_Listings_V1_Location: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The zip code, required.
+  /// The zip code, required: 1–10 characters once trimmed, at most 32 bytes as sent.
   public var zipCode: String = String()
 
-  /// The exact place, optional. Shown only to the seller; used for distance search and sorting. A
-  /// listing without it does not match a `near` filter.
+  /// The exact place, optional. Shown only to the seller; used for distance search and sorting
+  /// (exactly for the seller, to its ~1.1 km grid cell for others). A listing without it does not
+  /// match a `near` filter.
   public var point: Skiff_Listings_V1_GeoPoint {
     get {_point ?? Skiff_Listings_V1_GeoPoint()}
     set {_point = newValue}
@@ -420,26 +421,26 @@ public nonisolated struct Skiff_Listings_V1_Listing: @unchecked Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The opaque id of the listing. Output only.
+  /// The opaque id of the listing, at most 128 bytes. Output only (except in UpdateListing).
   public var listingID: String {
     get {_storage._listingID}
     set {_uniqueStorage()._listingID = newValue}
   }
 
   /// The seller's user id; empty when the listing is anonymous and the reader is not its seller.
-  /// Output only.
+  /// Output only (ignored in requests, at most 128 bytes).
   public var sellerID: String {
     get {_storage._sellerID}
     set {_uniqueStorage()._sellerID = newValue}
   }
 
-  /// The title, 1–80 characters.
+  /// The title, 1–80 characters and at most 320 bytes.
   public var title: String {
     get {_storage._title}
     set {_uniqueStorage()._title = newValue}
   }
 
-  /// The description, at most 2000 characters.
+  /// The description, at most 2000 characters and 8,000 bytes.
   public var description_p: String {
     get {_storage._description_p}
     set {_uniqueStorage()._description_p = newValue}
@@ -463,15 +464,16 @@ public nonisolated struct Skiff_Listings_V1_Listing: @unchecked Sendable {
     set {_uniqueStorage()._condition = newValue}
   }
 
-  /// The size as the seller writes it (e.g. "M", "EU 42", "30x32"), at most 20 characters; empty
-  /// when it does not apply.
+  /// The size as the seller writes it (e.g. "M", "EU 42", "30x32"), at most 20 characters and 80
+  /// bytes; empty when it does not apply.
   public var size: String {
     get {_storage._size}
     set {_uniqueStorage()._size = newValue}
   }
 
-  /// Free-form tags, at most 10, each 1–30 characters; compared case-insensitively and stored in
-  /// lower case, without duplicates.
+  /// Free-form tags, at most 10 distinct ones, each 1–30 characters; compared case-insensitively
+  /// and stored in lower case, without duplicates. As sent: at most 32 tags (duplicates included),
+  /// each at most 128 bytes.
   public var tags: [String] {
     get {_storage._tags}
     set {_uniqueStorage()._tags = newValue}
@@ -506,7 +508,7 @@ public nonisolated struct Skiff_Listings_V1_Listing: @unchecked Sendable {
   /// Clears the value of `location`. Subsequent reads from it will return its default value.
   public mutating func clearLocation() {_uniqueStorage()._location = nil}
 
-  /// The pictures, at most 3, in display order: ids from UploadImage.
+  /// The pictures, at most 3, in display order: ids from UploadImage, each at most 128 bytes.
   public var imageIds: [String] {
     get {_storage._imageIds}
     set {_uniqueStorage()._imageIds = newValue}
@@ -551,10 +553,10 @@ public nonisolated struct Skiff_Listings_V1_ListingFilter: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Only these categories.
+  /// Only these categories; at most 16 values.
   public var categories: [Skiff_Listings_V1_Category] = []
 
-  /// Only these conditions.
+  /// Only these conditions; at most 16 values.
   public var conditions: [Skiff_Listings_V1_Condition] = []
 
   /// Only listings priced at least this many cents.
@@ -577,7 +579,7 @@ public nonisolated struct Skiff_Listings_V1_ListingFilter: Sendable {
   /// Clears the value of `maxPriceCents`. Subsequent reads from it will return its default value.
   public mutating func clearMaxPriceCents() {self._maxPriceCents = nil}
 
-  /// Only listings that have every one of these tags.
+  /// Only listings that have every one of these tags: at most 20 tags, each at most 128 bytes.
   public var tags: [String] = []
 
   /// Only listings made (true) or not made (false) on campus.
@@ -590,16 +592,19 @@ public nonisolated struct Skiff_Listings_V1_ListingFilter: Sendable {
   /// Clears the value of `madeOnCampus`. Subsequent reads from it will return its default value.
   public mutating func clearMadeOnCampus() {self._madeOnCampus = nil}
 
-  /// Only this seller's listings. Anonymous listings never match, except the caller's own.
+  /// Only this seller's listings, at most 128 bytes. Anonymous listings never match, except the
+  /// caller's own.
   public var sellerID: String = String()
 
-  /// Only these statuses: ACTIVE and/or SOLD. Empty means ACTIVE only.
+  /// Only these statuses: ACTIVE and/or SOLD, at most 16 values. Empty means ACTIVE only.
   public var statuses: [Skiff_Listings_V1_ListingStatus] = []
 
   /// Only listings posted in the last this many days; 0 for any time.
   public var postedWithinDays: Int32 = 0
 
-  /// Only listings with a point within this circle; each result then carries its distance.
+  /// Only listings with a point within this circle; each result then carries its distance. For
+  /// anyone but the seller, the distance is measured to the centre of the listing's ~1.1 km grid
+  /// cell (see the service's Privacy).
   public var near: Skiff_Listings_V1_GeoCircle {
     get {_near ?? Skiff_Listings_V1_GeoCircle()}
     set {_near = newValue}
@@ -645,10 +650,11 @@ public nonisolated struct Skiff_Listings_V1_ImageUploadMetadata: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The file's name on the device, for logs only; at most 255 characters.
+  /// The file's name on the device, for logs only; at most 255 characters and 1,020 bytes.
   public var filename: String = String()
 
   /// The MIME type the client believes the file has; informational, the server detects the type.
+  /// At most 255 bytes.
   public var declaredContentType: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -749,8 +755,9 @@ public nonisolated struct Skiff_Listings_V1_CreateListingRequest: Sendable {
   /// Clears the value of `listing`. Subsequent reads from it will return its default value.
   public mutating func clearListing() {self._listing = nil}
 
-  /// Optional client-chosen id (e.g. a UUID) making retries safe: a retry with the same id and the
-  /// same listing returns the listing created the first time instead of a duplicate.
+  /// Optional client-chosen id (e.g. a UUID), at most 128 bytes, making retries safe: a retry with
+  /// the same id and the same listing returns the listing created the first time instead of a
+  /// duplicate.
   public var requestID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -789,7 +796,7 @@ public nonisolated struct Skiff_Listings_V1_GetListingRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The listing to read.
+  /// The listing to read, at most 128 bytes.
   public var listingID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -839,7 +846,8 @@ public nonisolated struct Skiff_Listings_V1_UpdateListingRequest: Sendable {
 
   /// The fields to change, by proto name. Allowed paths: `title`, `description`, `price_cents`,
   /// `category`, `condition`, `size`, `tags`, `made_on_campus`, `bidding_enabled`, `anonymous`,
-  /// `location`, `image_ids`. Repeated fields and `location` are replaced as a whole.
+  /// `location`, `image_ids`. Repeated fields and `location` are replaced as a whole. At most 12
+  /// paths, each at most 64 bytes.
   public var updateMask: SwiftProtobuf.Google_Protobuf_FieldMask {
     get {_updateMask ?? SwiftProtobuf.Google_Protobuf_FieldMask()}
     set {_updateMask = newValue}
@@ -886,7 +894,7 @@ public nonisolated struct Skiff_Listings_V1_WithdrawListingRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's listing to withdraw.
+  /// The caller's listing to withdraw, at most 128 bytes.
   public var listingID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -923,7 +931,7 @@ public nonisolated struct Skiff_Listings_V1_MarkSoldRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's listing that was sold.
+  /// The caller's listing that was sold, at most 128 bytes.
   public var listingID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -960,8 +968,8 @@ public nonisolated struct Skiff_Listings_V1_SearchListingsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Keywords, at most 200 characters, matched case-insensitively against title, description and
-  /// tags; a listing must match every word. Empty matches every listing.
+  /// Keywords, at most 200 characters and 800 bytes, matched case-insensitively against title,
+  /// description and tags; a listing must match every word. Empty matches every listing.
   public var query: String = String()
 
   /// Filters; all of them must hold.
@@ -980,7 +988,8 @@ public nonisolated struct Skiff_Listings_V1_SearchListingsRequest: Sendable {
   /// Maximum results per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token` (at most 1,024
+  /// bytes).
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1007,6 +1016,8 @@ public nonisolated struct Skiff_Listings_V1_ListingSearchResult: Sendable {
   public mutating func clearListing() {self._listing = nil}
 
   /// The distance from `filter.near.center` in kilometres; set only when `filter.near` is given.
+  /// Exact for the listing's seller; for anyone else measured to the listing's ~1.1 km grid cell
+  /// and rounded to 0.5 km.
   public var distanceKm: Double {
     get {_distanceKm ?? 0}
     set {_distanceKm = newValue}
@@ -1047,13 +1058,14 @@ public nonisolated struct Skiff_Listings_V1_ListMyListingsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Only these statuses; empty for all.
+  /// Only these statuses, at most 16 values; empty for all.
   public var statuses: [Skiff_Listings_V1_ListingStatus] = []
 
   /// Maximum listings per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token` (at most 1,024
+  /// bytes).
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1096,7 +1108,8 @@ public nonisolated struct Skiff_Listings_V1_UploadImageRequest: Sendable {
     set {data = .metadata(newValue)}
   }
 
-  /// The next bytes of the file, at most 1 MiB per message (64 KiB recommended).
+  /// The next bytes of the file, at most 1 MiB per message (64 KiB recommended). A stream has at
+  /// most 10,241 messages.
   public var chunk: Data {
     get {
       if case .chunk(let v)? = data {return v}
@@ -1111,7 +1124,8 @@ public nonisolated struct Skiff_Listings_V1_UploadImageRequest: Sendable {
   public nonisolated enum OneOf_Data: Equatable, Sendable {
     /// Optional, and only in the first message.
     case metadata(Skiff_Listings_V1_ImageUploadMetadata)
-    /// The next bytes of the file, at most 1 MiB per message (64 KiB recommended).
+    /// The next bytes of the file, at most 1 MiB per message (64 KiB recommended). A stream has at
+    /// most 10,241 messages.
     case chunk(Data)
 
   }
@@ -1148,7 +1162,7 @@ public nonisolated struct Skiff_Listings_V1_DownloadImageRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The image to download.
+  /// The image to download, at most 128 bytes.
   public var imageID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1203,7 +1217,7 @@ public nonisolated struct Skiff_Listings_V1_SaveListingRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The active listing to save.
+  /// The active listing to save, at most 128 bytes.
   public var listingID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1240,7 +1254,7 @@ public nonisolated struct Skiff_Listings_V1_UnsaveListingRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The listing to remove from the saved items.
+  /// The listing to remove from the saved items, at most 128 bytes.
   public var listingID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1268,7 +1282,8 @@ public nonisolated struct Skiff_Listings_V1_ListSavedListingsRequest: Sendable {
   /// Maximum listings per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token` (at most 1,024
+  /// bytes).
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1299,8 +1314,8 @@ public nonisolated struct Skiff_Listings_V1_WatchSavedListingsRequest: Sendable 
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Empty to get only changes from now on; else the `resume_token` of the last change received,
-  /// to get the missed ones first.
+  /// Empty to get only changes from now on; else the `resume_token` of the last change received
+  /// (at most 1,024 bytes), to get the missed ones first.
   public var resumeToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

@@ -27,7 +27,16 @@ import SwiftProtobuf
 /// Privacy: a listing posted with `anonymous` set never reveals its seller to others: `seller_id`
 /// is empty for everyone but the seller, and the `seller_id` search filter does not match it. The
 /// exact coordinates of a listing are shown only to its seller; others see the zip code and, in a
-/// search around a point, the distance.
+/// search around a point, an approximate distance: for anyone but the seller, the `near` filter,
+/// distance sorting and `distance_km` measure to the centre of the listing's grid cell (about
+/// 1.1 km square) and distances are rounded to 0.5 km, so no number of searches locates a listing
+/// more precisely than its cell.
+///
+/// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+/// besides any limit in characters or distinct values), documented on the field and checked before
+/// any other work, in time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming
+/// the field and the limit. Ids (listing, seller, image) and `request_id` are at most 128 bytes,
+/// page and resume tokens at most 1,024 bytes, repeated enum filters at most 16 values.
 public enum Skiff_Listings_V1_Listings {
     /// The fully qualified service name.
     public static let name = "skiff.listings.v1.Listings"
@@ -149,7 +158,16 @@ public enum Skiff_Listings_V1_Listings {
     /// Privacy: a listing posted with `anonymous` set never reveals its seller to others: `seller_id`
     /// is empty for everyone but the seller, and the `seller_id` search filter does not match it. The
     /// exact coordinates of a listing are shown only to its seller; others see the zip code and, in a
-    /// search around a point, the distance.
+    /// search around a point, an approximate distance: for anyone but the seller, the `near` filter,
+    /// distance sorting and `distance_km` measure to the centre of the listing's grid cell (about
+    /// 1.1 km square) and distances are rounded to 0.5 km, so no number of searches locates a listing
+    /// more precisely than its cell.
+    ///
+    /// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+    /// besides any limit in characters or distinct values), documented on the field and checked before
+    /// any other work, in time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming
+    /// the field and the limit. Ids (listing, seller, image) and `request_id` are at most 128 bytes,
+    /// page and resume tokens at most 1,024 bytes, repeated enum filters at most 16 values.
     ///
     /// Conforming types are `RegistrableService`s: pass them to the server or an `RPCRouter`.
     public protocol ServiceProtocol: SkiffCore.RegistrableService {
@@ -195,7 +213,8 @@ public enum Skiff_Listings_V1_Listings {
 
         /// Searches listings by keywords, filters them, sorts and pages the results. Guests allowed.
         ///
-        /// Errors: INVALID_ARGUMENT for a query over 200 characters, min price above max price, a
+        /// Errors: INVALID_ARGUMENT for a field over its size limit (e.g. more than 20 filter tags), a
+        /// query over 200 characters, min price above max price, a
         /// negative price or radius, WITHDRAWN among the statuses, sort RELEVANCE without a query, sort
         /// DISTANCE without `filter.near`, or a bad page token; RESOURCE_EXHAUSTED.
         func searchListings(request: Skiff_Listings_V1_SearchListingsRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Listings_V1_SearchListingsResponse
@@ -356,7 +375,8 @@ public enum Skiff_Listings_V1_Listings {
 
         /// Searches listings by keywords, filters them, sorts and pages the results. Guests allowed.
         ///
-        /// Errors: INVALID_ARGUMENT for a query over 200 characters, min price above max price, a
+        /// Errors: INVALID_ARGUMENT for a field over its size limit (e.g. more than 20 filter tags), a
+        /// query over 200 characters, min price above max price, a
         /// negative price or radius, WITHDRAWN among the statuses, sort RELEVANCE without a query, sort
         /// DISTANCE without `filter.near`, or a bad page token; RESOURCE_EXHAUSTED.
         public func searchListings(

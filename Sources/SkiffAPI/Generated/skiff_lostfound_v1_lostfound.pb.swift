@@ -294,13 +294,13 @@ public nonisolated struct Skiff_Lostfound_V1_Item: @unchecked Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The opaque id of the item. Output only.
+  /// The opaque id of the item, at most 128 bytes. Output only (except in UpdateItem).
   public var itemID: String {
     get {_storage._itemID}
     set {_uniqueStorage()._itemID = newValue}
   }
 
-  /// The reporter's user id. Output only.
+  /// The reporter's user id. Output only (ignored in requests, at most 128 bytes).
   public var reporterID: String {
     get {_storage._reporterID}
     set {_uniqueStorage()._reporterID = newValue}
@@ -318,13 +318,13 @@ public nonisolated struct Skiff_Lostfound_V1_Item: @unchecked Sendable {
     set {_uniqueStorage()._status = newValue}
   }
 
-  /// The title, 1–80 characters.
+  /// The title, 1–80 characters and at most 320 bytes.
   public var title: String {
     get {_storage._title}
     set {_uniqueStorage()._title = newValue}
   }
 
-  /// The description (colour, brand, marks), at most 2000 characters.
+  /// The description (colour, brand, marks), at most 2000 characters and 8,000 bytes.
   public var description_p: String {
     get {_storage._description_p}
     set {_uniqueStorage()._description_p = newValue}
@@ -336,14 +336,15 @@ public nonisolated struct Skiff_Lostfound_V1_Item: @unchecked Sendable {
     set {_uniqueStorage()._category = newValue}
   }
 
-  /// The building where it was lost or found, 1–100 characters.
+  /// The building where it was lost or found, 1–100 characters and at most 400 bytes.
   public var building: String {
     get {_storage._building}
     set {_uniqueStorage()._building = newValue}
   }
 
-  /// The exact place, optional. Shown only to the reporter; used for distance search and matching.
-  /// An item without it does not match a `near` filter.
+  /// The exact place, optional. Shown only to the reporter; used for distance search and matching
+  /// (exactly for the reporter, to its ~1.1 km grid cell for others and for matching). An item
+  /// without it does not match a `near` filter.
   public var point: Skiff_Lostfound_V1_GeoPoint {
     get {_storage._point ?? Skiff_Lostfound_V1_GeoPoint()}
     set {_uniqueStorage()._point = newValue}
@@ -364,14 +365,14 @@ public nonisolated struct Skiff_Lostfound_V1_Item: @unchecked Sendable {
   public mutating func clearOccurredAt() {_uniqueStorage()._occurredAt = nil}
 
   /// How to reach the reporter or collect the item (e.g. "At the library front desk"), 1–500
-  /// characters. Empty for guests.
+  /// characters and at most 2,000 bytes. Empty for guests.
   public var contactInstructions: String {
     get {_storage._contactInstructions}
     set {_uniqueStorage()._contactInstructions = newValue}
   }
 
-  /// A picture: an image id from skiff.listings.v1.Listings.UploadImage (at most 128 characters,
-  /// no spaces), or empty. Only its shape is checked here; download it with
+  /// A picture: an image id from skiff.listings.v1.Listings.UploadImage (at most 128 bytes, no
+  /// spaces), or empty. Only its shape is checked here; download it with
   /// skiff.listings.v1.Listings.DownloadImage.
   public var imageID: String {
     get {_storage._imageID}
@@ -421,17 +422,18 @@ public nonisolated struct Skiff_Lostfound_V1_ItemFilter: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Only these statuses. Empty means LOST and FOUND (items not yet returned).
+  /// Only these statuses, at most 16 values. Empty means LOST and FOUND (items not yet returned).
   public var statuses: [Skiff_Lostfound_V1_ItemStatus] = []
 
-  /// Only these categories.
+  /// Only these categories, at most 16 values.
   public var categories: [Skiff_Lostfound_V1_ItemCategory] = []
 
   /// Only items in this building, compared ignoring case, accents and extra spaces; at most 100
-  /// characters. Empty for any building.
+  /// characters and 400 bytes. Empty for any building.
   public var building: String = String()
 
-  /// Only items with a point within this circle; each result then carries its distance.
+  /// Only items with a point within this circle; each result then carries its distance. For anyone
+  /// but the item's reporter, measured to the item's ~1.1 km grid cell (see Privacy).
   public var near: Skiff_Lostfound_V1_GeoCircle {
     get {_near ?? Skiff_Lostfound_V1_GeoCircle()}
     set {_near = newValue}
@@ -503,7 +505,7 @@ public nonisolated struct Skiff_Lostfound_V1_GetItemRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The item to read.
+  /// The item to read, at most 128 bytes.
   public var itemID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -553,7 +555,7 @@ public nonisolated struct Skiff_Lostfound_V1_UpdateItemRequest: Sendable {
 
   /// The fields to change, by proto name. Allowed paths: `title`, `description`, `category`,
   /// `building`, `point` (unset clears it), `occurred_at`, `contact_instructions`, `image_id`
-  /// (empty clears it).
+  /// (empty clears it). At most 8 paths, each at most 64 bytes.
   public var updateMask: SwiftProtobuf.Google_Protobuf_FieldMask {
     get {_updateMask ?? SwiftProtobuf.Google_Protobuf_FieldMask()}
     set {_updateMask = newValue}
@@ -600,7 +602,7 @@ public nonisolated struct Skiff_Lostfound_V1_MarkReturnedRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's item that is back with its owner.
+  /// The caller's item that is back with its owner, at most 128 bytes.
   public var itemID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -637,9 +639,9 @@ public nonisolated struct Skiff_Lostfound_V1_SearchItemsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Keywords, at most 200 characters, matched ignoring case and accents against title and
-  /// description; an item must match every word (the last one as a prefix). Empty matches every
-  /// item.
+  /// Keywords, at most 200 characters and 800 bytes, matched ignoring case and accents against
+  /// title and description; an item must match every word (the last one as a prefix). Empty
+  /// matches every item.
   public var query: String = String()
 
   /// Filters; all of them must hold.
@@ -658,7 +660,8 @@ public nonisolated struct Skiff_Lostfound_V1_SearchItemsRequest: Sendable {
   /// Maximum results per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token` (at most 1,024
+  /// bytes).
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -685,6 +688,8 @@ public nonisolated struct Skiff_Lostfound_V1_ItemSearchResult: Sendable {
   public mutating func clearItem() {self._item = nil}
 
   /// The distance from `filter.near.center` in kilometres; set only when `filter.near` is given.
+  /// Exact for the item's reporter; for anyone else measured to the item's ~1.1 km grid cell and
+  /// rounded to 0.5 km.
   public var distanceKm: Double {
     get {_distanceKm ?? 0}
     set {_distanceKm = newValue}
@@ -725,13 +730,14 @@ public nonisolated struct Skiff_Lostfound_V1_ListMatchesRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The caller's item whose matches to list.
+  /// The caller's item whose matches to list, at most 128 bytes.
   public var itemID: String = String()
 
   /// Maximum matches per page: 0 means 20; above 100 means 100.
   public var pageSize: Int32 = 0
 
-  /// Empty for the first page, else the previous response's `next_page_token`.
+  /// Empty for the first page, else the previous response's `next_page_token` (at most 1,024
+  /// bytes).
   public var pageToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -758,7 +764,8 @@ public nonisolated struct Skiff_Lostfound_V1_ItemMatch: Sendable {
   /// The match score, from 0.5 (the threshold) to 1 (see Matching on the service).
   public var score: Double = 0
 
-  /// The distance between the two items in kilometres; set only when both have a point.
+  /// The distance between the two items in kilometres, measured between their ~1.1 km grid cells
+  /// and rounded to 0.5 km; set only when both have a point.
   public var distanceKm: Double {
     get {_distanceKm ?? 0}
     set {_distanceKm = newValue}

@@ -17,7 +17,15 @@ import SwiftProtobuf
 /// Privacy: `contact_instructions` are shown to every signed-in user (so that whoever found or
 /// lost the item can reach the reporter) and never to guests, for whom the field is empty. The
 /// exact `point` of an item is shown only to its reporter; others see the building and, in a
-/// search around a point, the distance.
+/// search around a point, an approximate distance: for anyone but the reporter, the `near` filter,
+/// distance sorting and `distance_km` measure to the centre of the item's grid cell (about 1.1 km
+/// square) and distances are rounded to 0.5 km, so no number of searches locates an item more
+/// precisely than its cell. Matching, likewise, measures between the two items' cells.
+///
+/// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+/// besides any limit in characters), documented on the field and checked before any other work, in
+/// time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming the field and the
+/// limit. Ids are at most 128 bytes, page tokens at most 1,024 bytes.
 ///
 /// Paging: list calls take `page_size` (0 means 20; values above 100 are treated as 100; negative
 /// values are INVALID_ARGUMENT) and `page_token` (empty for the first page, else a previous
@@ -28,7 +36,8 @@ import SwiftProtobuf
 /// with LOST items and the other way round) in the same category, reported by someone else, are
 /// scored from 0 to 1: 0.6 × keyword overlap (Jaccard similarity of the distinct words of title and
 /// description, common words left out) + 0.2 × closeness (exp(−distance / 1 km) when both items
-/// have a point, else 1 for the same building and 0.3 otherwise) + 0.2 × time proximity
+/// have a point, measured between the centres of their ~1.1 km grid cells, else 1 for the same
+/// building and 0.3 otherwise) + 0.2 × time proximity
 /// (exp(−days between the two `occurred_at` / 7)). Items with no word in common, more than 5 km
 /// apart or more than 30 days apart never match. Pairs scoring at least 0.5 are recorded as matches
 /// (see ListMatches); when a FOUND item is reported, the reporter of each matching LOST item gets a
@@ -106,7 +115,15 @@ public enum Skiff_Lostfound_V1_LostFound {
     /// Privacy: `contact_instructions` are shown to every signed-in user (so that whoever found or
     /// lost the item can reach the reporter) and never to guests, for whom the field is empty. The
     /// exact `point` of an item is shown only to its reporter; others see the building and, in a
-    /// search around a point, the distance.
+    /// search around a point, an approximate distance: for anyone but the reporter, the `near` filter,
+    /// distance sorting and `distance_km` measure to the centre of the item's grid cell (about 1.1 km
+    /// square) and distances are rounded to 0.5 km, so no number of searches locates an item more
+    /// precisely than its cell. Matching, likewise, measures between the two items' cells.
+    ///
+    /// Request bounds: every string and repeated field has a size limit (in UTF-8 bytes or elements,
+    /// besides any limit in characters), documented on the field and checked before any other work, in
+    /// time bounded by the limit; a request over a limit gets INVALID_ARGUMENT naming the field and the
+    /// limit. Ids are at most 128 bytes, page tokens at most 1,024 bytes.
     ///
     /// Paging: list calls take `page_size` (0 means 20; values above 100 are treated as 100; negative
     /// values are INVALID_ARGUMENT) and `page_token` (empty for the first page, else a previous
@@ -117,7 +134,8 @@ public enum Skiff_Lostfound_V1_LostFound {
     /// with LOST items and the other way round) in the same category, reported by someone else, are
     /// scored from 0 to 1: 0.6 × keyword overlap (Jaccard similarity of the distinct words of title and
     /// description, common words left out) + 0.2 × closeness (exp(−distance / 1 km) when both items
-    /// have a point, else 1 for the same building and 0.3 otherwise) + 0.2 × time proximity
+    /// have a point, measured between the centres of their ~1.1 km grid cells, else 1 for the same
+    /// building and 0.3 otherwise) + 0.2 × time proximity
     /// (exp(−days between the two `occurred_at` / 7)). Items with no word in common, more than 5 km
     /// apart or more than 30 days apart never match. Pairs scoring at least 0.5 are recorded as matches
     /// (see ListMatches); when a FOUND item is reported, the reporter of each matching LOST item gets a

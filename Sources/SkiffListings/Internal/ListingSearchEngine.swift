@@ -120,9 +120,16 @@ package enum ListingSearchEngine {
         var distance: Double?
         if let near = filter.near {
             guard let point = listing.location.point else { return nil }
-            let km = distanceKm(near.center, point)
-            guard km <= near.radiusKm else { return nil }
-            distance = km
+            // Only the seller measures to the exact point; anyone else to its cell, rounded
+            // (``SkiffDomain/ApproximateLocation``), in the filter, the order and the result alike.
+            let viewer = query.query.viewerID
+            let km = ApproximateLocation.distance(
+                from: (near.center.latitude, near.center.longitude),
+                to: (point.latitude, point.longitude),
+                exact: viewer != nil && viewer == listing.sellerID
+            )
+            guard km.measured <= near.radiusKm else { return nil }
+            distance = km.shown
         }
         var score = 0
         if !query.terms.isEmpty {
@@ -144,15 +151,17 @@ package enum ListingSearchEngine {
         )
     }
 
-    /// A latitude/longitude box containing the circle (with a margin), for prefiltering in SQL.
-    /// `longitude` is `nil` when the box would wrap around the antimeridian or reach a pole.
+    /// A latitude/longitude box containing every exact point whose distance, exact or approximate, can be
+    /// within the circle (the radius plus ``SkiffDomain/ApproximateLocation/maximumShiftKm``, with a margin),
+    /// for prefiltering in SQL. `longitude` is `nil` when the box would wrap around the antimeridian or reach
+    /// a pole.
     package static func boundingBox(
         _ circle: GeoCircle
     ) -> (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) {
         GreatCircle.boundingBox(
             latitude: circle.center.latitude,
             longitude: circle.center.longitude,
-            radiusKm: circle.radiusKm
+            radiusKm: circle.radiusKm + ApproximateLocation.maximumShiftKm
         )
     }
 

@@ -27,6 +27,7 @@ package struct CompiledLostFoundQuery: Sendable {
             "st=" + statuses.map(\.rawValue).sorted().joined(separator: ","),
             "c=" + query.filter.categories.map(\.rawValue).sorted().joined(separator: ","),
             "b=" + (buildingKey ?? ""),
+            "v=" + (query.viewerID ?? ""),
         ]
         if let near = query.filter.near {
             parts.append("n=\(near.center.latitude),\(near.center.longitude),\(near.radiusKm)")
@@ -87,9 +88,16 @@ package enum LostFoundSearchEngine {
         var distance: Double?
         if let near = filter.near {
             guard let point = item.point else { return nil }
-            let km = near.center.distanceKm(to: point)
-            guard km <= near.radiusKm else { return nil }
-            distance = km
+            // Only the reporter measures to the exact point; anyone else to its cell, rounded
+            // (``SkiffDomain/ApproximateLocation``), in the filter, the order and the result alike.
+            let viewer = query.query.viewerID
+            let km = ApproximateLocation.distance(
+                from: (near.center.latitude, near.center.longitude),
+                to: (point.latitude, point.longitude),
+                exact: viewer != nil && viewer == item.reporterID
+            )
+            guard km.measured <= near.radiusKm else { return nil }
+            distance = km.shown
         }
         if !query.terms.isEmpty {
             let tokens = TextSearch.tokens(item.title) + TextSearch.tokens(item.fields.description)

@@ -1,0 +1,67 @@
+import Foundation
+
+/// How a private point (a listing's or a lost-and-found item's exact place) is measured for anyone but its
+/// owner: the point is snapped to the centre of its cell in a fixed grid, and distances to it are rounded.
+///
+/// Everything others can observe — the `near` filter, distance sorting, the reported distance, and for
+/// LostFound the matches, their scores and distances — is computed from the cell centre, never from the
+/// exact point. So however many searches around however many centres are combined (trilateration, or
+/// moving a circle's edge to see when an item drops out), they reveal the cell and nothing finer. The
+/// grid is fixed, not random noise per request (which averages out over repeated queries) nor an offset
+/// derived from the id (which anyone with the source could undo).
+///
+/// Cells are ``cellDegrees`` of latitude high (about 1.1 km) and as wide in kilometres (their width in
+/// degrees grows towards the poles); reported distances are multiples of ``distanceStepKm``.
+package enum ApproximateLocation {
+    /// The height of a cell, in degrees of latitude (about 1.11 km).
+    package static let cellDegrees = 0.01
+    /// Distances measured to a cell centre are reported to the nearest multiple of this, in kilometres.
+    package static let distanceStepKm = 0.5
+    /// The farthest a point moves when snapped (half a cell's diagonal, about 0.79 km), with a margin:
+    /// backends widen their prefilter boxes by this much.
+    package static let maximumShiftKm = 1.0
+
+    /// The centre of the grid cell holding the point.
+    package static func cellCenter(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        guard latitude.isFinite, longitude.isFinite else { return (latitude, longitude) }
+        let row = (latitude / cellDegrees).rounded(.down)
+        let centerLatitude = min(90, max(-90, (row + 0.5) * cellDegrees))
+        // Cells as wide in kilometres as they are high, at the row's centre (capped near the poles).
+        let width = cellDegrees / max(cos(centerLatitude * Double.pi / 180), 0.01)
+        let column = ((longitude + 180) / width).rounded(.down)
+        let centerLongitude = min(180, -180 + (column + 0.5) * width)
+        return (centerLatitude, centerLongitude)
+    }
+
+    /// A distance rounded to the nearest multiple of ``distanceStepKm``.
+    package static func rounded(_ km: Double) -> Double {
+        (km / distanceStepKm).rounded() * distanceStepKm
+    }
+
+    /// The distance between `center` and a private point as its owner sees it (exact) or as anyone else
+    /// does: from `center` to the point's cell centre. `shown` is what may be reported (rounded for
+    /// others); `measured` is what filters compare with the radius.
+    package static func distance(
+        from center: (latitude: Double, longitude: Double),
+        to point: (latitude: Double, longitude: Double),
+        exact: Bool
+    ) -> (measured: Double, shown: Double) {
+        if exact {
+            let km = GreatCircle.distanceKm(
+                latitude1: center.latitude,
+                longitude1: center.longitude,
+                latitude2: point.latitude,
+                longitude2: point.longitude
+            )
+            return (km, km)
+        }
+        let cell = cellCenter(latitude: point.latitude, longitude: point.longitude)
+        let km = GreatCircle.distanceKm(
+            latitude1: center.latitude,
+            longitude1: center.longitude,
+            latitude2: cell.latitude,
+            longitude2: cell.longitude
+        )
+        return (km, rounded(km))
+    }
+}
