@@ -114,6 +114,9 @@ public struct Application: Sendable {
         var accountsConfiguration = AccountsConfiguration()
         accountsConfiguration.allowedEmailDomains = options.emailDomains
         if let queue = options.passwordHashQueue { accountsConfiguration.maximumQueuedPasswordHashes = queue }
+        if let seconds = options.loginBackoff {
+            accountsConfiguration.loginBackoffInitialDelay = .milliseconds(Int64(seconds * 1000))
+        }
         accountsConfiguration.scaleRateLimits(by: options.rateLimitScale)
         let accounts = AccountsService(
             store: accountsStore,

@@ -44,6 +44,15 @@ public struct ServerOptions: ParsableArguments, Sendable {
 
     @Option(
         help: ArgumentHelp(
+            "Seconds of the first log-in back-off once an account's or an address's free failures are used up; "
+                + "it doubles with each further failure, up to 15 minutes. Default: 1.",
+            valueName: "seconds"
+        )
+    )
+    public var loginBackoff: Double?
+
+    @Option(
+        help: ArgumentHelp(
             "Multiply the per-user write rate limits (posting listings, uploading images, saving, bidding) "
                 + "and the per-address limits of sign-ups, password resets and verification e-mails "
                 + "by this factor; 0 turns them off, e.g. for skiff-load.",
@@ -174,6 +183,9 @@ public struct ServerOptions: ParsableArguments, Sendable {
         }
         if let serviceToken, serviceToken.count < 16 {
             throw ValidationError("--service-token must be at least 16 characters.")
+        }
+        if let loginBackoff, !(loginBackoff > 0 && loginBackoff <= 900) {
+            throw ValidationError("--login-backoff must be more than 0 and at most 900 seconds.")
         }
         if let passwordHashQueue, passwordHashQueue < 0 {
             throw ValidationError("--password-hash-queue must be 0 or more.")

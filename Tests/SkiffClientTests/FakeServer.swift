@@ -49,7 +49,7 @@ final class FakeServer: Sendable {
 
     /// Waits (up to `timeout`) until the recorded frames satisfy `condition`.
     func waitFor(
-        timeout: Duration = .seconds(3),
+        timeout: Duration = .seconds(30),
         _ condition: ([ReceivedFrame]) -> Bool
     ) async throws {
         let start = ContinuousClock.now

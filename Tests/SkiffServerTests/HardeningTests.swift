@@ -22,7 +22,7 @@ private let big = ProbeService.big.path
 struct HardeningTests {
     /// A control call on its own connection: the server still serves others.
     private func controlCallSucceeds(port: Int) async throws {
-        try await withTimeout(.seconds(20)) {
+        try await withTimeout(.seconds(30)) {
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let client = TestClient(transport: connection)
                 let response = try await client.unaryCall(.with { $0.responseSize = 10 })

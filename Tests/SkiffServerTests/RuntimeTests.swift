@@ -84,7 +84,7 @@ struct RuntimeTests {
                 call.cancel()
                 let result = await call.result
                 #expect(throws: (any Error).self) { try result.get() }
-                try await withTimeout(.seconds(5)) {
+                try await withTimeout(.seconds(30)) {
                     while probe.cancellations.load(ordering: .relaxed) == 0 {
                         try await Task.sleep(for: .milliseconds(5))
                     }
@@ -104,8 +104,9 @@ struct RuntimeTests {
                     _ = try await connection.unary(
                         ProbeService.wait,
                         request: Skiff_Testing_V1_Empty(),
-                        // Long enough for the request to leave a loaded machine before it expires.
-                        options: CallOptions(timeout: .seconds(1)),
+                        // Long enough for the request to reach the handler before it expires, even
+                        // while a loaded 2-core machine holds this test up for seconds.
+                        options: CallOptions(timeout: .seconds(15)),
                         responseType: Skiff_Testing_V1_Empty.self
                     )
                 }

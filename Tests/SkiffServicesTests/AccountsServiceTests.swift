@@ -212,7 +212,8 @@ struct AccountsServiceTests {
 
     @Test("failed log-ins are rate limited with a retry-after", arguments: Backend.allCases)
     func loginRateLimit(_ backend: Backend) async throws {
-        try await withApp(backend) { app, connection in
+        // A back-off longer than any pause of a loaded machine between the attempts below.
+        try await withApp(backend, extraArguments: ["--login-backoff", "600"]) { app, connection in
             let accounts = AccountsClient(transport: connection)
             _ = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "r@campus.edu", name: "R")
             for _ in 0..<5 {

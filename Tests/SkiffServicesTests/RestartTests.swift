@@ -40,13 +40,10 @@ struct RestartTests {
             }
             try database.close()
         }
-        // Opening is bounded work (no scan of the data): the whole start, migrations check
-        // included, must not grow with the table. Generous bound for debug builds on a busy machine.
-        let start = ContinuousClock.now
+        // Opening a large database works (migrations check included); how long it takes is measured
+        // in Benchmarks, not here (no timings in tests).
         let options = try ServerOptions.parse(["--port", "0", "--storage", "sqlite:\(path)"])
         let app = try Application(options: options, logger: quietLogger)
-        let opened = ContinuousClock.now - start
-        #expect(opened < .seconds(1), "opening took \(opened)")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.server.run() }
             defer { group.cancelAll() }

@@ -65,13 +65,13 @@ struct BucketListStoreDifferentialTests {
         }
 
         var nonEmpty = 0
-        for round in 0..<80 {
+        for round in 0..<40 {
             let query = NearbyQuery(
                 center: Self.point(&random),
                 radiusKm: Double.random(in: 0.5...100, using: &random),
                 sort: Bool.random(using: &random) ? .distance : .popularity
             )
-            let size = Int.random(in: 1...30, using: &random)
+            let size = Int.random(in: 6...30, using: &random)  // a few pages each: enough for paging
             let memory = try await stores[0].all(pageSize: size) {
                 try await stores[0].nearbyActivities(query, page: $0)
             }
@@ -82,7 +82,7 @@ struct BucketListStoreDifferentialTests {
             #expect(Set(memory.map(\.activity.id)).count == memory.count, "round \(round): duplicates")
             if !memory.isEmpty { nonEmpty += 1 }
         }
-        #expect(nonEmpty > 20)
+        #expect(nonEmpty > 10)
 
         var trendingNonEmpty = 0
         for round in 0..<40 {

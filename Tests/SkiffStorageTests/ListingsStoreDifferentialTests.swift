@@ -51,16 +51,16 @@ struct ListingsStoreDifferentialTests {
             }
         }
         var nonEmpty = 0
-        for round in 0..<150 {
+        for round in 0..<75 {
             let query = Self.query(&random)
-            let pageSize = Int.random(in: 1...40, using: &random)
+            let pageSize = Int.random(in: 8...40, using: &random)  // a few pages each: enough for paging
             let memory = try await stores[0].searchAll(query, pageSize: pageSize)
             let sqlite = try await stores[1].searchAll(query, pageSize: pageSize)
             #expect(memory.map(\.listing) == sqlite.map(\.listing), "round \(round): \(query)")
             #expect(memory.map(\.distanceKm) == sqlite.map(\.distanceKm), "round \(round)")
             if !memory.isEmpty { nonEmpty += 1 }
         }
-        #expect(nonEmpty > 50, "the random queries should mostly find something")
+        #expect(nonEmpty > 25, "the random queries should mostly find something")
     }
 
     static func listing(_ index: Int, _ random: inout SeededGenerator) -> Listing {

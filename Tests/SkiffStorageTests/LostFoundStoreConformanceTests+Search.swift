@@ -168,15 +168,15 @@ struct LostFoundStoreDifferentialTests {
         #expect(reports[0] == reports[1])
         #expect(reports[0].contains { !$0.matches.isEmpty })
         var nonEmpty = 0
-        for round in 0..<120 {
+        for round in 0..<60 {
             let query = Self.query(&random)
-            let pageSize = Int.random(in: 1...30, using: &random)
+            let pageSize = Int.random(in: 6...30, using: &random)  // a few pages each: enough for paging
             let memory = try await stores[0].searchAll(query, pageSize: pageSize)
             let sqlite = try await stores[1].searchAll(query, pageSize: pageSize)
             #expect(memory == sqlite, "round \(round): \(query)")
             if !memory.isEmpty { nonEmpty += 1 }
         }
-        #expect(nonEmpty > 30)
+        #expect(nonEmpty > 15)
         for item in corpus.prefix(40) {
             let memory = try await stores[0].allMatches(itemID: item.id, pageSize: 3)
             let sqlite = try await stores[1].allMatches(itemID: item.id, pageSize: 3)

@@ -36,7 +36,7 @@ struct RawConnection {
     }
 
     /// The next frame, or `nil` when the server closed the connection.
-    mutating func next(timeout: Duration = .seconds(5)) async throws -> Frame? {
+    mutating func next(timeout: Duration = .seconds(30)) async throws -> Frame? {
         let inbound = self.inbound
         return try await withThrowingTaskGroup(of: Frame?.self) { group in
             group.addTask {

@@ -35,7 +35,7 @@ func withTestServer<R: Sendable>(
 
 /// Fails the test's wait when `body` takes longer than `timeout`.
 func withTimeout<R: Sendable>(
-    _ timeout: Duration = .seconds(10),
+    _ timeout: Duration = .seconds(30),
     _ body: @escaping @Sendable () async throws -> R
 ) async throws -> R {
     try await withThrowingTaskGroup(of: R?.self) { group in
@@ -58,7 +58,7 @@ struct TestTimeout: Error, CustomStringConvertible {
 
 /// Polls `condition` until it holds, failing after `timeout`.
 func waitUntil(
-    timeout: Duration = .seconds(10),
+    timeout: Duration = .seconds(30),
     _ condition: @escaping @Sendable () -> Bool
 ) async throws {
     try await withTimeout(timeout) {
