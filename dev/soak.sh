@@ -3,7 +3,10 @@
 # reconnect churn, tag bomb) and prints what each cost it. Run by hand, not in CI:
 #   dev/soak.sh                  # every attack, 2 minutes each
 #   dev/soak.sh --seconds 30 --attacks slow-reader,churn
+# Environment: SKIFF_SCRATCH  the SwiftPM scratch path of the release build (default .build)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-swift build -c release --product skiff-server
-exec python3 dev/soak.py --binary .build/release/skiff-server "$@"
+scratch="${SKIFF_SCRATCH:-.build}"
+swift build -c release --product skiff-server --scratch-path "$scratch"
+bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)"
+exec python3 dev/soak.py --binary "$bin/skiff-server" "$@"
