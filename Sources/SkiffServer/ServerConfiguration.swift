@@ -33,10 +33,11 @@ public struct ServerConfiguration: Sendable {
     public var requestTimeout: Duration = .seconds(60)
     /// How long a draining connection waits for its calls before resetting them.
     public var drainGracePeriod: Duration = .seconds(10)
-    /// The rapid-reset defence: how many resets of streams that had barely opened (no response
-    /// yet, open under 50 ms) a client may send per second, beyond a burst of
-    /// MAX_CONCURRENT_STREAMS + this number, before it gets GOAWAY. Cancelling calls that were
-    /// running, or that had an answer under way, is free.
+    /// The rapid-reset defence: how many resets of streams that had barely begun (no response
+    /// yet, under 50 ms since their handler started, or since their HEADERS before that) a client
+    /// may send per second, beyond a burst of MAX_CONCURRENT_STREAMS + this number, before it gets
+    /// GOAWAY. Cancelling calls that were running longer, had an answer under way or had ended is
+    /// free.
     public var maxResetsPerSecond: Int = 200
     /// Most PING frames per second a client may send while it has no stream open (with a
     /// KEEPALIVE_MIN_INTERVAL_MS of 0, where strikes never happen) before it gets GOAWAY.
@@ -54,8 +55,9 @@ public struct ServerConfiguration: Sendable {
     /// connection's other calls; beyond this bound they count toward ``maxBufferedResponseBytes``
     /// like any other. Each stream holds at most ``streamWriteBufferHighWater`` plus one message.
     public var maxWindowHeldResponseBytes: Int = 4 * 1024 * 1024
-    /// How long the socket may stay full (above ``socketWriteBufferHighWater``, its client not
-    /// reading) before the connection is closed and everything it holds is freed.
+    /// How long the socket may stay full (above ``socketWriteBufferHighWater``, not drained below
+    /// half of it: its client reads nothing, or too little) before the connection is closed and
+    /// everything it holds is freed.
     public var sendStallTimeout: Duration = .seconds(60)
     /// Bytes of incomplete request messages (fragments waiting for their last one) one
     /// connection may have over all its streams; the stream whose fragment would go beyond it

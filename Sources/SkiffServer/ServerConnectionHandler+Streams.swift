@@ -104,7 +104,7 @@ extension ServerConnectionHandler {
         if requestTimer == nil { scheduleRequestTimer(in: configuration.requestTimeout) }
     }
 
-    private func scheduleRequestTimer(in delay: Duration) {
+    func scheduleRequestTimer(in delay: Duration) {
         requestTimer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(max(0, delay.nanoseconds))) {
             [self] in
             requestTimer = nil

@@ -23,8 +23,8 @@ extension ServerConnectionHandler {
             stream.outbound.append(item)
             if !stream.isBlocked {
                 pump(stream)
-            } else if stream.heldBytes > 0 {
-                holdForStreamWindow(stream, current: 0)  // queued behind bytes held for the window
+            } else if !stream.inBlockedList, !socketBlocked, connectionSendWindow > 0 {
+                holdForStreamWindow(stream, current: 0)  // still waiting for its own window only
             }
         }
     }
@@ -77,7 +77,9 @@ extension ServerConnectionHandler {
     /// bytes always lead the stream's queue. `current` is a message part not in the queue.
     func holdForStreamWindow(_ stream: ServerStream, current: Int) {
         let charged = current + stream.outbound.messageBytes - stream.heldBytes
-        guard charged > 0, heldResponseBytes + charged <= configuration.maxWindowHeldResponseBytes else { return }
+        guard !shutDown, charged > 0, heldResponseBytes + charged <= configuration.maxWindowHeldResponseBytes else {
+            return
+        }
         stream.heldBytes += charged
         heldResponseBytes += charged
         observer.responseBytesQueued(charged)
@@ -171,7 +173,10 @@ extension ServerConnectionHandler {
                 unflushedMessageBytes += chunk - releaseHeld(chunk, of: stream)
                 // Hand large batches to the socket as they grow, so that its writability (and
                 // with it ``socketBlocked``) follows what is really pending.
-                if outbound.readableBytes >= Self.flushBatchSize { flushNow() }
+                if outbound.readableBytes >= Self.flushBatchSize {
+                    flushNow()
+                    if shutDown { return .ended }  // the flush found the connection gone
+                }
                 if last { return .written }
             }
         }

@@ -196,6 +196,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         requestTimer = nil
         for stream in streams.values {
             stream.outbound.removeAll()
+            stream.heldBytes = 0  // given back below, all at once
             stream.context = nil  // a stream whose handler never started holds it, and it the stream
             stream.close()
             stream.task?.cancel()
@@ -229,9 +230,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             pauseClocks()
             return
         }
+        resumeClocks()
         eventLoop.assumeIsolated().execute { [self] in
             guard !closing, !socketBlocked else { return }
-            resumeClocks()
             pumpBlocked()
             if readPending, let context {
                 readPending = false
@@ -243,12 +244,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// The socket is full: the connection is not read from, so the timers that wait for the
     /// client's bytes stop; and a client that never reads again is given the send-stall timeout.
     private func pauseClocks() {
-        socketBlockedSince = NIODeadline.now()
+        if socketBlockedSince == nil { socketBlockedSince = NIODeadline.now() }
         if let frameTimer {
             frameTimer.cancel()
             self.frameTimer = nil
             frameTimerPaused = true
         }
+        stallTimer?.cancel()
         stallTimer = eventLoop.assumeIsolated().scheduleTask(
             in: .nanoseconds(configuration.sendStallTimeout.nanoseconds)
         ) { [self] in
@@ -271,8 +273,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         socketBlockedSince = nil
         let paused = NIODeadline.now() - since
         let pausedDuration = Duration.nanoseconds(paused.nanoseconds)
+        var earliest: ContinuousClock.Instant?
         for stream in streams.values {
-            if let due = stream.requestDue { stream.requestDue = due.advanced(by: pausedDuration) }
+            guard let due = stream.requestDue?.advanced(by: pausedDuration) else { continue }
+            stream.requestDue = due
+            if earliest.map({ due < $0 }) ?? true { earliest = due }
+        }
+        if let earliest {
+            requestTimer?.cancel()
+            scheduleRequestTimer(in: earliest - ContinuousClock.now)
         }
         if frameTimerPaused {
             frameTimerPaused = false
@@ -448,10 +457,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let connectionDelta = Int(settings.initialConnectionWindow) - Int(peerSettings.initialConnectionWindow)
         peerSettings = settings
         connectionSendWindow += connectionDelta
-        for stream in streams.values {
-            stream.sendWindow += streamDelta
-            if stream.isBlocked && !stream.inBlockedList && stream.sendWindow > 0 { markBlocked(stream) }
-        }
+        for stream in streams.values { stream.sendWindow += streamDelta }
         outbound.writeSettingsAck()
         armIdleTimer()
         pumpBlocked()
@@ -497,16 +503,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// the client to cancel it without cost.
     static let prematureResetAge: Duration = .milliseconds(50)
 
-    /// The rapid-reset defence. A reset costs a token when it ends a call whose handler had
-    /// barely started (no response yet, running under ``prematureResetAge``): the work a rapid
-    /// reset wastes. Resets of streams whose handler has not started (nothing done yet) or that
-    /// have already ended cost nothing. Tokens come back at `maxResetsPerSecond`, up to
-    /// ``resetBurst(_:)``. A client cancelling what it legitimately opened never runs out; one
-    /// that opens and resets calls in a loop does, and gets GOAWAY(RESOURCE_EXHAUSTED,
-    /// too_many_resets).
+    /// The rapid-reset defence. A reset costs a token when it ends a stream that had barely begun:
+    /// no response yet, and under ``prematureResetAge`` since its handler started (or, before
+    /// that, since its HEADERS): the work a rapid reset wastes. Resets of streams that have already
+    /// ended cost nothing. Tokens come back at `maxResetsPerSecond`, up to ``resetBurst(_:)``. A
+    /// client cancelling what it legitimately opened never runs out; one that opens and resets
+    /// streams in a loop does, and gets GOAWAY(RESOURCE_EXHAUSTED, too_many_resets).
     func countReset(of stream: ServerStream?) throws {
-        guard let stream, !stream.serverClosed, !stream.headersWritten, let started = stream.handlerStartTime,
-            ContinuousClock.now - started < Self.prematureResetAge
+        guard let stream, !stream.serverClosed, !stream.headersWritten,
+            ContinuousClock.now - (stream.handlerStartTime ?? stream.startTime) < Self.prematureResetAge
         else { return }
         let now = NIODeadline.now()
         let elapsed = Double((now - resetTokensUpdated).nanoseconds) / 1e9

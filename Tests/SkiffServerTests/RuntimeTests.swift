@@ -105,8 +105,8 @@ struct RuntimeTests {
                         ProbeService.wait,
                         request: Skiff_Testing_V1_Empty(),
                         // Long enough for the request to reach the handler before it expires, even
-                        // while a loaded 2-core machine holds this test up for seconds.
-                        options: CallOptions(timeout: .seconds(15)),
+                        // on a loaded machine.
+                        options: CallOptions(timeout: .seconds(3)),
                         responseType: Skiff_Testing_V1_Empty.self
                     )
                 }
