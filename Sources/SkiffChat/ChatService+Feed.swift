@@ -9,6 +9,9 @@ import SwiftProtobuf
 public enum FeedDelivery: Sendable {
     case event(FeedEvent)
     case requestFailed(requestID: String, error: RPCError)
+    /// On a Connect stream: the client closed its side and everything its requests produced is
+    /// ahead of this mark; the call ends once it is reached.
+    case endOfRequests
 }
 
 extension ChatService {
@@ -44,6 +47,11 @@ extension ChatService {
         // so writes never overlap. Answers come back through the subscription, in feed order.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
+                defer {
+                    // The client closed its side (or its stream failed): the answers to what it
+                    // sent go out first, then the call ends.
+                    follower.subscription.enqueue(.endOfRequests)
+                }
                 for try await request in requests {
                     do {
                         try ChatRequestBounds.check(request)
@@ -72,12 +80,15 @@ extension ChatService {
                                 }
                             }
                         )
+                    case .endOfRequests:
+                        break  // `run` returns at the mark
                     }
                 }
             }
-            // The call ends when the client closes its side (or either task fails).
+            // The call ends once the client has closed its side and everything its requests produced
+            // has been written (or when either task fails).
             try await group.next()
-            group.cancelAll()
+            try await group.next()
         }
     }
 
@@ -148,7 +159,7 @@ struct FeedFollower: Sendable {
         }
     }
 
-    /// Delivers until cancelled or cut off.
+    /// Delivers until cancelled or cut off, or until the ``FeedDelivery/endOfRequests`` mark.
     ///
     /// - Throws: ABORTED with `skiff-resume-after` when the subscriber fell behind; FAILED_PRECONDITION
     ///   when the events to replay were deleted.
@@ -170,6 +181,7 @@ struct FeedFollower: Sendable {
                 )
             }
             guard case .event(let event) = delivery else {
+                if case .endOfRequests = delivery { return }
                 try await emit(delivery)
                 continue
             }

@@ -375,6 +375,7 @@ struct ChatServiceTests {
             }
             return collected
         }
+        try #require(responses.count == 3, "\(responses)")
         #expect(responses[0].requestFailed.requestID == "r1")
         #expect(responses[0].requestFailed.code == Int32(StatusCode.notFound.rawValue))
         #expect(responses[1].requestFailed.requestID == "r2")
