@@ -236,7 +236,8 @@ public enum Skiff_Chat_V1_Chat {
         /// later ones send messages or mark conversations read. Responses carry the feed events (a sent
         /// message comes back as its `message` event, with the request's `client_message_id`) and, for a
         /// request that failed, a RequestFailed with the request's `request_id`; the stream stays open.
-        /// The call ends when the client closes its side.
+        /// The call ends when the client closes its side, after the answers to the requests it sent
+        /// (their RequestFailed and their own message events) have been sent.
         ///
         /// Errors: those of SubscribeFeed; INVALID_ARGUMENT when the first request is not `subscribe` or
         /// a later one is.
@@ -441,7 +442,8 @@ public enum Skiff_Chat_V1_Chat {
         /// later ones send messages or mark conversations read. Responses carry the feed events (a sent
         /// message comes back as its `message` event, with the request's `client_message_id`) and, for a
         /// request that failed, a RequestFailed with the request's `request_id`; the stream stays open.
-        /// The call ends when the client closes its side.
+        /// The call ends when the client closes its side, after the answers to the requests it sent
+        /// (their RequestFailed and their own message events) have been sent.
         ///
         /// Errors: those of SubscribeFeed; INVALID_ARGUMENT when the first request is not `subscribe` or
         /// a later one is.
