@@ -74,7 +74,7 @@ extension ServerConnectionHandler {
         guard !closing else { return }
         logger.debug(
             "closing connection",
-            metadata: ["peer": "\(peer)", "status": "\(status)", "reason": "\(debug.boundedForLog)"]
+            metadata: ["peer": "\(peer)", "status": "\(status)", "reason": "\(LogText.bounded(debug))"]
         )
         outbound.writeGoAway(lastStreamID: highestAcceptedID, status: status, debug: debug)
         closeNow()
@@ -114,16 +114,5 @@ extension Duration {
     var formattedSeconds: String {
         let seconds = Double(nanoseconds) / 1e9
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
-    }
-}
-
-extension String {
-    /// At most 300 characters of this text, for a log line: errors and reasons may carry
-    /// request-derived text (an SQL statement with its arguments, a client's path), and a log
-    /// line must stay small whatever a client sends.
-    var boundedForLog: String {
-        let limit = 300
-        guard count > limit else { return self }
-        return "\(prefix(limit))… (\(utf8.count) bytes)"
     }
 }

@@ -290,7 +290,7 @@ extension ServerConnectionHandler {
                 "handler failed",
                 metadata: [
                     "method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)",
-                    "error": "\(String(describing: hidden).boundedForLog)",
+                    "error": "\(LogText.bounded(hidden))",
                 ]
             )
         }

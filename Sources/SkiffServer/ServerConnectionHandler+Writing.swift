@@ -114,7 +114,7 @@ extension ServerConnectionHandler {
             metadata.add(contentsOf: stream.takeTrailingMetadata())
             metadata.add(contentsOf: extra)
             if let problem = responseMetadataProblem(metadata) {
-                logger.error("response metadata not sent", metadata: ["problem": "\(problem.boundedForLog)"])
+                logger.error("response metadata not sent", metadata: ["problem": "\(LogText.bounded(problem))"])
                 outbound.writeTrailers(
                     streamID: stream.id,
                     status: .internal,
@@ -188,7 +188,7 @@ extension ServerConnectionHandler {
         guard !stream.headersWritten else { return true }
         let metadata = stream.takeInitialMetadata()
         if let problem = responseMetadataProblem(metadata) {
-            logger.error("response metadata not sent", metadata: ["problem": "\(problem.boundedForLog)"])
+            logger.error("response metadata not sent", metadata: ["problem": "\(LogText.bounded(problem))"])
             return false
         }
         stream.headersWritten = true

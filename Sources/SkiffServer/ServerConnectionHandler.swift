@@ -313,7 +313,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         logger.debug(
             "connection error",
-            metadata: ["peer": "\(peer)", "error": "\(String(describing: error).boundedForLog)"]
+            metadata: ["peer": "\(peer)", "error": "\(LogText.bounded(error))"]
         )
         context.close(promise: nil)
     }

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import ServiceLifecycle
+import SkiffCore
 import SkiffDomain
 
 /// Periodic clean-up the stores need: expired sessions and one-time tokens, old listing-change

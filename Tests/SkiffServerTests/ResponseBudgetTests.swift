@@ -1,3 +1,4 @@
+import SkiffCore
 import Testing
 
 @testable import SkiffServer
@@ -87,8 +88,8 @@ struct ResponseBudgetTests {
 struct BoundedLogTextTests {
     @Test("request-derived text is cut to 300 characters, with its size")
     func bounded() {
-        #expect("short reason".boundedForLog == "short reason")
-        let long = String(repeating: "SELECT * FROM listing WHERE tag = ? ", count: 10_000).boundedForLog
+        #expect(LogText.bounded("short reason") == "short reason")
+        let long = LogText.bounded(String(repeating: "SELECT * FROM listing WHERE tag = ? ", count: 10_000))
         #expect(long.count < 330)
         #expect(long.hasSuffix("(360000 bytes)"))
     }

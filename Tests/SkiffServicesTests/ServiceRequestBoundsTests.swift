@@ -2,6 +2,7 @@ import SkiffAPI
 import SkiffBids
 import SkiffBucketList
 import SkiffChat
+import SkiffCore
 import SkiffDomain
 import SkiffListings
 import SkiffLostFound

@@ -1,9 +1,8 @@
 /// Text for a log line, bounded whatever a client sent.
 ///
-/// Errors may carry request-derived text: a ``DomainError``'s cause, a GRDB `DatabaseError` whose
-/// description holds the whole SQL statement, a client's value quoted in a message. Every service and the
-/// server app log errors through ``bounded(_:)``, so one log line stays small (the server's own
-/// `boundedForLog` in SkiffServer applies the same limit to what it logs).
+/// Errors may carry request-derived text: a domain error's cause, a GRDB `DatabaseError` whose
+/// description holds the whole SQL statement, a client's path or value quoted in a reason. The server,
+/// every service and the server app log such text through ``bounded(_:)``, so one log line stays small.
 public enum LogText {
     /// The most characters of a value kept in a log line.
     public static let maximumCharacters = 300
