@@ -13,9 +13,9 @@ import SkiffDomain
 ///
 /// Get one from ``SQLiteDatabase/accountsStore()``.
 public struct SQLiteAccountsStore: AccountsStore {
-    private let pool: DatabasePool
+    private let pool: StorePool
 
-    init(pool: DatabasePool) {
+    init(pool: StorePool) {
         self.pool = pool
     }
 

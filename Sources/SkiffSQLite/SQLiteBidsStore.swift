@@ -14,9 +14,9 @@ import SkiffDomain
 ///
 /// Get one from ``SQLiteDatabase/bidsStore()``.
 public struct SQLiteBidsStore: BidsStore {
-    let pool: DatabasePool
+    let pool: StorePool
 
-    init(pool: DatabasePool) {
+    init(pool: StorePool) {
         self.pool = pool
     }
 

@@ -15,9 +15,9 @@ import SkiffDomain
 ///
 /// Get one from ``SQLiteDatabase/bucketListStore()``.
 public struct SQLiteBucketListStore: BucketListStore {
-    let pool: DatabasePool
+    let pool: StorePool
 
-    init(pool: DatabasePool) {
+    init(pool: StorePool) {
         self.pool = pool
     }
 

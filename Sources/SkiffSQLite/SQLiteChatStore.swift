@@ -12,9 +12,9 @@ import SkiffDomain
 ///
 /// Get one from ``SQLiteDatabase/chatStore()``.
 public struct SQLiteChatStore: ChatStore {
-    let pool: DatabasePool
+    let pool: StorePool
 
-    init(pool: DatabasePool) {
+    init(pool: StorePool) {
         self.pool = pool
     }
 

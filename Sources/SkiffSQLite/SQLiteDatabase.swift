@@ -5,10 +5,12 @@ import SkiffDomain
 
 /// One SQLite database file shared by every service's store.
 ///
-/// Opening it creates (or opens) the file with one GRDB `DatabasePool` — WAL mode, concurrent readers, one
-/// writer — sets `PRAGMA synchronous = FULL` on the writer and checks that it took effect (so an acknowledged
+/// Opening it creates (or opens) the file with one GRDB `DatabasePool` — WAL mode, concurrent readers that
+/// never wait for writes, one writer — sets `PRAGMA synchronous = FULL` on the writer and checks that it took effect (so an acknowledged
 /// write survives a power loss, not just a crash), enables foreign keys and a busy timeout, and runs every
-/// pending migration (``SQLiteSchema``). Open one instance per file and share it; never open a second pool
+/// pending migration (``SQLiteSchema``). Every store's writes go through one group-commit writer: writes
+/// that arrive together share one transaction and one fsync, each in its own savepoint, and each caller
+/// resumes only once its write is durable. Open one instance per file and share it; never open a second pool
 /// on the same file in the same process.
 ///
 /// ```swift
@@ -20,14 +22,25 @@ public final class SQLiteDatabase: Sendable {
     public struct Configuration: Hashable, Sendable {
         /// How long a connection waits for a lock held by another process before failing (default 5 s).
         public var busyTimeout: Duration
-        /// The most concurrent read connections (default 5).
+        /// The most concurrent read connections (default: twice the active processor count, at least 4,
+        /// so reads keep every core busy while some wait on the disk).
         public var maximumReaderCount: Int
+        /// The most writes one group-commit transaction holds (default 256).
+        public var maximumWriteGroupSize: Int
 
         /// Creates a configuration.
-        public init(busyTimeout: Duration = .seconds(5), maximumReaderCount: Int = 5) {
+        public init(
+            busyTimeout: Duration = .seconds(5),
+            maximumReaderCount: Int = Configuration.defaultReaderCount,
+            maximumWriteGroupSize: Int = 256
+        ) {
             self.busyTimeout = busyTimeout
             self.maximumReaderCount = maximumReaderCount
+            self.maximumWriteGroupSize = maximumWriteGroupSize
         }
+
+        /// Twice the active processor count, at least 4.
+        public static var defaultReaderCount: Int { max(4, 2 * ProcessInfo.processInfo.activeProcessorCount) }
 
         /// The defaults.
         public static var defaults: Configuration { Configuration() }
@@ -35,8 +48,11 @@ public final class SQLiteDatabase: Sendable {
 
     /// The file's path.
     public let path: String
-    /// The connection pool. Stores use it; other code should go through stores.
+    /// The connection pool. Stores read from it and write through the group-commit writer; other code
+    /// should go through stores.
     public let pool: DatabasePool
+    /// What stores work through: the pool's readers and the one group-commit writer.
+    let storePool: StorePool
 
     /// Opens (creating if needed) the database at `path`, configures it and migrates it.
     ///
@@ -80,6 +96,10 @@ public final class SQLiteDatabase: Sendable {
 
         self.path = path
         self.pool = pool
+        self.storePool = StorePool(
+            readers: pool,
+            writer: GroupCommitWriter(pool: pool, maximumGroupSize: configuration.maximumWriteGroupSize)
+        )
     }
 
     /// Opens the database like ``init(path:configuration:)``, doing the blocking work off the caller's
@@ -97,32 +117,32 @@ public final class SQLiteDatabase: Sendable {
 
     /// The Accounts store on this database.
     public func accountsStore() -> SQLiteAccountsStore {
-        SQLiteAccountsStore(pool: pool)
+        SQLiteAccountsStore(pool: storePool)
     }
 
     /// The Listings store on this database.
     public func listingsStore() -> SQLiteListingsStore {
-        SQLiteListingsStore(pool: pool)
+        SQLiteListingsStore(pool: storePool)
     }
 
     /// The Bids store on this database.
     public func bidsStore() -> SQLiteBidsStore {
-        SQLiteBidsStore(pool: pool)
+        SQLiteBidsStore(pool: storePool)
     }
 
     /// The Chat store on this database.
     public func chatStore() -> SQLiteChatStore {
-        SQLiteChatStore(pool: pool)
+        SQLiteChatStore(pool: storePool)
     }
 
     /// The LostFound store on this database.
     public func lostFoundStore() -> SQLiteLostFoundStore {
-        SQLiteLostFoundStore(pool: pool)
+        SQLiteLostFoundStore(pool: storePool)
     }
 
     /// The BucketList store on this database.
     public func bucketListStore() -> SQLiteBucketListStore {
-        SQLiteBucketListStore(pool: pool)
+        SQLiteBucketListStore(pool: storePool)
     }
 
     /// Closes every connection. Call it after the last use, at shutdown; later use throws.

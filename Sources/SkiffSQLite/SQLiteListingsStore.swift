@@ -13,9 +13,9 @@ import SkiffListings
 ///
 /// Get one from ``SQLiteDatabase/listingsStore()``.
 public struct SQLiteListingsStore: ListingsStore {
-    let pool: DatabasePool
+    let pool: StorePool
 
-    init(pool: DatabasePool) {
+    init(pool: StorePool) {
         self.pool = pool
     }
 

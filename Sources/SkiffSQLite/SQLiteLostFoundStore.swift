@@ -18,9 +18,9 @@ import SkiffLostFound
 ///
 /// Get one from ``SQLiteDatabase/lostFoundStore()``.
 public struct SQLiteLostFoundStore: LostFoundStore {
-    let pool: DatabasePool
+    let pool: StorePool
 
-    init(pool: DatabasePool) {
+    init(pool: StorePool) {
         self.pool = pool
     }
 

@@ -56,7 +56,7 @@ struct SQLiteBidsSchemaTests {
             }
             func code(_ body: @escaping @Sendable (Database) throws -> Void) async -> DomainError.Code? {
                 do {
-                    try await database.pool.domainWrite(body)
+                    try await database.storePool.domainWrite(body)
                     return nil
                 } catch {
                     return (error as? DomainError)?.code

@@ -1,20 +1,24 @@
 import GRDB
 import SkiffDomain
 
-extension DatabasePool {
-    /// Runs one use case in a write transaction, with SQLite errors mapped to ``SkiffDomain/DomainError``.
-    func domainWrite<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
-        do {
-            return try await write(updates)
-        } catch let error as DatabaseError {
-            throw error.domainError ?? error
-        }
+/// What every SQLite store works through: reads on the pool's concurrent WAL readers, writes through the
+/// database's one ``GroupCommitWriter``.
+struct StorePool: Sendable {
+    /// The connection pool, for reads.
+    let readers: DatabasePool
+    /// The group-commit writer shared by every store of the database.
+    let writer: GroupCommitWriter
+
+    /// Runs one use case as a write (in its own savepoint of a group-commit transaction), with SQLite
+    /// errors mapped to ``SkiffDomain/DomainError``; returns once the write is durable.
+    func domainWrite<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await writer.write(updates)
     }
 
     /// Runs a read in a snapshot, with SQLite errors mapped to ``SkiffDomain/DomainError``.
-    func domainRead<T: Sendable>(_ value: @Sendable (Database) throws -> T) async throws -> T {
+    func domainRead<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await read(value)
+            return try await readers.read(value)
         } catch let error as DatabaseError {
             throw error.domainError ?? error
         }
