@@ -67,6 +67,9 @@ public final class SQLiteDatabase: Sendable {
         config.busyMode = .timeout(configuration.busyTimeout.timeInterval)
         config.maximumReaderCount = configuration.maximumReaderCount
         config.label = "skiff"
+        config.prepareDatabase { db in
+            db.add(function: ListingSearchSQL.distanceFunction)
+        }
         let pool = try DatabasePool(path: path, configuration: config)
 
         // DatabasePool sets synchronous = NORMAL when it enables WAL; FULL must be set afterwards, on the

@@ -4,68 +4,161 @@ import SkiffDomain
 import SkiffListings
 
 extension SQLiteListingsStore {
-    /// Searches in two ways, both ending in `ListingSearchEngine`, so results equal the in-memory store's:
-    ///
-    /// - **Browsing** (no keywords, no circle, sort newest/price/title): the filters, the keyset cursor, the
-    ///   order and `LIMIT page + 1` all run in SQL on indexed columns, so deep paging stays cheap and memory
-    ///   flat. The SQL conditions are the engine's filters written in SQL.
-    /// - **Keywords or a circle, or sort relevance/distance**: SQL narrows the candidates (filters, the FTS5
-    ///   index with prefix matching of the last word, a latitude/longitude bounding box), then every
-    ///   candidate is checked, scored and measured (haversine) in Swift, sorted and paged by keyset there.
-    ///   FTS5 indexes the shared tokenizer's output, so its candidates are a superset of the engine's
-    ///   matches and the Swift check makes them exact. Relevance is the engine's integer score rather than
-    ///   bm25, so that both backends order identically.
+    /// Searches with one SQL statement per query shape (``ListingSearchSQL``): the filters, keywords (FTS5),
+    /// circle (a bounding box on the coordinate index, then the distance function), order, keyset cursor and
+    /// `LIMIT page + 1` all run inside SQLite, so a page costs what its rows cost plus what the indexes
+    /// touch, not the table. The page's rows are then checked by `ListingSearchEngine.hit` (the shared
+    /// definition, which also supplies the distance shown) and paged with its cursors.
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
         let compiled = try CompiledListingQuery(query, page: page)
         let size = page.size
+        let statement = ListingSearchSQL.statement(compiled, limit: size + 1)
         return try await pool.domainRead { db in
-            var where_ = Self.filterSQL(compiled)
-            let filter = query.filter
-            let browsing =
-                compiled.terms.isEmpty && filter.near == nil && query.sort != .relevance
-                && query.sort != .distance
-            if browsing {
-                if let cursor = compiled.cursor { Self.appendKeyset(&where_, cursor: cursor, sort: query.sort) }
-                let order: String
-                switch query.sort {
-                case .priceAscending: order = "priceCents ASC, createdAt DESC, id DESC"
-                case .priceDescending: order = "priceCents DESC, createdAt DESC, id DESC"
-                case .title: order = "titleKey ASC, createdAt DESC, id DESC"
-                default: order = "createdAt DESC, id DESC"
+            let rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
+            let hits = rows.compactMap { row -> ListingSearchEngine.Hit? in
+                guard var hit = ListingSearchEngine.hit(ListingRow.listing(row), compiled) else { return nil }
+                // The order and the cursor use SQL's score, so the next page continues exactly where SQL
+                // stopped (it equals the engine's score: both count the same tokens).
+                if compiled.query.sort == .relevance, let score: Int = row[ListingSearchSQL.scoreColumn] {
+                    hit.score = score
                 }
-                where_.arguments += [size + 1]
-                let listings = try ListingRow.fetchAll(
-                    db,
-                    sql: "SELECT * FROM listing WHERE \(where_.sql) ORDER BY \(order) LIMIT ?",
-                    arguments: where_.arguments
-                )
-                let hits = listings.compactMap { ListingSearchEngine.hit($0, compiled) }
-                return ListingSearchEngine.page(ordered: hits, compiled, size: size)
+                return hit
             }
-            if !compiled.terms.isEmpty {
-                where_.append(
-                    "docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)",
-                    [SearchText.ftsExpression(compiled.terms)]
-                )
-            }
-            if let near = filter.near {
-                let box = ListingSearchEngine.boundingBox(near)
-                where_.append(
-                    "latitude IS NOT NULL AND latitude BETWEEN ? AND ?",
-                    [box.latitude.lowerBound, box.latitude.upperBound]
-                )
-                if let longitude = box.longitude {
-                    where_.append("longitude BETWEEN ? AND ?", [longitude.lowerBound, longitude.upperBound])
-                }
-            }
-            let candidates = try ListingRow.fetchAll(
-                db,
-                sql: "SELECT * FROM listing WHERE \(where_.sql)",
-                arguments: where_.arguments
-            )
-            let hits = candidates.compactMap { ListingSearchEngine.hit($0, compiled) }
-            return ListingSearchEngine.page(hits, compiled, size: size)
+            return ListingSearchEngine.page(ordered: hits, compiled, size: size)
         }
+    }
+}
+
+/// The SQL of listing search, one statement per query, built from a ``CompiledListingQuery``.
+///
+/// Every shape the RPC allows is answered from indexes (a test reads `EXPLAIN QUERY PLAN` for each):
+/// - filters on `status` (always present) lead every statement, so SQLite walks the
+///   `(status, sort key, createdAt, id)` index of the order, or the FTS5 match, never the table;
+/// - keywords: `docID IN (FTS5 MATCH)`; every term must match a token, the last one as a prefix;
+/// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
+///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
+///   for each tag token, 1 for each description token;
+/// - a circle: a latitude/longitude box on the coordinate index, then `skiff_listing_distance` (the shared
+///   ``SkiffDomain/ApproximateLocation`` rule, registered on every connection) filters and orders.
+enum ListingSearchSQL {
+    /// The column that holds the relevance score.
+    static let scoreColumn = "relevanceScore"
+    /// The column that holds the distance shown (distance sort).
+    static let distanceColumn = "distanceShown"
+
+    /// A statement and its arguments.
+    struct Statement {
+        var sql: String
+        var arguments: StatementArguments
+    }
+
+    /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor.
+    static func statement(_ query: CompiledListingQuery, limit: Int) -> Statement {
+        let sort = query.query.sort
+        var conditions = filterConditions(query)
+        var columns = "listing.*"
+        var from = "listing"
+        var columnArguments: StatementArguments = []
+        var fromArguments: StatementArguments = []
+
+        if !query.terms.isEmpty {
+            conditions.append(
+                "listing.docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)",
+                [SearchText.ftsExpression(query.terms)]
+            )
+        }
+        if let near = query.query.filter.near {
+            let box = ListingSearchEngine.boundingBox(near)
+            conditions.append(
+                "listing.latitude BETWEEN ? AND ?",
+                [box.latitude.lowerBound, box.latitude.upperBound]
+            )
+            if let longitude = box.longitude {
+                conditions.append("listing.longitude BETWEEN ? AND ?", [longitude.lowerBound, longitude.upperBound])
+            }
+            let viewer = query.query.viewerID
+            conditions.append(
+                "skiff_listing_distance(listing.latitude, listing.longitude, listing.sellerID, ?, ?, ?, 0) <= ?",
+                [near.center.latitude, near.center.longitude, viewer, near.radiusKm]
+            )
+            if sort == .distance {
+                columns += ", skiff_listing_distance(listing.latitude, listing.longitude, listing.sellerID, ?, ?, ?, 1)"
+                columns += " AS \(distanceColumn)"
+                columnArguments += [near.center.latitude, near.center.longitude, viewer]
+            }
+        }
+        if sort == .relevance, !query.terms.isEmpty {
+            let score = scoreSQL(query.terms)
+            from += " JOIN (\(score.sql)) AS score ON score.doc = listing.docID"
+            fromArguments += score.arguments
+            columns += ", score.total AS \(scoreColumn)"
+        }
+        if let cursor = query.cursor { appendKeyset(&conditions, cursor: cursor, query: query) }
+
+        let order: String
+        switch sort {
+        case .priceAscending: order = "listing.priceCents ASC, listing.createdAt DESC, listing.id DESC"
+        case .priceDescending: order = "listing.priceCents DESC, listing.createdAt DESC, listing.id DESC"
+        case .title: order = "listing.titleKey ASC, listing.createdAt DESC, listing.id DESC"
+        case .relevance where !query.terms.isEmpty:
+            order = "\(scoreColumn) DESC, listing.createdAt DESC, listing.id DESC"
+        case .distance where query.query.filter.near != nil:
+            order = "\(distanceColumn) ASC, listing.createdAt DESC, listing.id DESC"
+        default: order = "listing.createdAt DESC, listing.id DESC"
+        }
+        var arguments = columnArguments
+        arguments += fromArguments
+        arguments += conditions.arguments
+        arguments += [limit]
+        return Statement(
+            sql: "SELECT \(columns) FROM \(from) WHERE \(conditions.sql) ORDER BY \(order) LIMIT ?",
+            arguments: arguments
+        )
+    }
+
+    /// The relevance score of every document holding a query term, from the FTS5 token instances: one
+    /// `SELECT` per term (so a token matching two terms counts twice, as in ``SearchText/score``), the
+    /// last term as a prefix range.
+    static func scoreSQL(_ terms: [String]) -> Statement {
+        let weight = "CASE col WHEN 'searchTitle' THEN 3 WHEN 'searchTags' THEN 2 ELSE 1 END"
+        var parts: [String] = []
+        var arguments: StatementArguments = []
+        for (index, term) in terms.enumerated() {
+            let select = "SELECT doc, \(weight) AS weight FROM listingSearchInstance WHERE "
+            if index == terms.count - 1 {
+                if let upper = prefixUpperBound(term) {
+                    parts.append(select + "term >= ? AND term < ?")
+                    arguments += [term, upper]
+                } else {
+                    parts.append(select + "term >= ? AND substr(term, 1, ?) = ?")
+                    arguments += [term, term.count, term]
+                }
+            } else {
+                parts.append(select + "term = ?")
+                arguments += [term]
+            }
+        }
+        return Statement(
+            sql: "SELECT doc, SUM(weight) AS total FROM (\(parts.joined(separator: " UNION ALL "))) GROUP BY doc",
+            arguments: arguments
+        )
+    }
+
+    /// The smallest string greater than every string that starts with `prefix` (UTF-8 order is code-point
+    /// order): the prefix with its last scalar incremented, or `nil` if there is none.
+    static func prefixUpperBound(_ prefix: String) -> String? {
+        var scalars = Array(prefix.unicodeScalars)
+        while let last = scalars.popLast() {
+            var next = last.value + 1
+            if next == 0xD800 { next = 0xE000 }  // skip the surrogates, which are not scalars
+            if let scalar = Unicode.Scalar(next) {
+                scalars.append(scalar)
+                var result = String.UnicodeScalarView()
+                result.append(contentsOf: scalars)
+                return String(result)
+            }
+        }
+        return nil
     }
 
     /// SQL conditions joined by AND, with their arguments.
@@ -82,31 +175,33 @@ extension SQLiteListingsStore {
     }
 
     /// The engine's filters (everything but keywords and the circle), in SQL.
-    static func filterSQL(_ compiled: CompiledListingQuery) -> Conditions {
+    static func filterConditions(_ compiled: CompiledListingQuery) -> Conditions {
         let filter = compiled.query.filter
         var conditions = Conditions()
         func list(_ values: [String]) -> String { values.map { _ in "?" }.joined(separator: ", ") }
         let statuses = compiled.statuses.map(\.rawValue).sorted()
-        conditions.append("status IN (\(list(statuses)))", statuses)
+        conditions.append("listing.status IN (\(list(statuses)))", statuses)
         if !filter.categories.isEmpty {
             let values = filter.categories.map(\.rawValue).sorted()
-            conditions.append("category IN (\(list(values)))", values)
+            conditions.append("listing.category IN (\(list(values)))", values)
         }
         if !filter.conditions.isEmpty {
             let values = filter.conditions.map(\.rawValue).sorted()
-            conditions.append("condition IN (\(list(values)))", values)
+            conditions.append("listing.condition IN (\(list(values)))", values)
         }
-        if let min = filter.minPriceCents { conditions.append("priceCents >= ?", [min]) }
-        if let max = filter.maxPriceCents { conditions.append("priceCents <= ?", [max]) }
-        if let made = filter.madeOnCampus { conditions.append("madeOnCampus = ?", [made]) }
+        if let min = filter.minPriceCents { conditions.append("listing.priceCents >= ?", [min]) }
+        if let max = filter.maxPriceCents { conditions.append("listing.priceCents <= ?", [max]) }
+        if let made = filter.madeOnCampus { conditions.append("listing.madeOnCampus = ?", [made]) }
         if let seller = filter.sellerID {
             if compiled.query.viewerID == seller {
-                conditions.append("sellerID = ?", [seller])
+                conditions.append("listing.sellerID = ?", [seller])
             } else {
-                conditions.append("sellerID = ? AND anonymous = 0", [seller])
+                conditions.append("listing.sellerID = ? AND listing.anonymous = 0", [seller])
             }
         }
-        if let since = filter.postedSince { conditions.append("createdAt >= ?", [since.millisecondsSince1970]) }
+        if let since = filter.postedSince {
+            conditions.append("listing.createdAt >= ?", [since.millisecondsSince1970])
+        }
         // Every tag, as one condition whatever their number: a count over an `IN` list (the primary key
         // makes each (listing, tag) pair unique), not a chain of EXISTS whose expression tree grows with
         // the filter until SQLite refuses it ("Expression tree is too large").
@@ -123,22 +218,61 @@ extension SQLiteListingsStore {
         return conditions
     }
 
-    /// Adds "strictly after the cursor" for the browsing sorts.
-    static func appendKeyset(_ conditions: inout Conditions, cursor: ListingSearchEngine.Cursor, sort: ListingSort) {
-        let tail = "(createdAt < ? OR (createdAt = ? AND id < ?))"
+    /// Adds "strictly after the cursor" in the query's order.
+    static func appendKeyset(
+        _ conditions: inout Conditions,
+        cursor: ListingSearchEngine.Cursor,
+        query: CompiledListingQuery
+    ) {
+        let tail = "(listing.createdAt < ? OR (listing.createdAt = ? AND listing.id < ?))"
         let tailValues: [(any DatabaseValueConvertible)?] = [cursor.c, cursor.c, cursor.i]
-        switch sort {
+        switch query.query.sort {
         case .priceAscending:
             let p = cursor.p ?? 0
-            conditions.append("priceCents > ? OR (priceCents = ? AND \(tail))", [p, p] + tailValues)
+            conditions.append("listing.priceCents > ? OR (listing.priceCents = ? AND \(tail))", [p, p] + tailValues)
         case .priceDescending:
             let p = cursor.p ?? 0
-            conditions.append("priceCents < ? OR (priceCents = ? AND \(tail))", [p, p] + tailValues)
+            conditions.append("listing.priceCents < ? OR (listing.priceCents = ? AND \(tail))", [p, p] + tailValues)
         case .title:
             let t = cursor.t ?? ""
-            conditions.append("titleKey > ? OR (titleKey = ? AND \(tail))", [t, t] + tailValues)
+            conditions.append("listing.titleKey > ? OR (listing.titleKey = ? AND \(tail))", [t, t] + tailValues)
+        case .relevance where !query.terms.isEmpty:
+            let r = cursor.r ?? 0
+            conditions.append("score.total < ? OR (score.total = ? AND \(tail))", [r, r] + tailValues)
+        case .distance where query.query.filter.near != nil:
+            guard let near = query.query.filter.near else { return }
+            let d = cursor.d ?? 0
+            let distance = "skiff_listing_distance(listing.latitude, listing.longitude, listing.sellerID, ?, ?, ?, 1)"
+            let point: [(any DatabaseValueConvertible)?] = [
+                near.center.latitude, near.center.longitude, query.query.viewerID,
+            ]
+            conditions.append(
+                "\(distance) > ? OR (\(distance) = ? AND \(tail))",
+                point + [d] + point + [d] + tailValues
+            )
         default:
             conditions.append(tail, tailValues)
         }
+    }
+
+    /// `skiff_listing_distance(latitude, longitude, sellerID, centerLatitude, centerLongitude, viewerID,
+    /// shown)`: the distance in kilometres from the centre to a listing's point as ``ListingSearchEngine``
+    /// defines it (exact for the seller, to the grid cell for anyone else), the one compared with the
+    /// radius (`shown` = 0) or the one reported and ordered by (`shown` = 1); NULL without a point.
+    static let distanceFunction = DatabaseFunction("skiff_listing_distance", argumentCount: 7, pure: true) {
+        values in
+        guard let latitude = Double.fromDatabaseValue(values[0]),
+            let longitude = Double.fromDatabaseValue(values[1]),
+            let centerLatitude = Double.fromDatabaseValue(values[3]),
+            let centerLongitude = Double.fromDatabaseValue(values[4])
+        else { return nil }
+        let seller = String.fromDatabaseValue(values[2])
+        let viewer = String.fromDatabaseValue(values[5])
+        let km = ApproximateLocation.distance(
+            from: (centerLatitude, centerLongitude),
+            to: (latitude, longitude),
+            exact: viewer != nil && viewer == seller
+        )
+        return Int.fromDatabaseValue(values[6]) == 1 ? km.shown : km.measured
     }
 }

@@ -113,4 +113,15 @@ extension SQLiteSchema {
             )
         }
     }
+
+    /// "listings-v2": the FTS5 index's token instances as a table (`fts5vocab`, type `instance`: one row per
+    /// token occurrence, with its document and column), so that relevance is computed in SQL from the index
+    /// rather than by reading and tokenizing every match. A view on the index: it stores nothing.
+    static func registerListingsSearchInstancesMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("listings-v2") { db in
+            try db.execute(
+                sql: "CREATE VIRTUAL TABLE listingSearchInstance USING fts5vocab(listingSearch, instance)"
+            )
+        }
+    }
 }

@@ -23,6 +23,7 @@ public enum SQLiteSchema {
         registerBidEventsByTimeMigration(in: &migrator)
         registerLostFoundMatchesByTimeMigration(in: &migrator)
         registerAccountsPendingSignUpsMigration(in: &migrator)
+        registerListingsSearchInstancesMigration(in: &migrator)
         return migrator
     }
 

@@ -31,7 +31,7 @@ struct SQLiteDatabaseTests {
         #expect(
             SQLiteSchema.migrationIdentifiers == [
                 "accounts-v1", "listings-v1", "bids-v1", "chat-v1", "lostfound-v1", "bucketlist-v1", "accounts-v2",
-                "bids-v2", "bids-v3", "lostfound-v2", "accounts-v3",
+                "bids-v2", "bids-v3", "lostfound-v2", "accounts-v3", "listings-v2",
             ]
         )
     }
@@ -109,7 +109,7 @@ struct SQLiteDatabaseTests {
 
         func domainError(_ body: @escaping @Sendable (Database) throws -> Void) async -> DomainError? {
             do {
-                try await database.pool.domainWrite(body)
+                try await database.storePool.domainWrite(body)
                 return nil
             } catch {
                 return error as? DomainError

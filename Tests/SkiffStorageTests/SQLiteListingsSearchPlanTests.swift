@@ -1,0 +1,122 @@
+import Foundation
+import GRDB
+import SkiffDomain
+import SkiffListings
+import Testing
+
+@testable import SkiffSQLite
+
+/// Every query shape listing search allows is answered from indexes: `EXPLAIN QUERY PLAN` of each statement
+/// shows no full scan of a table, on a database large enough (a few thousand listings) that SQLite's planner
+/// would prefer a scan if the statement needed one.
+@Suite("SQLite listing search plans")
+struct SQLiteListingsSearchPlanTests {
+    /// Lines of a plan that read a whole stored table: `SCAN <table>` without an index. Virtual tables (the
+    /// FTS5 index and its token instances answer their own constraints) and the small intermediate results
+    /// of subqueries are not tables.
+    static func fullScans(_ plan: [String], tables: Set<String>) -> [String] {
+        plan.filter { line in
+            guard line.hasPrefix("SCAN "), !line.contains(" USING "), !line.contains("VIRTUAL TABLE") else {
+                return false
+            }
+            let name = line.dropFirst("SCAN ".count).prefix { $0 != " " }
+            return tables.contains(String(name))
+        }
+    }
+
+    /// The stored tables of the database.
+    static func tables(_ database: SQLiteDatabase) async throws -> Set<String> {
+        try await database.pool.read { db in
+            try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+        }
+    }
+
+    /// Every combination of sort, keywords, circle and the filters that change a plan.
+    static func shapes() -> [ListingQuery] {
+        var queries: [ListingQuery] = []
+        let circle = GeoCircle(center: GeoPoint(latitude: 36.14, longitude: -86.80), radiusKm: 3)
+        for sort in ListingSort.allCases {
+            for text in ["", "lamp", "vintage desk"] {
+                for near in [nil, circle] {
+                    for variant in 0..<6 {
+                        var filter = ListingFilter()
+                        filter.near = near
+                        switch variant {
+                        case 1:
+                            filter.categories = [.furniture, .books]
+                            filter.minPriceCents = 500
+                            filter.maxPriceCents = 5000
+                        case 2: filter.tags = ["oak", "blue"]
+                        case 3: filter.sellerID = "usr_3"
+                        case 4:
+                            filter.statuses = [.sold, .active, .withdrawn]
+                            filter.postedSince = ListingFixture.t0
+                        case 5:
+                            filter.conditions = [.new]
+                            filter.madeOnCampus = true
+                        default: break
+                        }
+                        queries.append(ListingQuery(text: text, filter: filter, sort: sort, viewerID: "usr_3"))
+                    }
+                }
+            }
+        }
+        return queries
+    }
+
+    @Test("No query shape scans the listing table: filters, keywords, circle, order, cursor and limit use indexes")
+    func noFullScans() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let store = database.listingsStore()
+        var random = SeededGenerator(seed: 10)
+        let listings = (0..<3_000).map { ListingsStoreDifferentialTests.listing($0, &random) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for chunk in stride(from: 0, to: listings.count, by: 300) {
+                let part = listings[chunk..<min(chunk + 300, listings.count)]
+                group.addTask { for listing in part { _ = try await store.createListing(listing, requestID: nil) } }
+            }
+            try await group.waitForAll()
+        }
+
+        let tables = try await Self.tables(database)
+        #expect(tables.contains("listing") && tables.contains("listingTag"))
+        var checked = 0
+        for query in Self.shapes() {
+            // The first page and a later one (the cursor adds its own condition).
+            let first = try await store.search(query, page: try PageRequest(size: 5))
+            var pages: [PageRequest] = [try PageRequest(size: 20)]
+            if let token = first.nextPageToken { pages.append(try PageRequest(size: 20, token: token)) }
+            for page in pages {
+                let compiled = try CompiledListingQuery(query, page: page)
+                let statement = ListingSearchSQL.statement(compiled, limit: page.size + 1)
+                let plan = try await database.pool.read { db in
+                    try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
+                        .map { row -> String in row["detail"] }
+                }
+                let scans = Self.fullScans(plan, tables: tables)
+                if ProcessInfo.processInfo.environment["SKIFF_PRINT_PLANS"] != nil {
+                    print("PLAN \(query.sort) \"\(query.text)\" \(query.filter.near != nil): \(plan)")
+                }
+                #expect(scans.isEmpty, "\(query.sort) text=\"\(query.text)\" \(query.filter): \(plan)")
+                checked += 1
+            }
+        }
+        #expect(checked > ListingSort.allCases.count * 30)
+    }
+
+    @Test("The full-scan detector recognises a scan")
+    func detectorSeesScans() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let plan = try await database.pool.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT * FROM listing WHERE size = 'M'")
+                .map { row -> String in row["detail"] }
+        }
+        #expect(Self.fullScans(plan, tables: try await Self.tables(database)) == ["SCAN listing"])
+    }
+}
