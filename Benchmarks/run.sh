@@ -10,8 +10,13 @@
 # StreamingOutputCall (100 × 250 B) at 16 in flight; 1,000 idle Skiff connections (server RSS only).
 # Server RSS is VmHWM of the server process (/proc/PID/status) read after each run; --long prints the median.
 # Per-run JSON lines and server logs are kept under .build/bench-results/.
+#   ./run.sh --scale  the data-scale benchmark instead (services on 10k–1M rows): see scale.sh
 set -euo pipefail
 cd "$(dirname "$0")"
+if [[ "${1:-}" == "--scale" ]]; then
+    shift
+    exec ./scale.sh "$@"
+fi
 
 runs=1
 duration=5

@@ -5,8 +5,10 @@ import Synchronization
 /// A ``ListingsStore`` that keeps everything in memory, for tests and demos.
 ///
 /// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
-/// so each use case is atomic as a database transaction would be. Search scans every listing through
-/// `ListingSearchEngine`, the same code that decides SQLite's results.
+/// so each use case is atomic as a database transaction would be. Search runs on real indexes kept in the
+/// same critical section as the listings (`ListingIndex`: inverted, tag, seller, grid-cell and one sorted
+/// index per order), so its cost follows the page and the candidates rather than the table; each result is
+/// still decided by `ListingSearchEngine`, the same code that checks SQLite's.
 public final class InMemoryListingsStore: ListingsStore {
     private struct RequestKey: Hashable {
         var sellerID: String
@@ -15,12 +17,19 @@ public final class InMemoryListingsStore: ListingsStore {
 
     private struct State {
         var listings: [String: Listing] = [:]
+        var index = ListingIndex()
         var requests: [RequestKey: (listingID: String, fingerprint: String)] = [:]
         var images: [String: StoredImage] = [:]
         /// Saved-at per user and listing.
         var saved: [String: [String: Date]] = [:]
         var changes: [ListingChangeEvent] = []
         var lastSequence: Int64 = 0
+
+        /// Stores a listing and indexes it.
+        mutating func put(_ listing: Listing) {
+            listings[listing.id] = listing
+            index.put(listing)
+        }
 
         mutating func record(
             _ listing: Listing,
@@ -72,7 +81,7 @@ public final class InMemoryListingsStore: ListingsStore {
             }
             try state.checkImages(stored.imageIDs, ownerID: stored.sellerID)
             guard state.listings[stored.id] == nil else { throw ListingsStoreError.listingIDTaken }
-            state.listings[stored.id] = stored
+            state.put(stored)
             if let requestID {
                 state.requests[RequestKey(sellerID: stored.sellerID, requestID: requestID)] = (stored.id, fingerprint)
             }
@@ -101,7 +110,7 @@ public final class InMemoryListingsStore: ListingsStore {
             let oldPrice = listing.priceCents
             listing.fields = fields
             listing.updatedAt = now
-            state.listings[id] = listing
+            state.put(listing)
             let kind: ListingChangeKind = fields.priceCents != oldPrice ? .priceChanged : .updated
             let event = state.record(listing, kind: kind, oldPrice: oldPrice, at: now)
             return ListingUpdate(listing: listing, event: event)
@@ -123,7 +132,7 @@ public final class InMemoryListingsStore: ListingsStore {
             case (.active, _):
                 listing.status = status
                 listing.updatedAt = now
-                state.listings[id] = listing
+                state.put(listing)
                 let event = state.record(
                     listing,
                     kind: status == .sold ? .sold : .withdrawn,
@@ -143,9 +152,7 @@ public final class InMemoryListingsStore: ListingsStore {
 
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
         let compiled = try CompiledListingQuery(query, page: page)
-        let listings = state.withLock { Array($0.listings.values) }
-        let hits = listings.compactMap { ListingSearchEngine.hit($0, compiled) }
-        return ListingSearchEngine.page(hits, compiled, size: page.size)
+        return state.withLock { $0.index.search(compiled, size: page.size) }
     }
 
     public func sellerListings(
@@ -155,8 +162,8 @@ public final class InMemoryListingsStore: ListingsStore {
     ) async throws -> Page<Listing> {
         let cursor = try ListingsPaging.sellerCursor(page, sellerID: sellerID, statuses: statuses)
         let fetched: [Listing] = state.withLock { state in
-            var matches = state.listings.values.filter { listing in
-                listing.sellerID == sellerID && (statuses.isEmpty || statuses.contains(listing.status))
+            var matches = state.index.listings(sellerID: sellerID).filter { listing in
+                (statuses.isEmpty || statuses.contains(listing.status))
                     && (cursor.map { ListingsPaging.isAfter(listing, $0) } ?? true)
             }
             matches.sort(by: ListingsPaging.newestFirst)

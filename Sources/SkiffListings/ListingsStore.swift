@@ -12,8 +12,11 @@ public import SkiffDomain
 ///   the order documented here; no backend type crosses this protocol.
 /// - Dates are kept at millisecond precision; values read back are rounded.
 /// - Inputs are validated by ``ListingRules``; stores enforce existence, ownership and state.
-/// - Search decides matches and order with `ListingSearchEngine` (backends may only narrow candidates
-///   first), so results are identical everywhere.
+/// - Search has one definition, `ListingSearchEngine` (matching, the relevance score, distances, order
+///   and keyset cursors); each backend answers it from its own indexes — SQLite in one SQL statement per
+///   query with the order, cursor and limit inside the engine, the in-memory store with `ListingIndex` —
+///   so a page costs what its rows and the index entries touched cost, not the table, and checks each
+///   result with `ListingSearchEngine.hit`. The differential test proves both return identical pages.
 public protocol ListingsStore: Sendable {
     // MARK: Listings
 

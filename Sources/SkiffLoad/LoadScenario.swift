@@ -74,6 +74,8 @@ public struct ScenarioOptions: Sendable {
     public var seedUsers = 20
     /// Listings the marketplace scenario makes sure exist.
     public var seedListings = 200
+    /// Calls in flight while the marketplace scenario seeds listings (sign-ups use at most 8).
+    public var seedConcurrency = 64
     /// Where the marketplace scenario keeps the seeded accounts and listings between runs.
     public var statePath = ".skiff-load-state.json"
     /// Where verification tokens come from when accounts must be created.

@@ -1,4 +1,5 @@
 import Foundation
+public import Histogram
 import SkiffAPI
 public import SkiffCore
 import SwiftProtobuf
@@ -17,6 +18,8 @@ public final class MarketplaceScenario: LoadScenario {
     /// The e-mail domain of seeded accounts (must pass the server's `--email-domain` allow-list).
     let domain: String
     private let prepared = Mutex<Prepared?>(nil)
+    /// Latency per RPC (a mix operation makes one to three calls).
+    let timings = MethodTimings()
 
     struct Session: Sendable {
         var userID: String
@@ -42,7 +45,16 @@ public final class MarketplaceScenario: LoadScenario {
         prepared.withLock { $0 = Prepared(state: state, sessions: sessions) }
     }
 
-    public func perform(_ transport: any ClientTransport) async throws {
+    public func measurementStarted() {
+        timings.start()
+    }
+
+    public func measurements() -> [String: Histogram<UInt64>] {
+        timings.histograms
+    }
+
+    public func perform(_ untimed: any ClientTransport) async throws {
+        let transport = MethodTimingTransport(base: untimed, timings: timings)
         guard let data = prepared.withLock({ $0 }) else { throw SeedingError("marketplace scenario not prepared") }
         var rng = SystemRandomNumberGenerator()
         let listings = Skiff_Listings_V1_Listings.Client(transport: transport)

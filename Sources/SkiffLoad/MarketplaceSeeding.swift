@@ -160,8 +160,9 @@ extension MarketplaceScenario {
                 )
             }
             let run = UUID().uuidString.prefix(8).lowercased()
-            for i in 0..<missingUsers {
-                let name = "load-\(run)-\(state.users.count)"
+            let first = state.users.count
+            let created = try await concurrently(missingUsers, inFlight: min(options.seedConcurrency, 8)) { i in
+                let name = "load-\(run)-\(first + i)"
                 let email = "\(name)@\(domain)"
                 let password = "load-test-\(UUID().uuidString.prefix(12))"
                 _ = try await accounts.signUp(
@@ -179,23 +180,69 @@ extension MarketplaceScenario {
                         $0.password = password
                     }
                 )
-                state.users.append(.init(email: email, password: password, userID: session.userID))
-                context.progress.bar("seeding users   ", done: i + 1, total: missingUsers)
+                return MarketplaceState.User(email: email, password: password, userID: session.userID)
+            } progress: { done in
+                context.progress.bar("seeding users   ", done: done, total: missingUsers)
             }
+            state.users.append(contentsOf: created)
             try state.save(options.statePath)
         }
         let sellers = try await logIn(state.users.prefix(8), accounts)
         let missingListings = max(0, options.seedListings - state.listings.count)
-        for i in 0..<missingListings {
-            let seller = sellers[i % sellers.count]
-            let listing = try await listings.createListing(Self.newListing(), metadata: seller.auth).listing
-            state.listings.append(
-                .init(listingID: listing.listingID, sellerID: seller.userID, priceCents: listing.priceCents)
+        if missingListings > 0 {
+            let started = ContinuousClock.now
+            let created = try await concurrently(missingListings, inFlight: options.seedConcurrency) { i in
+                let seller = sellers[i % sellers.count]
+                let listing = try await listings.createListing(Self.newListing(), metadata: seller.auth).listing
+                return MarketplaceState.Listing(
+                    listingID: listing.listingID,
+                    sellerID: seller.userID,
+                    priceCents: listing.priceCents
+                )
+            } progress: { done in
+                context.progress.bar("seeding listings", done: done, total: missingListings)
+            }
+            state.listings.append(contentsOf: created)
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            context.progress.update(
+                "seeded \(missingListings) listings in \(String(format: "%.1f", seconds)) s "
+                    + "(\(Int(Double(missingListings) / max(seconds, 0.001))) listings/s, "
+                    + "\(options.seedConcurrency) in flight)"
             )
-            context.progress.bar("seeding listings", done: i + 1, total: missingListings)
+            context.progress.finish()
         }
         if missingListings > 0 { try state.save(options.statePath) }
         return state
+    }
+
+    /// Runs `body` for `0..<count` with at most `inFlight` calls at once; returns the results in completion
+    /// order, reporting each completion to `progress`. The first error cancels the rest and is thrown.
+    func concurrently<T: Sendable>(
+        _ count: Int,
+        inFlight: Int,
+        _ body: @escaping @Sendable (Int) async throws -> T,
+        progress: (Int) -> Void
+    ) async throws -> [T] {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            var results: [T] = []
+            results.reserveCapacity(count)
+            var next = 0
+            while next < min(count, max(1, inFlight)) {
+                let index = next
+                group.addTask { try await body(index) }
+                next += 1
+            }
+            while let result = try await group.next() {
+                results.append(result)
+                progress(results.count)
+                if next < count {
+                    let index = next
+                    group.addTask { try await body(index) }
+                    next += 1
+                }
+            }
+            return results
+        }
     }
 
     /// Logs `users` in; returns their ids and bearer metadata.
@@ -232,6 +279,9 @@ extension MarketplaceScenario {
             $0.listing.tags = Array(words.prefix(2))
             $0.listing.biddingEnabled = true
             $0.listing.location.zipCode = ["37235", "37203", "37212", "37240"].randomElement(using: &rng)!
+            // A point on or near campus (about 4 km across), so that nearby searches find something.
+            $0.listing.location.point.latitude = 36.1447 + Double.random(in: -0.02...0.02, using: &rng)
+            $0.listing.location.point.longitude = -86.8027 + Double.random(in: -0.025...0.025, using: &rng)
             $0.requestID = UUID().uuidString
         }
     }

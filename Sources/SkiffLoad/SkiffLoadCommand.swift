@@ -84,7 +84,10 @@ public struct RunCommand: AsyncParsableCommand {
     @Option(help: "Listings the marketplace scenario makes sure exist.")
     public var seedListings = 200
 
-    /// Where seeded accounts and listings are kept between runs.
+    /// Calls in flight while seeding listings (sign-ups use at most 8).
+    @Option(help: "Calls in flight while seeding listings (sign-ups use at most 8).")
+    public var seedConcurrency = 64
+
     @Option(help: "Live-feed subscriptions chat-fanout keeps open, spread over the seeded accounts.")
     public var subscribers = 1_000
 
@@ -164,6 +167,7 @@ public struct RunCommand: AsyncParsableCommand {
         options.messagesPerCall = messages
         options.seedUsers = seedUsers
         options.seedListings = seedListings
+        options.seedConcurrency = seedConcurrency
         options.statePath = state
         options.emailDomain = emailDomain
         options.feedSubscribers = subscribers

@@ -88,11 +88,11 @@ enum ListingRow {
     }
 
     private static func json(_ strings: [String]) -> String {
-        (try? JSONEncoder().encode(strings)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        StringListColumn.text(strings)
     }
 
     private static func strings(_ text: String) -> [String] {
-        (try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? []
+        StringListColumn.strings(text)
     }
 }
 

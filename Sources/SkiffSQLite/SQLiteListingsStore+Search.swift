@@ -226,16 +226,28 @@ enum ListingSearchSQL {
     ) {
         let tail = "(listing.createdAt < ? OR (listing.createdAt = ? AND listing.id < ?))"
         let tailValues: [(any DatabaseValueConvertible)?] = [cursor.c, cursor.c, cursor.i]
+        // Each condition starts with a bound on the order's leading column (redundant with the exact
+        // keyset that follows), so that SQLite seeks the index to the cursor instead of walking it from its
+        // start on every page: deep pages cost what the first one does.
         switch query.query.sort {
         case .priceAscending:
             let p = cursor.p ?? 0
-            conditions.append("listing.priceCents > ? OR (listing.priceCents = ? AND \(tail))", [p, p] + tailValues)
+            conditions.append(
+                "listing.priceCents >= ? AND (listing.priceCents > ? OR (listing.priceCents = ? AND \(tail)))",
+                [p, p, p] + tailValues
+            )
         case .priceDescending:
             let p = cursor.p ?? 0
-            conditions.append("listing.priceCents < ? OR (listing.priceCents = ? AND \(tail))", [p, p] + tailValues)
+            conditions.append(
+                "listing.priceCents <= ? AND (listing.priceCents < ? OR (listing.priceCents = ? AND \(tail)))",
+                [p, p, p] + tailValues
+            )
         case .title:
             let t = cursor.t ?? ""
-            conditions.append("listing.titleKey > ? OR (listing.titleKey = ? AND \(tail))", [t, t] + tailValues)
+            conditions.append(
+                "listing.titleKey >= ? AND (listing.titleKey > ? OR (listing.titleKey = ? AND \(tail)))",
+                [t, t, t] + tailValues
+            )
         case .relevance where !query.terms.isEmpty:
             let r = cursor.r ?? 0
             conditions.append("score.total < ? OR (score.total = ? AND \(tail))", [r, r] + tailValues)
@@ -251,7 +263,7 @@ enum ListingSearchSQL {
                 point + [d] + point + [d] + tailValues
             )
         default:
-            conditions.append(tail, tailValues)
+            conditions.append("listing.createdAt <= ? AND \(tail)", [cursor.c] + tailValues)
         }
     }
 

@@ -25,7 +25,8 @@ struct MarketplaceLoadTests {
             let state = temporaryPath("state.json")
             let arguments = [
                 "marketplace", "--target", target, "--concurrency", "8", "--connections", "2", "--duration", "1",
-                "--warmup", "0.2", "--seed-users", "4", "--seed-listings", "30", "--state", state,
+                "--warmup", "0.2", "--seed-users", "4", "--seed-listings", "30", "--state", state, "--seed-concurrency",
+                "16",
             ]
             let first = try #require(try SkiffLoadCommand.parseAsRoot(arguments) as? RunCommand)
             let result = try await first.execute(tokenSource: outboxTokens(app), progress: .silent)
@@ -33,6 +34,12 @@ struct MarketplaceLoadTests {
             let seeded = try MarketplaceState.load(state)
             #expect(seeded.users.count == 4)
             #expect(seeded.listings.count == 30)
+            // Per-RPC latencies of the measured window, beside the mix's: searches are two thirds of it.
+            let search = try #require(
+                result.scenarioLatencies?["rpc SearchListings"],
+                "\(result.scenarioLatencies ?? [:])"
+            )
+            #expect(search.p50 > 0 && search.p50 <= search.p99)
 
             // A second run seeds nothing new (no token source needed) and still succeeds.
             let second = try #require(

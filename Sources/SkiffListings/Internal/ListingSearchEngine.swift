@@ -99,8 +99,13 @@ package enum ListingSearchEngine {
         package var titleKey: String
     }
 
-    /// The hit for a listing if it matches every filter and keyword, else `nil`.
-    package static func hit(_ listing: Listing, _ query: CompiledListingQuery) -> Hit? {
+    /// The hit for a listing if it matches every filter and keyword, else `nil`. `tokens`, when given, are
+    /// the listing's ``SearchText/DocumentTokens`` already computed (an index keeps them).
+    package static func hit(
+        _ listing: Listing,
+        _ query: CompiledListingQuery,
+        tokens cached: SearchText.DocumentTokens? = nil
+    ) -> Hit? {
         let filter = query.query.filter
         guard query.statuses.contains(listing.status) else { return nil }
         if !filter.categories.isEmpty, !filter.categories.contains(listing.category) { return nil }
@@ -133,7 +138,7 @@ package enum ListingSearchEngine {
         }
         var score = 0
         if !query.terms.isEmpty {
-            let tokens = SearchText.DocumentTokens(listing.fields)
+            let tokens = cached ?? SearchText.DocumentTokens(listing.fields)
             guard SearchText.matches(tokens: tokens, terms: query.terms) else { return nil }
             if query.query.sort == .relevance { score = SearchText.score(of: tokens, terms: query.terms) }
         }

@@ -1,0 +1,122 @@
+/// A sorted multiset of keys in chunks of bounded size: the in-memory stores' ordered index.
+///
+/// Inserting or removing costs a binary search over the chunks plus a move inside one chunk (at most
+/// ``chunkCapacity`` elements), so it stays cheap at a million keys, unlike one sorted array whose every
+/// insert moves half of it. Walking in order from a position costs the keys walked.
+///
+/// `areInIncreasingOrder` defines the order (a strict weak ordering); equal keys may repeat.
+package struct SortedKeys<Key>: Sendable where Key: Sendable {
+    /// The most keys one chunk holds before it splits.
+    package static var chunkCapacity: Int { 512 }
+
+    private var chunks: [[Key]] = []
+    private let areInIncreasingOrder: @Sendable (Key, Key) -> Bool
+    /// The number of keys.
+    package private(set) var count = 0
+
+    /// Creates an empty set ordered by `areInIncreasingOrder`.
+    package init(by areInIncreasingOrder: @escaping @Sendable (Key, Key) -> Bool) {
+        self.areInIncreasingOrder = areInIncreasingOrder
+    }
+
+    /// A position: a chunk and an offset in it.
+    package struct Position: Hashable, Sendable {
+        var chunk: Int
+        var offset: Int
+    }
+
+    /// The first position whose key is not before `key` (`after == false`), or is after it (`after == true`).
+    package func position(of key: Key, after: Bool = false) -> Position {
+        // The first chunk whose last key is not before (or is after) the key.
+        func goesAfter(_ element: Key) -> Bool {
+            after ? !areInIncreasingOrder(key, element) : areInIncreasingOrder(element, key)
+        }
+        var low = 0
+        var high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if goesAfter(chunks[middle][chunks[middle].count - 1]) { low = middle + 1 } else { high = middle }
+        }
+        guard low < chunks.count else { return Position(chunk: chunks.count, offset: 0) }
+        let chunk = chunks[low]
+        var first = 0
+        var last = chunk.count
+        while first < last {
+            let middle = (first + last) / 2
+            if goesAfter(chunk[middle]) { first = middle + 1 } else { last = middle }
+        }
+        return Position(chunk: low, offset: first)
+    }
+
+    /// The position of the first key.
+    package var start: Position { Position(chunk: 0, offset: 0) }
+
+    /// Inserts a key after any equal keys.
+    package mutating func insert(_ key: Key) {
+        count += 1
+        guard !chunks.isEmpty else {
+            chunks.append([key])
+            return
+        }
+        var position = position(of: key, after: true)
+        if position.chunk == chunks.count {
+            position = Position(chunk: chunks.count - 1, offset: chunks[chunks.count - 1].count)
+        }
+        chunks[position.chunk].insert(key, at: position.offset)
+        if chunks[position.chunk].count > Self.chunkCapacity {
+            let upper = Array(chunks[position.chunk][(Self.chunkCapacity / 2)...])
+            chunks[position.chunk].removeSubrange((Self.chunkCapacity / 2)...)
+            chunks.insert(upper, at: position.chunk + 1)
+        }
+    }
+
+    /// Removes one key equal to `key` for which `matches` holds; returns whether one was found.
+    @discardableResult
+    package mutating func remove(_ key: Key, where matches: (Key) -> Bool) -> Bool {
+        var position = position(of: key)
+        while position.chunk < chunks.count {
+            let element = chunks[position.chunk][position.offset]
+            if areInIncreasingOrder(key, element) { return false }  // past the equal keys
+            if matches(element) {
+                chunks[position.chunk].remove(at: position.offset)
+                if chunks[position.chunk].isEmpty { chunks.remove(at: position.chunk) }
+                count -= 1
+                return true
+            }
+            position = next(position)
+        }
+        return false
+    }
+
+    /// The key at a valid position.
+    package subscript(position: Position) -> Key { chunks[position.chunk][position.offset] }
+
+    /// Whether the position is past the last key.
+    package func isEnd(_ position: Position) -> Bool { position.chunk >= chunks.count }
+
+    /// The position after a valid one.
+    package func next(_ position: Position) -> Position {
+        var result = position
+        result.offset += 1
+        if result.offset >= chunks[result.chunk].count {
+            result.chunk += 1
+            result.offset = 0
+        }
+        return result
+    }
+
+    /// Calls `body` with each key from `position` in order until it returns `false`.
+    package func walk(from position: Position, _ body: (Key) -> Bool) {
+        var chunk = position.chunk
+        var offset = position.offset
+        while chunk < chunks.count {
+            let keys = chunks[chunk]
+            while offset < keys.count {
+                if !body(keys[offset]) { return }
+                offset += 1
+            }
+            chunk += 1
+            offset = 0
+        }
+    }
+}

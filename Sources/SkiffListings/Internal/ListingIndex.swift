@@ -1,0 +1,237 @@
+import Foundation
+import SkiffDomain
+
+/// The in-memory store's search indexes: what SQLite's indexes and FTS5 table are to the SQLite store.
+///
+/// - an inverted index (token → listings) over ``SearchText`` tokens, with its vocabulary sorted so that
+///   the last query term's prefix is a range;
+/// - tag, seller and grid-cell (0.01°, about 1.1 km) indexes;
+/// - one ``SkiffDomain/SortedKeys`` per order (newest, price up, price down, title), in exactly
+///   ``ListingSearchEngine``'s order, ties included.
+///
+/// A search narrows the candidates with the inverted, tag, seller and cell indexes, then either walks the
+/// order's index from the cursor, checking each listing, until the page is full (when the candidates are
+/// many), or checks and sorts the candidates (when they are few, and always for relevance and distance).
+/// Either way `ListingSearchEngine.hit` decides each listing, so results equal SQLite's; the cost follows the
+/// page and the candidates, not the table.
+struct ListingIndex: Sendable {
+    /// What the index keeps per listing.
+    struct Entry: Sendable {
+        var listing: Listing
+        var tokens: SearchText.DocumentTokens
+        var cell: Cell?
+    }
+
+    /// A grid cell of ``cellDegrees``.
+    struct Cell: Hashable, Sendable {
+        var row: Int
+        var column: Int
+    }
+
+    /// The cell size, in degrees of latitude and longitude.
+    static let cellDegrees = 0.01
+    /// The most cells a circle's box may cover before the cell index is not used (the circle then covers
+    /// so much that the other indexes, or the whole table, are no worse).
+    static let maximumCellsPerQuery = 40_000
+
+    /// The key of a listing in the order indexes.
+    struct OrderKey: Sendable {
+        var price: Int64
+        var title: String
+        var createdAt: Int64
+        var id: String
+    }
+
+    private(set) var entries: [String: Entry] = [:]
+    private var postings: [String: Set<String>] = [:]
+    private var vocabulary = SortedKeys<String> { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    private var tagged: [String: Set<String>] = [:]
+    private var bySeller: [String: Set<String>] = [:]
+    private var byCell: [Cell: Set<String>] = [:]
+    private var newest = SortedKeys<OrderKey>(by: ListingIndex.newestFirst)
+    private var cheapest = SortedKeys<OrderKey> { a, b in
+        a.price != b.price ? a.price < b.price : ListingIndex.newestFirst(a, b)
+    }
+    private var dearest = SortedKeys<OrderKey> { a, b in
+        a.price != b.price ? a.price > b.price : ListingIndex.newestFirst(a, b)
+    }
+    private var byTitle = SortedKeys<OrderKey> { a, b in
+        a.title != b.title ? a.title.utf8.lexicographicallyPrecedes(b.title.utf8) : ListingIndex.newestFirst(a, b)
+    }
+
+    /// Newest first, then id descending: every order's tie-break.
+    @Sendable static func newestFirst(_ a: OrderKey, _ b: OrderKey) -> Bool {
+        a.createdAt != b.createdAt ? a.createdAt > b.createdAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
+    }
+
+    static func cell(latitude: Double, longitude: Double) -> Cell {
+        Cell(
+            row: Int((latitude / cellDegrees).rounded(.down)),
+            column: Int((longitude / cellDegrees).rounded(.down))
+        )
+    }
+
+    private static func key(_ listing: Listing) -> OrderKey {
+        OrderKey(
+            price: listing.priceCents,
+            title: SearchText.sortKey(listing.title),
+            createdAt: listing.createdAt.millisecondsSince1970,
+            id: listing.id
+        )
+    }
+
+    private static func distinctTokens(_ tokens: SearchText.DocumentTokens) -> Set<String> {
+        Set(tokens.title).union(tokens.description).union(tokens.tags)
+    }
+
+    // MARK: Maintenance
+
+    /// Indexes a listing, replacing what was indexed for it before.
+    mutating func put(_ listing: Listing) {
+        if let old = entries[listing.id] {
+            guard old.listing != listing else { return }
+            remove(old)
+        }
+        let tokens = SearchText.DocumentTokens(listing.fields)
+        let cell = listing.location.point.map { Self.cell(latitude: $0.latitude, longitude: $0.longitude) }
+        let entry = Entry(listing: listing, tokens: tokens, cell: cell)
+        entries[listing.id] = entry
+        for token in Self.distinctTokens(tokens) {
+            if postings[token, default: []].insert(listing.id).inserted, postings[token]?.count == 1 {
+                vocabulary.insert(token)
+            }
+        }
+        for tag in listing.tags { tagged[tag, default: []].insert(listing.id) }
+        bySeller[listing.sellerID, default: []].insert(listing.id)
+        if let cell { byCell[cell, default: []].insert(listing.id) }
+        let key = Self.key(listing)
+        newest.insert(key)
+        cheapest.insert(key)
+        dearest.insert(key)
+        byTitle.insert(key)
+    }
+
+    private mutating func remove(_ entry: Entry) {
+        let id = entry.listing.id
+        entries[id] = nil
+        for token in Self.distinctTokens(entry.tokens) {
+            postings[token]?.remove(id)
+            if postings[token]?.isEmpty == true {
+                postings[token] = nil
+                vocabulary.remove(token) { $0 == token }
+            }
+        }
+        for tag in entry.listing.tags { Self.remove(id, from: &tagged, at: tag) }
+        Self.remove(id, from: &bySeller, at: entry.listing.sellerID)
+        if let cell = entry.cell { Self.remove(id, from: &byCell, at: cell) }
+        let key = Self.key(entry.listing)
+        newest.remove(key) { $0.id == id }
+        cheapest.remove(key) { $0.id == id }
+        dearest.remove(key) { $0.id == id }
+        byTitle.remove(key) { $0.id == id }
+    }
+
+    private static func remove<K: Hashable>(_ id: String, from index: inout [K: Set<String>], at key: K) {
+        index[key]?.remove(id)
+        if index[key]?.isEmpty == true { index[key] = nil }
+    }
+
+    // MARK: Search
+
+    /// A seller's listings, in no particular order.
+    func listings(sellerID: String) -> [Listing] {
+        (bySeller[sellerID] ?? []).compactMap { entries[$0]?.listing }
+    }
+
+    /// One page of results for `query`, as ``ListingSearchEngine`` defines them.
+    func search(_ query: CompiledListingQuery, size: Int) -> Page<ListingSearchHit> {
+        let sort = query.query.sort
+        let candidates = candidates(query)
+        if let candidates, candidates.isEmpty { return Page(items: [], nextPageToken: nil) }
+        func hit(_ id: String) -> ListingSearchEngine.Hit? {
+            guard let entry = entries[id] else { return nil }
+            return ListingSearchEngine.hit(entry.listing, query, tokens: entry.tokens)
+        }
+        let needsEveryMatch =
+            (sort == .relevance && !query.terms.isEmpty) || (sort == .distance && query.query.filter.near != nil)
+        if let candidates, needsEveryMatch || candidates.count * candidates.count < (size + 1) * max(entries.count, 1) {
+            return ListingSearchEngine.page(candidates.compactMap(hit), query, size: size)
+        }
+        // Many candidates (or none narrowed): walk the order's index from the cursor.
+        let index: SortedKeys<OrderKey>
+        switch sort {
+        case .priceAscending: index = cheapest
+        case .priceDescending: index = dearest
+        case .title: index = byTitle
+        default: index = newest
+        }
+        var start = index.start
+        if let cursor = query.cursor {
+            let key = OrderKey(price: cursor.p ?? 0, title: cursor.t ?? "", createdAt: cursor.c, id: cursor.i)
+            start = index.position(of: key, after: true)
+        }
+        var hits: [ListingSearchEngine.Hit] = []
+        index.walk(from: start) { key in
+            if let candidates, !candidates.contains(key.id) { return true }
+            if let found = hit(key.id) { hits.append(found) }
+            return hits.count <= size
+        }
+        return ListingSearchEngine.page(ordered: hits, query, size: size)
+    }
+
+    /// The listings that can match (a superset of the matches), or `nil` when no index narrows them.
+    func candidates(_ query: CompiledListingQuery) -> Set<String>? {
+        var sets: [Set<String>] = []
+        for (position, term) in query.terms.enumerated() {
+            if position == query.terms.count - 1 {
+                var union: Set<String> = []
+                vocabulary.walk(from: vocabulary.position(of: term)) { token in
+                    guard token.utf8.starts(with: term.utf8) else { return false }
+                    union.formUnion(postings[token] ?? [])
+                    return true
+                }
+                sets.append(union)
+            } else {
+                sets.append(postings[term] ?? [])
+            }
+        }
+        for tag in Set(query.tags) { sets.append(tagged[tag] ?? []) }
+        if let seller = query.query.filter.sellerID { sets.append(bySeller[seller] ?? []) }
+        if let near = query.query.filter.near, let cells = cellCandidates(near) { sets.append(cells) }
+        guard !sets.isEmpty else { return nil }
+        sets.sort { $0.count < $1.count }
+        var result = sets[0]
+        for set in sets.dropFirst() {
+            if result.isEmpty { break }
+            result.formIntersection(set)
+        }
+        return result
+    }
+
+    /// The listings in the cells a circle's box covers, or `nil` if the box covers too many cells.
+    private func cellCandidates(_ circle: GeoCircle) -> Set<String>? {
+        let box = ListingSearchEngine.boundingBox(circle)
+        guard let longitude = box.longitude else { return nil }
+        let low = Self.cell(latitude: box.latitude.lowerBound, longitude: longitude.lowerBound)
+        let high = Self.cell(latitude: box.latitude.upperBound, longitude: longitude.upperBound)
+        let rows = high.row - low.row + 1
+        let columns = high.column - low.column + 1
+        guard rows > 0, columns > 0, rows * columns <= Self.maximumCellsPerQuery else { return nil }
+        var result: Set<String> = []
+        if rows * columns > byCell.count {
+            for (cell, ids) in byCell
+            where (low.row...high.row).contains(cell.row)
+                && (low.column...high.column).contains(cell.column)
+            {
+                result.formUnion(ids)
+            }
+            return result
+        }
+        for row in low.row...high.row {
+            for column in low.column...high.column {
+                if let ids = byCell[Cell(row: row, column: column)] { result.formUnion(ids) }
+            }
+        }
+        return result
+    }
+}
