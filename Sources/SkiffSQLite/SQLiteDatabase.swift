@@ -68,7 +68,7 @@ public final class SQLiteDatabase: Sendable {
         config.maximumReaderCount = configuration.maximumReaderCount
         config.label = "skiff"
         config.prepareDatabase { db in
-            db.add(function: ListingSearchSQL.distanceFunction)
+            db.add(function: PrivateDistanceFunction.function)
         }
         let pool = try DatabasePool(path: path, configuration: config)
 

@@ -38,8 +38,8 @@ extension SQLiteListingsStore {
 /// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
 ///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
 ///   for each tag token, 1 for each description token;
-/// - a circle: a latitude/longitude box on the coordinate index, then `skiff_listing_distance` (the shared
-///   ``SkiffDomain/ApproximateLocation`` rule, registered on every connection) filters and orders.
+/// - a circle: a latitude/longitude box on the coordinate index, then `skiff_private_distance`
+///   (``PrivateDistanceFunction``) filters and orders.
 enum ListingSearchSQL {
     /// The column that holds the relevance score.
     static let scoreColumn = "relevanceScore"
@@ -78,11 +78,11 @@ enum ListingSearchSQL {
             }
             let viewer = query.query.viewerID
             conditions.append(
-                "skiff_listing_distance(listing.latitude, listing.longitude, listing.sellerID, ?, ?, ?, 0) <= ?",
+                PrivateDistanceFunction.call(table: "listing", owner: "sellerID", shown: false) + " <= ?",
                 [near.center.latitude, near.center.longitude, viewer, near.radiusKm]
             )
             if sort == .distance {
-                columns += ", skiff_listing_distance(listing.latitude, listing.longitude, listing.sellerID, ?, ?, ?, 1)"
+                columns += ", " + PrivateDistanceFunction.call(table: "listing", owner: "sellerID", shown: true)
                 columns += " AS \(distanceColumn)"
                 columnArguments += [near.center.latitude, near.center.longitude, viewer]
             }
@@ -254,7 +254,7 @@ enum ListingSearchSQL {
         case .distance where query.query.filter.near != nil:
             guard let near = query.query.filter.near else { return }
             let d = cursor.d ?? 0
-            let distance = "skiff_listing_distance(listing.latitude, listing.longitude, listing.sellerID, ?, ?, ?, 1)"
+            let distance = PrivateDistanceFunction.call(table: "listing", owner: "sellerID", shown: true)
             let point: [(any DatabaseValueConvertible)?] = [
                 near.center.latitude, near.center.longitude, query.query.viewerID,
             ]
@@ -265,26 +265,5 @@ enum ListingSearchSQL {
         default:
             conditions.append("listing.createdAt <= ? AND \(tail)", [cursor.c] + tailValues)
         }
-    }
-
-    /// `skiff_listing_distance(latitude, longitude, sellerID, centerLatitude, centerLongitude, viewerID,
-    /// shown)`: the distance in kilometres from the centre to a listing's point as ``ListingSearchEngine``
-    /// defines it (exact for the seller, to the grid cell for anyone else), the one compared with the
-    /// radius (`shown` = 0) or the one reported and ordered by (`shown` = 1); NULL without a point.
-    static let distanceFunction = DatabaseFunction("skiff_listing_distance", argumentCount: 7, pure: true) {
-        values in
-        guard let latitude = Double.fromDatabaseValue(values[0]),
-            let longitude = Double.fromDatabaseValue(values[1]),
-            let centerLatitude = Double.fromDatabaseValue(values[3]),
-            let centerLongitude = Double.fromDatabaseValue(values[4])
-        else { return nil }
-        let seller = String.fromDatabaseValue(values[2])
-        let viewer = String.fromDatabaseValue(values[5])
-        let km = ApproximateLocation.distance(
-            from: (centerLatitude, centerLongitude),
-            to: (latitude, longitude),
-            exact: viewer != nil && viewer == seller
-        )
-        return Int.fromDatabaseValue(values[6]) == 1 ? km.shown : km.measured
     }
 }

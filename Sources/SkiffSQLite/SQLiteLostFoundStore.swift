@@ -30,26 +30,54 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             guard try LostFoundItemRow.fetchOne(db, id: stored.id) == nil else {
                 throw LostFoundStoreError.itemIDTaken
             }
-            let window = Int64(matcher.maximumTimeGapDays * 86_400_000) + 1
-            let occurred = stored.occurredAt.millisecondsSince1970
-            let opposite = stored.kind.opposite
-            let candidates = try LostFoundItemRow.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM lostFoundItem
-                    WHERE status = ? AND kind = ? AND category = ? AND reporterID <> ?
-                    AND occurredAt BETWEEN ? AND ?
-                    """,
-                arguments: [
-                    opposite.openStatus.rawValue, opposite.rawValue, stored.category.rawValue, stored.reporterID,
-                    occurred - window, occurred + window,
-                ]
-            )
+            let candidates = try Self.matchCandidates(db, for: stored, matcher: matcher)
             let matches = matcher.matches(for: stored, among: candidates, at: stored.createdAt)
             try LostFoundItemRow.insert(db, stored)
             for match in matches { try LostFoundMatchRow.insert(db, match) }
             return LostFoundReport(item: stored, matches: matches)
         }
+    }
+
+    /// The items that can match `item` (a superset of its matches), found with the indexes the matcher's
+    /// hard filters allow: open items of the other kind in the same category within the time window (the
+    /// `(status, category, occurredAt)` index), sharing a keyword (the FTS5 index), and — when `item` has a
+    /// point — either without a point or within the distance limit's box (the coordinate index).
+    static func matchCandidates(
+        _ db: Database,
+        for item: LostFoundItem,
+        matcher: LostFoundMatcher
+    ) throws -> [LostFoundItem] {
+        let keywords = LostFoundMatcher.keywords(item.fields).sorted()
+        guard !keywords.isEmpty else { return [] }
+        let window = Int64(matcher.maximumTimeGapDays * 86_400_000) + 1
+        let occurred = item.occurredAt.millisecondsSince1970
+        let opposite = item.kind.opposite
+        var sql = """
+            SELECT * FROM lostFoundItem
+            WHERE status = ? AND kind = ? AND category = ? AND reporterID <> ?
+            AND occurredAt BETWEEN ? AND ?
+            AND docID IN (SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?)
+            """
+        var arguments: StatementArguments = [
+            opposite.openStatus.rawValue, opposite.rawValue, item.category.rawValue, item.reporterID,
+            occurred - window, occurred + window, keywords.map { "\"\($0)\"" }.joined(separator: " OR "),
+        ]
+        if let point = item.point {
+            // The matcher measures between grid cells: widen by a cell's shift at both ends.
+            let box = GreatCircle.boundingBox(
+                latitude: point.latitude,
+                longitude: point.longitude,
+                radiusKm: matcher.maximumDistanceKm + 2 * ApproximateLocation.maximumShiftKm
+            )
+            var near = "latitude BETWEEN ? AND ?"
+            arguments += [box.latitude.lowerBound, box.latitude.upperBound]
+            if let longitude = box.longitude {
+                near += " AND longitude BETWEEN ? AND ?"
+                arguments += [longitude.lowerBound, longitude.upperBound]
+            }
+            sql += " AND (latitude IS NULL OR (\(near)))"
+        }
+        return try LostFoundItemRow.fetchAll(db, sql: sql, arguments: arguments)
     }
 
     public func item(id: String) async throws -> LostFoundItem? {
@@ -93,67 +121,91 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     public func search(_ query: LostFoundQuery, page: PageRequest) async throws -> Page<LostFoundSearchHit> {
         let compiled = try CompiledLostFoundQuery(query, page: page)
         let size = page.size
+        let statement = Self.searchStatement(compiled, limit: size + 1)
         return try await pool.domainRead { db in
-            var conditions: [String] = []
-            var arguments: StatementArguments = []
-            func list(_ values: [String]) -> String { values.map { _ in "?" }.joined(separator: ", ") }
-            let statuses = compiled.statuses.map(\.rawValue).sorted()
-            conditions.append("status IN (\(list(statuses)))")
-            arguments += StatementArguments(statuses)
-            if !query.filter.categories.isEmpty {
-                let values = query.filter.categories.map(\.rawValue).sorted()
-                conditions.append("category IN (\(list(values)))")
-                arguments += StatementArguments(values)
-            }
-            if let key = compiled.buildingKey {
-                conditions.append("buildingKey = ?")
-                arguments += [key]
-            }
-            let browsing = compiled.terms.isEmpty && query.filter.near == nil
-            if browsing {
-                // Newest first, entirely in SQL: keyset, order and limit on indexed columns.
-                if let cursor = compiled.cursor {
-                    conditions.append("(createdAt < ? OR (createdAt = ? AND id < ?))")
-                    arguments += [cursor.c, cursor.c, cursor.i]
-                }
-                arguments += [size + 1]
-                let items = try LostFoundItemRow.fetchAll(
-                    db,
-                    sql: """
-                        SELECT * FROM lostFoundItem WHERE \(conditions.joined(separator: " AND "))
-                        ORDER BY createdAt DESC, id DESC LIMIT ?
-                        """,
-                    arguments: arguments
-                )
-                let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
-                return LostFoundSearchEngine.page(hits, compiled, size: size)
-            }
-            if !compiled.terms.isEmpty {
-                conditions.append("docID IN (SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?)")
-                arguments += [TextSearch.ftsExpression(compiled.terms)]
-            }
-            if let near = query.filter.near {
-                let box = GreatCircle.boundingBox(
-                    latitude: near.center.latitude,
-                    longitude: near.center.longitude,
-                    // Others measure to an item's cell, up to this much from its exact point.
-                    radiusKm: near.radiusKm + ApproximateLocation.maximumShiftKm
-                )
-                conditions.append("latitude IS NOT NULL AND latitude BETWEEN ? AND ?")
-                arguments += [box.latitude.lowerBound, box.latitude.upperBound]
-                if let longitude = box.longitude {
-                    conditions.append("longitude BETWEEN ? AND ?")
-                    arguments += [longitude.lowerBound, longitude.upperBound]
-                }
-            }
-            let candidates = try LostFoundItemRow.fetchAll(
-                db,
-                sql: "SELECT * FROM lostFoundItem WHERE \(conditions.joined(separator: " AND "))",
-                arguments: arguments
-            )
-            let hits = candidates.compactMap { LostFoundSearchEngine.hit($0, compiled) }
-            return LostFoundSearchEngine.page(hits, compiled, size: size)
+            let items = try LostFoundItemRow.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
+            let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
+            return LostFoundSearchEngine.page(ordered: hits, compiled, size: size)
         }
+    }
+
+    /// The one statement of a search: filters, keywords (FTS5), the circle (a box on the coordinate index,
+    /// then ``PrivateDistanceFunction``), the order, the keyset cursor and the limit, all inside SQLite.
+    static func searchStatement(
+        _ compiled: CompiledLostFoundQuery,
+        limit: Int
+    ) -> (sql: String, arguments: StatementArguments) {
+        let query = compiled.query
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        var columns = "i.*"
+        var columnArguments: StatementArguments = []
+        func list(_ values: [String]) -> String { values.map { _ in "?" }.joined(separator: ", ") }
+        let statuses = compiled.statuses.map(\.rawValue).sorted()
+        conditions.append("i.status IN (\(list(statuses)))")
+        arguments += StatementArguments(statuses)
+        if !query.filter.categories.isEmpty {
+            let values = query.filter.categories.map(\.rawValue).sorted()
+            conditions.append("i.category IN (\(list(values)))")
+            arguments += StatementArguments(values)
+        }
+        if let key = compiled.buildingKey {
+            conditions.append("i.buildingKey = ?")
+            arguments += [key]
+        }
+        if !compiled.terms.isEmpty {
+            conditions.append("i.docID IN (SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?)")
+            arguments += [TextSearch.ftsExpression(compiled.terms)]
+        }
+        let byDistance = query.sort == .distance && query.filter.near != nil
+        if let near = query.filter.near {
+            let box = GreatCircle.boundingBox(
+                latitude: near.center.latitude,
+                longitude: near.center.longitude,
+                // Others measure to an item's cell, up to this much from its exact point.
+                radiusKm: near.radiusKm + ApproximateLocation.maximumShiftKm
+            )
+            conditions.append("i.latitude BETWEEN ? AND ?")
+            arguments += [box.latitude.lowerBound, box.latitude.upperBound]
+            if let longitude = box.longitude {
+                conditions.append("i.longitude BETWEEN ? AND ?")
+                arguments += [longitude.lowerBound, longitude.upperBound]
+            }
+            let center: StatementArguments = [near.center.latitude, near.center.longitude, query.viewerID]
+            conditions.append(PrivateDistanceFunction.call(table: "i", owner: "reporterID", shown: false) + " <= ?")
+            arguments += center
+            arguments += [near.radiusKm]
+            if byDistance {
+                columns += ", " + PrivateDistanceFunction.call(table: "i", owner: "reporterID", shown: true)
+                columns += " AS distanceShown"
+                columnArguments += center
+            }
+        }
+        if let cursor = compiled.cursor {
+            let tail = "(i.createdAt < ? OR (i.createdAt = ? AND i.id < ?))"
+            if byDistance, let near = query.filter.near {
+                let distance = PrivateDistanceFunction.call(table: "i", owner: "reporterID", shown: true)
+                let d = cursor.d ?? 0
+                conditions.append("(\(distance) > ? OR (\(distance) = ? AND \(tail)))")
+                let center: StatementArguments = [near.center.latitude, near.center.longitude, query.viewerID]
+                arguments += center
+                arguments += [d]
+                arguments += center
+                arguments += [d, cursor.c, cursor.c, cursor.i]
+            } else {
+                // The bound on `createdAt` lets SQLite seek the index to the cursor.
+                conditions.append("i.createdAt <= ? AND \(tail)")
+                arguments += [cursor.c, cursor.c, cursor.c, cursor.i]
+            }
+        }
+        let order = byDistance ? "distanceShown ASC, i.createdAt DESC, i.id DESC" : "i.createdAt DESC, i.id DESC"
+        var all = columnArguments
+        all += arguments
+        all += [limit]
+        return (
+            "SELECT \(columns) FROM lostFoundItem i WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT ?",
+            all
+        )
     }
 
     public func matches(recordedSince date: Date, limit: Int) async throws -> [LostFoundMatch] {

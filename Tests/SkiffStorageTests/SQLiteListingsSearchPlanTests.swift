@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import SkiffDomain
 import SkiffListings
+import SkiffLostFound
 import Testing
 
 @testable import SkiffSQLite
@@ -105,6 +106,46 @@ struct SQLiteListingsSearchPlanTests {
             }
         }
         #expect(checked > ListingSort.allCases.count * 30)
+    }
+
+    @Test("No lost-and-found search shape scans the item table")
+    func lostFoundNoFullScans() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let store = database.lostFoundStore()
+        var random = SeededGenerator(seed: 11)
+        let items = (0..<1_000).map { LostFoundStoreDifferentialTests.item($0, &random) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for part in stride(from: 0, to: items.count, by: 100) {
+                let chunk = items[part..<min(part + 100, items.count)]
+                group.addTask { for item in chunk { _ = try await store.reportItem(item, matcher: .standard) } }
+            }
+            try await group.waitForAll()
+        }
+        let tables = try await Self.tables(database)
+        #expect(tables.contains("lostFoundItem"))
+        var checked = 0
+        for _ in 0..<120 {
+            let query = LostFoundStoreDifferentialTests.query(&random)
+            let first = try await store.search(query, page: try PageRequest(size: 5))
+            var pages = [try PageRequest(size: 20)]
+            if let token = first.nextPageToken { pages.append(try PageRequest(size: 20, token: token)) }
+            for page in pages {
+                let statement = SQLiteLostFoundStore.searchStatement(
+                    try CompiledLostFoundQuery(query, page: page),
+                    limit: page.size + 1
+                )
+                let plan = try await database.pool.read { db in
+                    try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
+                        .map { row -> String in row["detail"] }
+                }
+                #expect(Self.fullScans(plan, tables: tables).isEmpty, "\(query): \(plan)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 120)
     }
 
     @Test("The full-scan detector recognises a scan")

@@ -127,6 +127,20 @@ package enum LostFoundSearchEngine {
         var keyed = hits.map { (key: cursor(of: $0, query), hit: $0) }
         if let after = query.cursor { keyed.removeAll { !precedes(after, $0.key) } }
         keyed.sort { precedes($0.key, $1.key) }
+        return makePage(keyed, size: size)
+    }
+
+    /// Builds a page from up to `size + 1` hits already in order and after the cursor (a backend that
+    /// ordered and paged them itself).
+    package static func page(
+        ordered hits: [Hit],
+        _ query: CompiledLostFoundQuery,
+        size: Int
+    ) -> Page<LostFoundSearchHit> {
+        makePage(hits.map { (key: cursor(of: $0, query), hit: $0) }, size: size)
+    }
+
+    private static func makePage(_ keyed: [(key: Cursor, hit: Hit)], size: Int) -> Page<LostFoundSearchHit> {
         let items = keyed.prefix(size).map { LostFoundSearchHit(item: $0.hit.item, distanceKm: $0.hit.distanceKm) }
         let next = keyed.count > size ? PageToken.encode(keyed[size - 1].key, kind: kind) : nil
         return Page(items: items, nextPageToken: next)
