@@ -5,13 +5,24 @@ import Synchronization
 /// A ``LostFoundStore`` that keeps everything in memory, for tests and demos.
 ///
 /// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
-/// so each use case is atomic as a database transaction would be. Search scans every item through
-/// `LostFoundSearchEngine`, the same code that decides SQLite's results.
+/// so each use case is atomic as a database transaction would be. Search and matching use real indexes
+/// kept in the same critical section (`LostFoundIndex`: keywords, grid cells, newest first; matches by
+/// item), and `LostFoundSearchEngine` and ``LostFoundMatcher`` decide every result, as for SQLite.
 public final class InMemoryLostFoundStore: LostFoundStore {
     private struct State {
-        var items: [String: LostFoundItem] = [:]
+        var index = LostFoundIndex()
+        var items: [String: LostFoundItem] { index.items }
         /// Matches by (found item id, lost item id).
         var matches: [String: LostFoundMatch] = [:]
+        /// The keys of `matches` by item id (found or lost).
+        var matchKeys: [String: Set<String>] = [:]
+
+        mutating func record(_ match: LostFoundMatch) {
+            let key = match.foundItemID + "|" + match.lostItemID
+            matches[key] = match
+            matchKeys[match.foundItemID, default: []].insert(key)
+            matchKeys[match.lostItemID, default: []].insert(key)
+        }
     }
 
     private let state = Mutex(State())
@@ -23,13 +34,10 @@ public final class InMemoryLostFoundStore: LostFoundStore {
         let stored = item.rounded
         return try state.withLock { (state) throws(DomainError) -> LostFoundReport in
             guard state.items[stored.id] == nil else { throw LostFoundStoreError.itemIDTaken }
-            let candidates = state.items.values.filter {
-                $0.kind == stored.kind.opposite && $0.status == $0.kind.openStatus && $0.category == stored.category
-                    && $0.reporterID != stored.reporterID
-            }
-            let matches = matcher.matches(for: stored, among: Array(candidates), at: stored.createdAt)
-            state.items[stored.id] = stored
-            for match in matches { state.matches[match.foundItemID + "|" + match.lostItemID] = match }
+            let candidates = state.index.matchCandidates(for: stored)
+            let matches = matcher.matches(for: stored, among: candidates, at: stored.createdAt)
+            state.index.put(stored)
+            for match in matches { state.record(match) }
             return LostFoundReport(item: stored, matches: matches)
         }
     }
@@ -63,7 +71,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
             guard fields != item.fields else { return item }
             item.fields = fields
             item.updatedAt = now
-            state.items[id] = item
+            state.index.put(item)
             return item
         }
     }
@@ -77,23 +85,22 @@ public final class InMemoryLostFoundStore: LostFoundStore {
             item.status = .returned
             item.returnedAt = now
             item.updatedAt = now
-            state.items[id] = item
+            state.index.put(item)
             return item
         }
     }
 
     public func search(_ query: LostFoundQuery, page: PageRequest) async throws -> Page<LostFoundSearchHit> {
         let compiled = try CompiledLostFoundQuery(query, page: page)
-        let items = state.withLock { Array($0.items.values) }
-        let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
-        return LostFoundSearchEngine.page(hits, compiled, size: page.size)
+        return state.withLock { $0.index.search(compiled, size: page.size) }
     }
 
     public func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit> {
         let cursor = try LostFoundSearchEngine.matchCursor(page, itemID: itemID)
         let hits = try state.withLock { (state) throws(DomainError) -> [LostFoundMatchHit] in
             guard let item = state.items[itemID] else { throw LostFoundStoreError.itemNotFound }
-            return state.matches.values.compactMap { match -> LostFoundMatchHit? in
+            return (state.matchKeys[itemID] ?? []).compactMap { key -> LostFoundMatchHit? in
+                guard let match = state.matches[key] else { return nil }
                 let candidateID: String
                 switch item.kind {
                 case .found:

@@ -157,7 +157,7 @@ struct LostFoundStoreDifferentialTests {
         let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
         defer { try? database.close() }
         let stores: [any LostFoundStore] = [InMemoryLostFoundStore(), database.lostFoundStore()]
-        let corpus = (0..<200).map { index in Self.item(index, &random) }
+        let corpus = (0..<800).map { index in Self.item(index, &random) }
         var reports: [[LostFoundReport]] = [[], []]
         for (index, store) in stores.enumerated() {
             for item in corpus { reports[index].append(try await store.reportItem(item, matcher: .standard)) }
@@ -168,7 +168,7 @@ struct LostFoundStoreDifferentialTests {
         #expect(reports[0] == reports[1])
         #expect(reports[0].contains { !$0.matches.isEmpty })
         var nonEmpty = 0
-        for round in 0..<60 {
+        for round in 0..<100 {
             let query = Self.query(&random)
             let pageSize = Int.random(in: 6...30, using: &random)  // a few pages each: enough for paging
             let memory = try await stores[0].searchAll(query, pageSize: pageSize)

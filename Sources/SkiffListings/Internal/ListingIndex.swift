@@ -3,9 +3,9 @@ import SkiffDomain
 
 /// The in-memory store's search indexes: what SQLite's indexes and FTS5 table are to the SQLite store.
 ///
-/// - an inverted index (token → listings) over ``SearchText`` tokens, with its vocabulary sorted so that
-///   the last query term's prefix is a range;
-/// - tag, seller and grid-cell (0.01°, about 1.1 km) indexes;
+/// - an ``SkiffDomain/InvertedIndex`` over ``SearchText`` tokens (the last query term's prefix is a range
+///   of its sorted vocabulary);
+/// - tag and seller indexes and a ``SkiffDomain/GridIndex`` of points;
 /// - one ``SkiffDomain/SortedKeys`` per order (newest, price up, price down, title), in exactly
 ///   ``ListingSearchEngine``'s order, ties included.
 ///
@@ -19,20 +19,7 @@ struct ListingIndex: Sendable {
     struct Entry: Sendable {
         var listing: Listing
         var tokens: SearchText.DocumentTokens
-        var cell: Cell?
     }
-
-    /// A grid cell of ``cellDegrees``.
-    struct Cell: Hashable, Sendable {
-        var row: Int
-        var column: Int
-    }
-
-    /// The cell size, in degrees of latitude and longitude.
-    static let cellDegrees = 0.01
-    /// The most cells a circle's box may cover before the cell index is not used (the circle then covers
-    /// so much that the other indexes, or the whole table, are no worse).
-    static let maximumCellsPerQuery = 40_000
 
     /// The key of a listing in the order indexes.
     struct OrderKey: Sendable {
@@ -43,11 +30,10 @@ struct ListingIndex: Sendable {
     }
 
     private(set) var entries: [String: Entry] = [:]
-    private var postings: [String: Set<String>] = [:]
-    private var vocabulary = SortedKeys<String> { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    private var words = InvertedIndex()
     private var tagged: [String: Set<String>] = [:]
     private var bySeller: [String: Set<String>] = [:]
-    private var byCell: [Cell: Set<String>] = [:]
+    private var grid = GridIndex()
     private var newest = SortedKeys<OrderKey>(by: ListingIndex.newestFirst)
     private var cheapest = SortedKeys<OrderKey> { a, b in
         a.price != b.price ? a.price < b.price : ListingIndex.newestFirst(a, b)
@@ -62,13 +48,6 @@ struct ListingIndex: Sendable {
     /// Newest first, then id descending: every order's tie-break.
     @Sendable static func newestFirst(_ a: OrderKey, _ b: OrderKey) -> Bool {
         a.createdAt != b.createdAt ? a.createdAt > b.createdAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
-    }
-
-    static func cell(latitude: Double, longitude: Double) -> Cell {
-        Cell(
-            row: Int((latitude / cellDegrees).rounded(.down)),
-            column: Int((longitude / cellDegrees).rounded(.down))
-        )
     }
 
     private static func key(_ listing: Listing) -> OrderKey {
@@ -93,17 +72,13 @@ struct ListingIndex: Sendable {
             remove(old)
         }
         let tokens = SearchText.DocumentTokens(listing.fields)
-        let cell = listing.location.point.map { Self.cell(latitude: $0.latitude, longitude: $0.longitude) }
-        let entry = Entry(listing: listing, tokens: tokens, cell: cell)
-        entries[listing.id] = entry
-        for token in Self.distinctTokens(tokens) {
-            if postings[token, default: []].insert(listing.id).inserted, postings[token]?.count == 1 {
-                vocabulary.insert(token)
-            }
-        }
+        entries[listing.id] = Entry(listing: listing, tokens: tokens)
+        words.insert(listing.id, tokens: Self.distinctTokens(tokens))
         for tag in listing.tags { tagged[tag, default: []].insert(listing.id) }
         bySeller[listing.sellerID, default: []].insert(listing.id)
-        if let cell { byCell[cell, default: []].insert(listing.id) }
+        if let point = listing.location.point {
+            grid.insert(listing.id, latitude: point.latitude, longitude: point.longitude)
+        }
         let key = Self.key(listing)
         newest.insert(key)
         cheapest.insert(key)
@@ -114,16 +89,12 @@ struct ListingIndex: Sendable {
     private mutating func remove(_ entry: Entry) {
         let id = entry.listing.id
         entries[id] = nil
-        for token in Self.distinctTokens(entry.tokens) {
-            postings[token]?.remove(id)
-            if postings[token]?.isEmpty == true {
-                postings[token] = nil
-                vocabulary.remove(token) { $0 == token }
-            }
-        }
+        words.remove(id, tokens: Self.distinctTokens(entry.tokens))
         for tag in entry.listing.tags { Self.remove(id, from: &tagged, at: tag) }
         Self.remove(id, from: &bySeller, at: entry.listing.sellerID)
-        if let cell = entry.cell { Self.remove(id, from: &byCell, at: cell) }
+        if let point = entry.listing.location.point {
+            grid.remove(id, latitude: point.latitude, longitude: point.longitude)
+        }
         let key = Self.key(entry.listing)
         newest.remove(key) { $0.id == id }
         cheapest.remove(key) { $0.id == id }
@@ -182,55 +153,19 @@ struct ListingIndex: Sendable {
     /// The listings that can match (a superset of the matches), or `nil` when no index narrows them.
     func candidates(_ query: CompiledListingQuery) -> Set<String>? {
         var sets: [Set<String>] = []
-        for (position, term) in query.terms.enumerated() {
-            if position == query.terms.count - 1 {
-                var union: Set<String> = []
-                vocabulary.walk(from: vocabulary.position(of: term)) { token in
-                    guard token.utf8.starts(with: term.utf8) else { return false }
-                    union.formUnion(postings[token] ?? [])
-                    return true
-                }
-                sets.append(union)
-            } else {
-                sets.append(postings[term] ?? [])
-            }
-        }
+        if !query.terms.isEmpty { sets.append(words.documents(matching: query.terms)) }
         for tag in Set(query.tags) { sets.append(tagged[tag] ?? []) }
         if let seller = query.query.filter.sellerID { sets.append(bySeller[seller] ?? []) }
-        if let near = query.query.filter.near, let cells = cellCandidates(near) { sets.append(cells) }
+        if let near = query.query.filter.near {
+            let box = ListingSearchEngine.boundingBox(near)
+            if let cells = grid.documents(latitude: box.latitude, longitude: box.longitude) { sets.append(cells) }
+        }
         guard !sets.isEmpty else { return nil }
         sets.sort { $0.count < $1.count }
         var result = sets[0]
         for set in sets.dropFirst() {
             if result.isEmpty { break }
             result.formIntersection(set)
-        }
-        return result
-    }
-
-    /// The listings in the cells a circle's box covers, or `nil` if the box covers too many cells.
-    private func cellCandidates(_ circle: GeoCircle) -> Set<String>? {
-        let box = ListingSearchEngine.boundingBox(circle)
-        guard let longitude = box.longitude else { return nil }
-        let low = Self.cell(latitude: box.latitude.lowerBound, longitude: longitude.lowerBound)
-        let high = Self.cell(latitude: box.latitude.upperBound, longitude: longitude.upperBound)
-        let rows = high.row - low.row + 1
-        let columns = high.column - low.column + 1
-        guard rows > 0, columns > 0, rows * columns <= Self.maximumCellsPerQuery else { return nil }
-        var result: Set<String> = []
-        if rows * columns > byCell.count {
-            for (cell, ids) in byCell
-            where (low.row...high.row).contains(cell.row)
-                && (low.column...high.column).contains(cell.column)
-            {
-                result.formUnion(ids)
-            }
-            return result
-        }
-        for row in low.row...high.row {
-            for column in low.column...high.column {
-                if let ids = byCell[Cell(row: row, column: column)] { result.formUnion(ids) }
-            }
         }
         return result
     }

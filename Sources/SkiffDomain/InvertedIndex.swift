@@ -1,0 +1,118 @@
+/// Token → documents, with the vocabulary kept sorted so that a prefix is a range: the in-memory stores'
+/// keyword index (the role FTS5 plays in SQLite).
+///
+/// Documents are identified by their id; a document's tokens are given as a set when it is indexed and
+/// again when it is removed.
+package struct InvertedIndex: Sendable {
+    private var postings: [String: Set<String>] = [:]
+    private var vocabulary = SortedKeys<String> { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+
+    /// Creates an empty index.
+    package init() {}
+
+    /// Indexes a document under its distinct tokens.
+    package mutating func insert(_ id: String, tokens: Set<String>) {
+        for token in tokens where postings[token, default: []].insert(id).inserted && postings[token]?.count == 1 {
+            vocabulary.insert(token)
+        }
+    }
+
+    /// Removes a document indexed under `tokens`.
+    package mutating func remove(_ id: String, tokens: Set<String>) {
+        for token in tokens {
+            postings[token]?.remove(id)
+            if postings[token]?.isEmpty == true {
+                postings[token] = nil
+                vocabulary.remove(token) { $0 == token }
+            }
+        }
+    }
+
+    /// The documents holding `token`.
+    package func documents(_ token: String) -> Set<String> { postings[token] ?? [] }
+
+    /// The documents holding a token that starts with `prefix` (UTF-8 bytes).
+    package func documents(prefix: String) -> Set<String> {
+        var union: Set<String> = []
+        vocabulary.walk(from: vocabulary.position(of: prefix)) { token in
+            guard token.utf8.starts(with: prefix.utf8) else { return false }
+            union.formUnion(postings[token] ?? [])
+            return true
+        }
+        return union
+    }
+
+    /// The documents matching every term, the last one as a prefix (``TextSearch``'s rule): exactly the
+    /// documents whose indexed tokens match.
+    package func documents(matching terms: [String]) -> Set<String> {
+        var sets = terms.enumerated().map { position, term in
+            position == terms.count - 1 ? documents(prefix: term) : documents(term)
+        }
+        sets.sort { $0.count < $1.count }
+        guard var result = sets.first else { return [] }
+        for set in sets.dropFirst() where !result.isEmpty { result.formIntersection(set) }
+        return result
+    }
+}
+
+/// Points → documents in a fixed latitude/longitude grid: the in-memory stores' spatial index.
+package struct GridIndex: Sendable {
+    /// A cell of the grid.
+    package struct Cell: Hashable, Sendable {
+        var row: Int
+        var column: Int
+    }
+
+    /// The cell size, in degrees of latitude and longitude (about 1.1 km of latitude).
+    package static let cellDegrees = 0.01
+    /// The most cells a box may cover before ``documents(latitude:longitude:)`` gives up (returns `nil`):
+    /// such a box holds so much that other indexes, or a scan, are no worse.
+    package static let maximumCellsPerQuery = 40_000
+
+    private var cells: [Cell: Set<String>] = [:]
+
+    /// Creates an empty index.
+    package init() {}
+
+    /// The cell of a point.
+    package static func cell(latitude: Double, longitude: Double) -> Cell {
+        Cell(row: Int((latitude / cellDegrees).rounded(.down)), column: Int((longitude / cellDegrees).rounded(.down)))
+    }
+
+    /// Indexes a document at a point.
+    package mutating func insert(_ id: String, latitude: Double, longitude: Double) {
+        cells[Self.cell(latitude: latitude, longitude: longitude), default: []].insert(id)
+    }
+
+    /// Removes a document indexed at a point.
+    package mutating func remove(_ id: String, latitude: Double, longitude: Double) {
+        let cell = Self.cell(latitude: latitude, longitude: longitude)
+        cells[cell]?.remove(id)
+        if cells[cell]?.isEmpty == true { cells[cell] = nil }
+    }
+
+    /// The documents in the cells a box covers (a superset of those inside it), or `nil` when the box wraps
+    /// around the antimeridian (`longitude` is `nil`) or covers more than ``maximumCellsPerQuery`` cells.
+    package func documents(latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) -> Set<String>? {
+        guard let longitude else { return nil }
+        let low = Self.cell(latitude: latitude.lowerBound, longitude: longitude.lowerBound)
+        let high = Self.cell(latitude: latitude.upperBound, longitude: longitude.upperBound)
+        let rows = high.row - low.row + 1
+        let columns = high.column - low.column + 1
+        guard rows > 0, columns > 0, rows * columns <= Self.maximumCellsPerQuery else { return nil }
+        var result: Set<String> = []
+        if rows * columns > cells.count {
+            for (cell, ids) in cells
+            where (low.row...high.row).contains(cell.row) && (low.column...high.column).contains(cell.column) {
+                result.formUnion(ids)
+            }
+            return result
+        }
+        for row in low.row...high.row {
+            for column in low.column...high.column {
+                if let ids = cells[Cell(row: row, column: column)] { result.formUnion(ids) }
+            }
+        }
+        return result
+    }
+}

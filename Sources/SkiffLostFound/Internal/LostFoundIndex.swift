@@ -1,0 +1,97 @@
+import Foundation
+import SkiffDomain
+
+/// The in-memory store's indexes of lost-and-found items: what SQLite's indexes and FTS5 table are to the
+/// SQLite store.
+///
+/// - an ``SkiffDomain/InvertedIndex`` of title and description tokens: keyword search, and the matcher's
+///   "shares a keyword" filter;
+/// - a ``SkiffDomain/GridIndex`` of points;
+/// - the items newest first (``SkiffDomain/SortedKeys``), walked from a cursor;
+/// - each item's match keys, and all matches by time.
+///
+/// Search narrows the candidates with the inverted and grid indexes, then checks and sorts them when they
+/// are few (always for distance order), or walks the newest-first index from the cursor checking each
+/// item until the page is full. `LostFoundSearchEngine.hit` decides every item, so results equal SQLite's.
+struct LostFoundIndex: Sendable {
+    struct NewestKey: Sendable {
+        var createdAt: Int64
+        var id: String
+    }
+
+    private(set) var items: [String: LostFoundItem] = [:]
+    private var words = InvertedIndex()
+    private var grid = GridIndex()
+    private var newest = SortedKeys<NewestKey> { a, b in
+        a.createdAt != b.createdAt ? a.createdAt > b.createdAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
+    }
+
+    private static func tokens(_ item: LostFoundItem) -> Set<String> {
+        Set(TextSearch.tokens(item.title) + TextSearch.tokens(item.fields.description))
+    }
+
+    private static func key(_ item: LostFoundItem) -> NewestKey {
+        NewestKey(createdAt: item.createdAt.millisecondsSince1970, id: item.id)
+    }
+
+    /// Stores and indexes an item, replacing what was indexed for it before.
+    mutating func put(_ item: LostFoundItem) {
+        if let old = items[item.id] {
+            guard old != item else { return }
+            words.remove(old.id, tokens: Self.tokens(old))
+            if let point = old.point { grid.remove(old.id, latitude: point.latitude, longitude: point.longitude) }
+            newest.remove(Self.key(old)) { $0.id == old.id }
+        }
+        items[item.id] = item
+        words.insert(item.id, tokens: Self.tokens(item))
+        if let point = item.point { grid.insert(item.id, latitude: point.latitude, longitude: point.longitude) }
+        newest.insert(Self.key(item))
+    }
+
+    /// The items that can match `item` (a superset of its matches): those sharing one of its keywords,
+    /// of the other kind, still open, in the same category, by someone else.
+    func matchCandidates(for item: LostFoundItem) -> [LostFoundItem] {
+        var ids: Set<String> = []
+        for keyword in LostFoundMatcher.keywords(item.fields) { ids.formUnion(words.documents(keyword)) }
+        return ids.compactMap { id in
+            guard let candidate = items[id], candidate.kind == item.kind.opposite,
+                candidate.status == candidate.kind.openStatus, candidate.category == item.category,
+                candidate.reporterID != item.reporterID
+            else { return nil }
+            return candidate
+        }
+    }
+
+    /// One page of search results, as `LostFoundSearchEngine` defines them.
+    func search(_ query: CompiledLostFoundQuery, size: Int) -> Page<LostFoundSearchHit> {
+        var sets: [Set<String>] = []
+        if !query.terms.isEmpty { sets.append(words.documents(matching: query.terms)) }
+        if let near = query.query.filter.near {
+            let box = GreatCircle.boundingBox(
+                latitude: near.center.latitude,
+                longitude: near.center.longitude,
+                radiusKm: near.radiusKm + ApproximateLocation.maximumShiftKm
+            )
+            if let cells = grid.documents(latitude: box.latitude, longitude: box.longitude) { sets.append(cells) }
+        }
+        sets.sort { $0.count < $1.count }
+        var candidates = sets.first
+        for set in sets.dropFirst() { candidates?.formIntersection(set) }
+        let byDistance = query.query.sort == .distance && query.query.filter.near != nil
+        if let candidates, byDistance || candidates.count * candidates.count < (size + 1) * max(items.count, 1) {
+            let hits = candidates.compactMap { items[$0].flatMap { LostFoundSearchEngine.hit($0, query) } }
+            return LostFoundSearchEngine.page(hits, query, size: size)
+        }
+        var start = newest.start
+        if let cursor = query.cursor {
+            start = newest.position(of: NewestKey(createdAt: cursor.c, id: cursor.i), after: true)
+        }
+        var hits: [LostFoundSearchEngine.Hit] = []
+        newest.walk(from: start) { key in
+            if let candidates, !candidates.contains(key.id) { return true }
+            if let item = items[key.id], let hit = LostFoundSearchEngine.hit(item, query) { hits.append(hit) }
+            return hits.count <= size
+        }
+        return LostFoundSearchEngine.page(ordered: hits, query, size: size)
+    }
+}
