@@ -1,4 +1,5 @@
 import GRDB
+import SkiffBucketList
 import SkiffDomain
 
 /// The SQL function `skiff_private_distance(latitude, longitude, ownerID, centerLatitude, centerLongitude,
@@ -27,5 +28,22 @@ enum PrivateDistanceFunction {
     /// The call for a table's columns, with the centre and viewer as arguments.
     static func call(table: String, owner: String, shown: Bool) -> String {
         "skiff_private_distance(\(table).latitude, \(table).longitude, \(table).\(owner), ?, ?, ?, \(shown ? 1 : 0))"
+    }
+}
+
+/// The SQL function `skiff_distance_km(latitude1, longitude1, latitude2, longitude2)`, registered on every
+/// connection: ``SkiffBucketList/Geo/distanceKm(_:_:)`` (activities are public places, measured exactly),
+/// so nearby search filters, orders and pages inside SQL with the very `Double` the in-memory store computes.
+enum DistanceFunction {
+    static let function = DatabaseFunction("skiff_distance_km", argumentCount: 4, pure: true) { values in
+        guard let latitude1 = Double.fromDatabaseValue(values[0]),
+            let longitude1 = Double.fromDatabaseValue(values[1]),
+            let latitude2 = Double.fromDatabaseValue(values[2]),
+            let longitude2 = Double.fromDatabaseValue(values[3])
+        else { return nil }
+        return Geo.distanceKm(
+            Coordinate(latitude: latitude1, longitude: longitude1),
+            Coordinate(latitude: latitude2, longitude: longitude2)
+        )
     }
 }

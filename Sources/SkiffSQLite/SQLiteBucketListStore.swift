@@ -75,16 +75,61 @@ public struct SQLiteBucketListStore: BucketListStore {
     }
 
     public func nearbyActivities(_ query: NearbyQuery, page: PageRequest) async throws -> Page<NearbyHit> {
-        _ = try ActivityRanking.nearbyCursor(page, query)
-        let candidates = try await pool.domainRead { db in
-            let (condition, arguments) = Self.box(center: query.center, radiusKm: query.radiusKm)
-            return try ActivityRow.fetchAll(
-                db,
-                sql: "SELECT * FROM activity a WHERE \(condition)",
-                arguments: arguments
-            )
+        let cursor = try ActivityRanking.nearbyCursor(page, query)
+        let statement = Self.nearbyStatement(query, cursor: cursor, limit: page.size + 1)
+        let rows = try await pool.domainRead { db in
+            try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments).map { row in
+                NearbyHit(activity: ActivityRow.activity(row), distanceKm: row["distanceKm"])
+            }
         }
-        return try ActivityRanking.nearbyPage(candidates, query, page: page)
+        return ActivityRanking.nearbyPage(ordered: rows, query, size: page.size)
+    }
+
+    /// Nearby search in one statement: the circle's box on the coordinate index, the exact distance
+    /// (``DistanceFunction``) as filter and order, the keyset cursor and the limit, inside SQLite.
+    static func nearbyStatement(
+        _ query: NearbyQuery,
+        cursor: ActivityRanking.NearbyCursor?,
+        limit: Int
+    ) -> (sql: String, arguments: StatementArguments) {
+        let box = box(center: query.center, radiusKm: query.radiusKm)
+        let distance = "skiff_distance_km(a.latitude, a.longitude, ?, ?)"
+        let center: StatementArguments = [query.center.latitude, query.center.longitude]
+        var conditions = [box.condition, "\(distance) <= ?"]
+        var arguments = box.arguments
+        arguments += center
+        arguments += [query.radiusKm]
+        if let cursor {
+            // After the cursor in (net votes desc,) distance asc, id asc.
+            let byDistance = "(\(distance) > ? OR (\(distance) = ? AND a.id > ?))"
+            var distanceArguments = center
+            distanceArguments += [cursor.d]
+            distanceArguments += center
+            distanceArguments += [cursor.d, cursor.i]
+            if query.sort == .popularity, let net = cursor.n {
+                conditions.append(
+                    "(a.upVotes - a.downVotes < ? OR (a.upVotes - a.downVotes = ? AND \(byDistance)))"
+                )
+                arguments += [net, net]
+                arguments += distanceArguments
+            } else {
+                conditions.append(byDistance)
+                arguments += distanceArguments
+            }
+        }
+        let order =
+            query.sort == .popularity
+            ? "a.upVotes - a.downVotes DESC, distanceKm ASC, a.id ASC" : "distanceKm ASC, a.id ASC"
+        var all = center
+        all += arguments
+        all += [limit]
+        return (
+            """
+            SELECT a.*, \(distance) AS distanceKm FROM activity a WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY \(order) LIMIT ?
+            """,
+            all
+        )
     }
 
     public func trendingActivities(_ query: TrendingQuery) async throws -> [TrendingHit] {

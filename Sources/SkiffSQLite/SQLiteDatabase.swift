@@ -69,6 +69,7 @@ public final class SQLiteDatabase: Sendable {
         config.label = "skiff"
         config.prepareDatabase { db in
             db.add(function: PrivateDistanceFunction.function)
+            db.add(function: DistanceFunction.function)
         }
         let pool = try DatabasePool(path: path, configuration: config)
 

@@ -13,11 +13,11 @@ package enum ActivityRanking {
         /// The query's fingerprint.
         var f: String
         /// Distance in kilometres.
-        var d: Double
+        package var d: Double
         /// Net votes (popularity order only).
-        var n: Int?
+        package var n: Int?
         /// Activity id.
-        var i: String
+        package var i: String
     }
 
     static func fingerprint(_ query: NearbyQuery) -> String {
@@ -69,6 +69,14 @@ package enum ActivityRanking {
         let items = keyed.prefix(page.size).map(\.hit)
         let next = keyed.count > page.size ? PageToken.encode(keyed[page.size - 1].key, kind: nearbyKind) : nil
         return Page(items: Array(items), nextPageToken: next)
+    }
+
+    /// One nearby page from up to `size + 1` hits a backend already filtered, ordered and paged after the
+    /// cursor (SQLite, in SQL).
+    package static func nearbyPage(ordered hits: [NearbyHit], _ query: NearbyQuery, size: Int) -> Page<NearbyHit> {
+        let items = Array(hits.prefix(size))
+        let next = hits.count > size ? PageToken.encode(key(hits[size - 1], query), kind: nearbyKind) : nil
+        return Page(items: items, nextPageToken: next)
     }
 
     /// The trending results from candidate activities and their votes cast since `query.since`.
