@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SkiffBucketList
 import SkiffDomain
 import SkiffListings
 import SkiffLostFound
@@ -10,8 +11,8 @@ import Testing
 /// Every query shape listing search allows is answered from indexes: `EXPLAIN QUERY PLAN` of each statement
 /// shows no full scan of a table, on a database large enough (a few thousand listings) that SQLite's planner
 /// would prefer a scan if the statement needed one.
-@Suite("SQLite listing search plans")
-struct SQLiteListingsSearchPlanTests {
+@Suite("SQLite search plans")
+struct SQLiteSearchPlanTests {
     /// Lines of a plan that read a whole stored table: `SCAN <table>` without an index. Virtual tables (the
     /// FTS5 index and its token instances answer their own constraints) and the small intermediate results
     /// of subqueries are not tables.
@@ -146,6 +147,51 @@ struct SQLiteListingsSearchPlanTests {
             }
         }
         #expect(checked >= 120)
+    }
+
+    @Test("Nearby activity search uses the coordinate index, on every page and in both orders")
+    func nearbyNoFullScans() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let store = database.bucketListStore()
+        var random = SeededGenerator(seed: 12)
+        let activities = (0..<1_000).map { index in
+            BucketListFixture.activity(
+                "A\(index)",
+                point: BucketListStoreDifferentialTests.point(&random),
+                at: Double(index)
+            )
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for part in stride(from: 0, to: activities.count, by: 100) {
+                let chunk = activities[part..<min(part + 100, activities.count)]
+                group.addTask { for activity in chunk { _ = try await store.createActivity(activity) } }
+            }
+            try await group.waitForAll()
+        }
+        let tables = try await Self.tables(database)
+        for sort in NearbySort.allCases {
+            for radius in [0.5, 5, 50] {
+                let query = NearbyQuery(center: BucketListFixture.campus, radiusKm: radius, sort: sort)
+                let first = try await store.nearbyActivities(query, page: try PageRequest(size: 3))
+                var cursors: [ActivityRanking.NearbyCursor?] = [nil]
+                if first.nextPageToken != nil {
+                    cursors.append(
+                        try ActivityRanking.nearbyCursor(try PageRequest(size: 3, token: first.nextPageToken), query)
+                    )
+                }
+                for cursor in cursors {
+                    let statement = SQLiteBucketListStore.nearbyStatement(query, cursor: cursor, limit: 11)
+                    let plan = try await database.pool.read { db in
+                        try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
+                            .map { row -> String in row["detail"] }
+                    }
+                    #expect(Self.fullScans(plan, tables: tables).isEmpty, "\(sort) \(radius) km: \(plan)")
+                }
+            }
+        }
     }
 
     @Test("The full-scan detector recognises a scan")
