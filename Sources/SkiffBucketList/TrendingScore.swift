@@ -43,4 +43,41 @@ public enum TrendingScore {
         }
         return total
     }
+
+    // MARK: The stored bound
+
+    /// The milliseconds in one half-life.
+    static let halfLifeMilliseconds = halfLifeHours * 3_600_000
+
+    /// The stored trending bound of an activity after an up-vote cast at `date`: the base-2 logarithm of
+    /// `Σ 2^(tᵢ / 24 h)` over every up-vote ever cast on it (`tᵢ` its time since 1970), `nil` before the
+    /// first.
+    ///
+    /// The decay factors out: a score at `now` is `2^(−now/24 h) · Σ vᵢ·2^(tᵢ/24 h)`, so `2^(bound − now/24 h)`
+    /// (``maximumScore(bound:now:)``) bounds every score the activity can have, in any window, from above
+    /// (down-votes only lower a score; votes outside the window, or since withdrawn, only loosen the bound).
+    /// Stores keep it on the activity, raise it on each up-vote and walk activities by it, highest first,
+    /// computing exact scores only until the bound falls below the scores already found
+    /// (`ActivityRanking.trendingTop`). Kept as a logarithm, it never overflows (2^(t/24 h)
+    /// itself passed `Double.greatestFiniteMagnitude` in 1972), so no epoch ever needs rebasing; a
+    /// withdrawn vote is never subtracted (subtracting logarithms loses precision), so the bound never
+    /// falls below the truth.
+    public static func raisedBound(_ bound: Double?, upVoteAt date: Date) -> Double {
+        let exponent = Double(date.millisecondsSince1970) / halfLifeMilliseconds
+        guard let bound else { return exponent }
+        return logSum(bound, exponent)
+    }
+
+    /// `log2(2^a + 2^b)`, computed without forming the powers.
+    static func logSum(_ a: Double, _ b: Double) -> Double {
+        let (high, low) = a >= b ? (a, b) : (b, a)
+        return high + log2(1 + exp2(low - high))
+    }
+
+    /// The largest score an activity with this stored bound can have at `now`, with a margin for the
+    /// rounding of the logarithms (so it is an upper bound, never just under the truth).
+    public static func maximumScore(bound: Double, now: Date) -> Double {
+        let exponent = bound - Double(now.millisecondsSince1970) / halfLifeMilliseconds
+        return exp2(exponent) * (1 + 1e-9) + 1e-300
+    }
 }

@@ -79,6 +79,60 @@ package enum ActivityRanking {
         return Page(items: items, nextPageToken: next)
     }
 
+    /// Whether trending hit `a` ranks before `b`: higher score, then newer activity, then id.
+    package static func ranksBefore(_ lhs: TrendingHit, _ rhs: TrendingHit) -> Bool {
+        if lhs.score != rhs.score { return lhs.score > rhs.score }
+        let (left, right) = (lhs.activity.createdAt.millisecondsSince1970, rhs.activity.createdAt.millisecondsSince1970)
+        if left != right { return left > right }
+        return lhs.activity.id.utf8.lexicographicallyPrecedes(rhs.activity.id.utf8)
+    }
+
+    /// The trending results, computed from activities walked by their stored bound (highest first): exact
+    /// scores (``trendingHit(_:votes:_:)``) only until no activity left can beat the `limit` results held
+    /// (see ``TrendingScore/raisedBound(_:upVoteAt:)``). Equal to ``trending(_:_:)`` over every activity.
+    ///
+    /// - Parameters:
+    ///   - next: The next batch of activities in descending bound order, with their bounds; empty at the end.
+    ///   - score: The exact hits of a batch (its activities within the circle and with a positive score).
+    package static func trendingTop(
+        _ query: TrendingQuery,
+        next: () throws -> [(id: String, bound: Double)],
+        score: ([String]) throws -> [TrendingHit]
+    ) rethrows -> [TrendingHit] {
+        var top: [TrendingHit] = []
+        while true {
+            let batch = try next()
+            guard !batch.isEmpty else { break }
+            // Stop before a batch whose best bound cannot reach the weakest held result.
+            if top.count >= query.limit, let weakest = top.last,
+                TrendingScore.maximumScore(bound: batch[0].bound, now: query.now) < weakest.score
+            {
+                break
+            }
+            for hit in try score(batch.map(\.id)) {
+                let index = top.firstIndex { ranksBefore(hit, $0) } ?? top.count
+                guard index < query.limit else { continue }
+                top.insert(hit, at: index)
+                if top.count > query.limit { top.removeLast() }
+            }
+        }
+        return top
+    }
+
+    /// The trending hit of an activity from its votes, or `nil` when it lies outside the query's circle or
+    /// its score is not positive.
+    package static func trendingHit(_ activity: Activity, votes: [CastVote], _ query: TrendingQuery) -> TrendingHit? {
+        var distance = 0.0
+        if let center = query.center {
+            distance = Geo.distanceKm(center, activity.fields.place.point)
+            guard distance <= query.radiusKm else { return nil }
+        }
+        let since = query.since.millisecondsSince1970
+        let score = TrendingScore.score(votes.filter { $0.castAt.millisecondsSince1970 >= since }, now: query.now)
+        guard score > 0 else { return nil }
+        return TrendingHit(activity: activity, score: score, distanceKm: distance)
+    }
+
     /// The trending results from candidate activities and their votes cast since `query.since`.
     package static func trending(
         _ candidates: [(activity: Activity, votes: [CastVote])],
@@ -86,29 +140,7 @@ package enum ActivityRanking {
     )
         -> [TrendingHit]
     {
-        var hits: [TrendingHit] = []
-        for (activity, votes) in candidates {
-            var distance = 0.0
-            if let center = query.center {
-                distance = Geo.distanceKm(center, activity.fields.place.point)
-                guard distance <= query.radiusKm else { continue }
-            }
-            let since = query.since.millisecondsSince1970
-            let score = TrendingScore.score(
-                votes.filter { $0.castAt.millisecondsSince1970 >= since },
-                now: query.now
-            )
-            guard score > 0 else { continue }
-            hits.append(TrendingHit(activity: activity, score: score, distanceKm: distance))
-        }
-        hits.sort { lhs, rhs in
-            if lhs.score != rhs.score { return lhs.score > rhs.score }
-            let (left, right) = (
-                lhs.activity.createdAt.millisecondsSince1970, rhs.activity.createdAt.millisecondsSince1970
-            )
-            if left != right { return left > right }
-            return lhs.activity.id.utf8.lexicographicallyPrecedes(rhs.activity.id.utf8)
-        }
+        let hits = candidates.compactMap { trendingHit($0.activity, votes: $0.votes, query) }.sorted(by: ranksBefore)
         return Array(hits.prefix(query.limit))
     }
 }
