@@ -5,10 +5,11 @@ import Synchronization
 /// A ``ListingsStore`` that keeps everything in memory, for tests and demos.
 ///
 /// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
-/// so each use case is atomic as a database transaction would be. Search runs on real indexes kept in the
-/// same critical section as the listings (`ListingIndex`: inverted, tag, seller, grid-cell and one sorted
-/// index per order), so its cost follows the page and the candidates rather than the table; each result is
-/// still decided by `ListingSearchEngine`, the same code that checks SQLite's.
+/// so each use case is atomic as a database transaction would be. Writes load what ``ListingLifecycle``
+/// needs, let it decide and save what it returns. Search runs on real indexes kept in the same critical
+/// section as the listings (`ListingIndex`: inverted, tag, seller, grid-cell and one sorted index per
+/// order), so its cost follows the page and the candidates rather than the table; each result is still
+/// decided by `ListingSearchEngine`, the same code that checks SQLite's.
 public final class InMemoryListingsStore: ListingsStore {
     private struct RequestKey: Hashable {
         var sellerID: String
@@ -31,31 +32,21 @@ public final class InMemoryListingsStore: ListingsStore {
             index.put(listing)
         }
 
-        mutating func record(
-            _ listing: Listing,
-            kind: ListingChangeKind,
-            oldPrice: Int64,
-            at now: Date
-        ) -> ListingChangeEvent {
+        /// Saves a decided change: stores the listing and numbers and records its event (nothing without one).
+        mutating func save(_ change: ListingLifecycle.Change) -> ListingChangeEvent? {
+            guard let draft = change.event else { return nil }
+            put(change.listing)
             lastSequence += 1
-            let event = ListingChangeEvent(
-                sequence: lastSequence,
-                listingID: listing.id,
-                title: listing.title,
-                kind: kind,
-                newPriceCents: listing.priceCents,
-                oldPriceCents: oldPrice,
-                changedAt: now
-            )
+            let event = draft.numbered(lastSequence)
             changes.append(event)
             return event
         }
 
-        func checkImages(_ ids: [String], ownerID: String) throws(DomainError) {
-            for id in ids {
-                guard let image = images[id] else { throw ListingsStoreError.imageNotFound(id) }
-                guard image.ownerID == ownerID else { throw ListingsStoreError.imageNotOwned(id) }
-            }
+        /// The uploader of each image in `ids` that exists, by image id.
+        func imageOwners(_ ids: [String]) -> [String: String] {
+            var owners: [String: String] = [:]
+            for id in ids { owners[id] = images[id]?.ownerID }
+            return owners
         }
     }
 
@@ -67,25 +58,29 @@ public final class InMemoryListingsStore: ListingsStore {
     // MARK: Listings
 
     public func createListing(_ listing: Listing, requestID: String?) async throws -> Listing {
-        let stored = listing.rounded
-        return try state.withLock { (state) throws(DomainError) -> Listing in
-            let fingerprint = stored.fields.fingerprint
-            if let requestID {
-                let key = RequestKey(sellerID: stored.sellerID, requestID: requestID)
-                if let previous = state.requests[key] {
-                    guard previous.fingerprint == fingerprint, let existing = state.listings[previous.listingID] else {
-                        throw ListingsStoreError.requestIDReused
-                    }
-                    return existing
+        try state.withLock { (state) throws(DomainError) -> Listing in
+            let earlier = requestID.flatMap { state.requests[RequestKey(sellerID: listing.sellerID, requestID: $0)] }
+            let decision = try ListingLifecycle.create(
+                listing,
+                requestID: requestID,
+                earlierRequest: earlier.map {
+                    ListingLifecycle.EarlierRequest(fingerprint: $0.fingerprint, listing: state.listings[$0.listingID])
+                },
+                imageOwners: state.imageOwners(listing.imageIDs),
+                listingIDTaken: state.listings[listing.id] != nil
+            )
+            switch decision {
+            case .retry(let existing):
+                return existing
+            case .create(let stored, let request):
+                state.put(stored)
+                if let request {
+                    state.requests[RequestKey(sellerID: request.sellerID, requestID: request.requestID)] = (
+                        request.listingID, request.fingerprint
+                    )
                 }
+                return stored
             }
-            try state.checkImages(stored.imageIDs, ownerID: stored.sellerID)
-            guard state.listings[stored.id] == nil else { throw ListingsStoreError.listingIDTaken }
-            state.put(stored)
-            if let requestID {
-                state.requests[RequestKey(sellerID: stored.sellerID, requestID: requestID)] = (stored.id, fingerprint)
-            }
-            return stored
         }
     }
 
@@ -99,21 +94,15 @@ public final class InMemoryListingsStore: ListingsStore {
         changes: ListingChanges,
         now: Date
     ) async throws -> ListingUpdate {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> ListingUpdate in
-            guard var listing = state.listings[id] else { throw ListingsStoreError.listingNotFound }
-            guard listing.sellerID == sellerID else { throw ListingsStoreError.notSeller }
-            guard listing.status == .active else { throw ListingsStoreError.notActive }
-            if let imageIDs = changes.imageIDs { try state.checkImages(imageIDs, ownerID: sellerID) }
-            let fields = changes.applied(to: listing.fields)
-            guard fields != listing.fields else { return ListingUpdate(listing: listing, event: nil) }
-            let oldPrice = listing.priceCents
-            listing.fields = fields
-            listing.updatedAt = now
-            state.put(listing)
-            let kind: ListingChangeKind = fields.priceCents != oldPrice ? .priceChanged : .updated
-            let event = state.record(listing, kind: kind, oldPrice: oldPrice, at: now)
-            return ListingUpdate(listing: listing, event: event)
+        try state.withLock { (state) throws(DomainError) -> ListingUpdate in
+            let change = try ListingLifecycle.update(
+                state.listings[id],
+                sellerID: sellerID,
+                changes: changes,
+                imageOwners: state.imageOwners(changes.imageIDs ?? []),
+                now: now
+            )
+            return ListingUpdate(listing: change.listing, event: state.save(change))
         }
     }
 
@@ -123,30 +112,9 @@ public final class InMemoryListingsStore: ListingsStore {
         by actor: StatusActor,
         now: Date
     ) async throws -> StatusTransition {
-        precondition(status != .active, "setStatus moves a listing to sold or withdrawn")
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> StatusTransition in
-            guard var listing = state.listings[id] else { throw ListingsStoreError.listingNotFound }
-            if case .seller(let sellerID) = actor, listing.sellerID != sellerID { throw ListingsStoreError.notSeller }
-            switch (listing.status, status) {
-            case (.active, _):
-                listing.status = status
-                listing.updatedAt = now
-                state.put(listing)
-                let event = state.record(
-                    listing,
-                    kind: status == .sold ? .sold : .withdrawn,
-                    oldPrice: listing.priceCents,
-                    at: now
-                )
-                return StatusTransition(listing: listing, event: event)
-            case (.sold, .sold), (.withdrawn, .withdrawn):
-                return StatusTransition(listing: listing, event: nil)
-            case (.sold, _):
-                throw ListingsStoreError.alreadySold
-            default:
-                throw ListingsStoreError.alreadyWithdrawn
-            }
+        try state.withLock { (state) throws(DomainError) -> StatusTransition in
+            let change = try ListingLifecycle.setStatus(state.listings[id], to: status, by: actor, now: now)
+            return StatusTransition(listing: change.listing, event: state.save(change))
         }
     }
 
@@ -175,12 +143,9 @@ public final class InMemoryListingsStore: ListingsStore {
     // MARK: Images
 
     public func putImage(_ image: StoredImage) async throws {
-        var stored = image
-        stored.createdAt = image.createdAt.roundedToMilliseconds
-        let value = stored
         try state.withLock { (state) throws(DomainError) in
-            guard state.images[value.id] == nil else { throw ListingsStoreError.imageIDTaken }
-            state.images[value.id] = value
+            let stored = try ListingLifecycle.putImage(image, imageIDTaken: state.images[image.id] != nil)
+            state.images[stored.id] = stored
         }
     }
 
@@ -224,14 +189,21 @@ public final class InMemoryListingsStore: ListingsStore {
     // MARK: Saved listings
 
     public func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> SavedListing in
-            guard let listing = state.listings[listingID] else { throw ListingsStoreError.listingNotFound }
-            if let savedAt = state.saved[userID]?[listingID] { return SavedListing(listing: listing, savedAt: savedAt) }
-            guard listing.status == .active else { throw ListingsStoreError.notActive }
-            guard (state.saved[userID]?.count ?? 0) < limit else { throw ListingsStoreError.savedLimit }
-            state.saved[userID, default: [:]][listingID] = now
-            return SavedListing(listing: listing, savedAt: now)
+        try state.withLock { (state) throws(DomainError) -> SavedListing in
+            let decision = try ListingLifecycle.save(
+                state.listings[listingID],
+                savedAt: state.saved[userID]?[listingID],
+                savedCount: state.saved[userID]?.count ?? 0,
+                limit: limit,
+                now: now
+            )
+            switch decision {
+            case .kept(let saved):
+                return saved
+            case .save(let saved):
+                state.saved[userID, default: [:]][listingID] = saved.savedAt
+                return saved
+            }
         }
     }
 

@@ -44,6 +44,43 @@ public struct ListingChangeEvent: Hashable, Sendable {
     }
 }
 
+/// A change event decided by ``ListingLifecycle``, before the store numbers it.
+public struct ListingChangeDraft: Hashable, Sendable {
+    public var listingID: String
+    /// The listing's title after the change.
+    public var title: String
+    public var kind: ListingChangeKind
+    /// The price after the change.
+    public var newPriceCents: Int64
+    /// The price before the change.
+    public var oldPriceCents: Int64
+    /// When the change was made (the listing's new `updatedAt`).
+    public var changedAt: Date
+
+    /// Creates the draft of a change to `listing` (as it is after the change).
+    public init(_ listing: Listing, kind: ListingChangeKind, oldPriceCents: Int64) {
+        self.listingID = listing.id
+        self.title = listing.title
+        self.kind = kind
+        self.newPriceCents = listing.priceCents
+        self.oldPriceCents = oldPriceCents
+        self.changedAt = listing.updatedAt
+    }
+
+    /// The event with its place in the change log.
+    public func numbered(_ sequence: Int64) -> ListingChangeEvent {
+        ListingChangeEvent(
+            sequence: sequence,
+            listingID: listingID,
+            title: title,
+            kind: kind,
+            newPriceCents: newPriceCents,
+            oldPriceCents: oldPriceCents,
+            changedAt: changedAt
+        )
+    }
+}
+
 /// The result of an update: the listing after it, and the change recorded (`nil` if nothing changed).
 public struct ListingUpdate: Hashable, Sendable {
     public var listing: Listing

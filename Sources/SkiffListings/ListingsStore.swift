@@ -11,7 +11,9 @@ public import SkiffDomain
 /// - Failures are thrown as ``SkiffDomain/DomainError`` with the values in ``ListingsStoreError``, checked in
 ///   the order documented here; no backend type crosses this protocol.
 /// - Dates are kept at millisecond precision; values read back are rounded.
-/// - Inputs are validated by ``ListingRules``; stores enforce existence, ownership and state.
+/// - Inputs are validated by ``ListingRules``. Existence, ownership, state, limits, image checks and
+///   request-id retries are decided by ``ListingLifecycle``: each write loads what its function needs,
+///   calls it inside the transaction and saves what it returns, so a backend only stores and queries.
 /// - Search has one definition, `ListingSearchEngine` (matching, the relevance score, distances, order
 ///   and keyset cursors); each backend answers it from its own indexes — SQLite in one SQL statement per
 ///   query with the order, cursor and limit inside the engine, the in-memory store with `ListingIndex` —

@@ -97,29 +97,19 @@ enum ListingRow {
 }
 
 enum ListingChangeRow {
-    static func insert(
-        _ db: Database,
-        _ listing: Listing,
-        kind: ListingChangeKind,
-        oldPrice: Int64,
-        at now: Int64
-    ) throws -> ListingChangeEvent {
+    /// Numbers and inserts a change event: its sequence is the row id.
+    static func insert(_ db: Database, _ draft: ListingChangeDraft) throws -> ListingChangeEvent {
         try db.execute(
             sql: """
                 INSERT INTO listingChange (listingID, title, kind, newPriceCents, oldPriceCents, changedAt)
                 VALUES (?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [listing.id, listing.title, kind.rawValue, listing.priceCents, oldPrice, now]
+            arguments: [
+                draft.listingID, draft.title, draft.kind.rawValue, draft.newPriceCents, draft.oldPriceCents,
+                draft.changedAt.millisecondsSince1970,
+            ]
         )
-        return ListingChangeEvent(
-            sequence: db.lastInsertedRowID,
-            listingID: listing.id,
-            title: listing.title,
-            kind: kind,
-            newPriceCents: listing.priceCents,
-            oldPriceCents: oldPrice,
-            changedAt: Date(millisecondsSince1970: now)
-        )
+        return draft.numbered(db.lastInsertedRowID)
     }
 
     static func event(_ row: Row) -> ListingChangeEvent {
@@ -146,12 +136,12 @@ enum ImageRow {
         )
     }
 
-    /// Checks, in order, that each image exists and belongs to `ownerID` (as the in-memory store does).
-    static func check(_ db: Database, _ ids: [String], ownerID: String) throws {
+    /// The uploader of each image in `ids` that exists, by image id.
+    static func owners(_ db: Database, _ ids: [String]) throws -> [String: String] {
+        var owners: [String: String] = [:]
         for id in ids {
-            guard let owner = try String.fetchOne(db, sql: "SELECT ownerID FROM image WHERE id = ?", arguments: [id])
-            else { throw ListingsStoreError.imageNotFound(id) }
-            guard owner == ownerID else { throw ListingsStoreError.imageNotOwned(id) }
+            owners[id] = try String.fetchOne(db, sql: "SELECT ownerID FROM image WHERE id = ?", arguments: [id])
         }
+        return owners
     }
 }

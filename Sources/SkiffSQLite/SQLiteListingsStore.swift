@@ -5,11 +5,12 @@ import SkiffListings
 
 /// The SQLite ``SkiffListings/ListingsStore``.
 ///
-/// Each use case is one `pool.write { }` transaction or one `pool.read { }` snapshot. Existence, ownership
-/// and state are checked inside the transaction in the same order as ``SkiffListings/InMemoryListingsStore``,
-/// so both throw the same errors; the single writer serializes transactions, which makes `setStatus`
-/// exactly-once. Change events are appended in the transaction of the change. Images are BLOBs in the
-/// `image` table. Search: see `SQLiteListingsStore+Search.swift`.
+/// Each use case is one `pool.write { }` transaction or one `pool.read { }` snapshot. Every mutation loads
+/// what ``SkiffListings/ListingLifecycle`` needs, lets it decide (existence, ownership, state, limits,
+/// request-id retries) and saves the result inside the same transaction, as
+/// ``SkiffListings/InMemoryListingsStore`` does, so both throw the same errors; the single writer serializes
+/// transactions, which makes `setStatus` exactly-once. Change events are appended in the transaction of the
+/// change. Images are BLOBs in the `image` table. Search: see `SQLiteListingsStore+Search.swift`.
 ///
 /// Get one from ``SQLiteDatabase/listingsStore()``.
 public struct SQLiteListingsStore: ListingsStore {
@@ -22,31 +23,42 @@ public struct SQLiteListingsStore: ListingsStore {
     // MARK: Listings
 
     public func createListing(_ listing: Listing, requestID: String?) async throws -> Listing {
-        let stored = listing.rounded
-        let fingerprint = stored.fields.fingerprint
-        return try await pool.domainWrite { db in
-            if let requestID,
-                let row = try Row.fetchOne(
+        try await pool.domainWrite { db in
+            let earlier = try requestID.flatMap { requestID in
+                try Row.fetchOne(
                     db,
                     sql: "SELECT listingID, fingerprint FROM listingRequest WHERE sellerID = ? AND requestID = ?",
-                    arguments: [stored.sellerID, requestID]
+                    arguments: [listing.sellerID, requestID]
                 )
-            {
-                guard row["fingerprint"] == fingerprint,
-                    let existing = try ListingRow.fetchOne(db, id: row["listingID"])
-                else { throw ListingsStoreError.requestIDReused }
+            }
+            let decision = try ListingLifecycle.create(
+                listing,
+                requestID: requestID,
+                earlierRequest: try earlier.map { row in
+                    ListingLifecycle.EarlierRequest(
+                        fingerprint: row["fingerprint"],
+                        listing: try ListingRow.fetchOne(db, id: row["listingID"])
+                    )
+                },
+                imageOwners: try ImageRow.owners(db, listing.imageIDs),
+                listingIDTaken: try Bool(exists: db, "SELECT 1 FROM listing WHERE id = ?", [listing.id])
+            )
+            switch decision {
+            case .retry(let existing):
                 return existing
+            case .create(let stored, let request):
+                try ListingRow.insert(db, stored)
+                if let request {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO listingRequest (sellerID, requestID, listingID, fingerprint)
+                            VALUES (?, ?, ?, ?)
+                            """,
+                        arguments: [request.sellerID, request.requestID, request.listingID, request.fingerprint]
+                    )
+                }
+                return stored
             }
-            try ImageRow.check(db, stored.imageIDs, ownerID: stored.sellerID)
-            guard try ListingRow.fetchOne(db, id: stored.id) == nil else { throw ListingsStoreError.listingIDTaken }
-            try ListingRow.insert(db, stored)
-            if let requestID {
-                try db.execute(
-                    sql: "INSERT INTO listingRequest (sellerID, requestID, listingID, fingerprint) VALUES (?, ?, ?, ?)",
-                    arguments: [stored.sellerID, requestID, stored.id, fingerprint]
-                )
-            }
-            return stored
         }
     }
 
@@ -60,21 +72,17 @@ public struct SQLiteListingsStore: ListingsStore {
         changes: ListingChanges,
         now: Date
     ) async throws -> ListingUpdate {
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            guard var listing = try ListingRow.fetchOne(db, id: id) else { throw ListingsStoreError.listingNotFound }
-            guard listing.sellerID == sellerID else { throw ListingsStoreError.notSeller }
-            guard listing.status == .active else { throw ListingsStoreError.notActive }
-            if let imageIDs = changes.imageIDs { try ImageRow.check(db, imageIDs, ownerID: sellerID) }
-            let fields = changes.applied(to: listing.fields)
-            guard fields != listing.fields else { return ListingUpdate(listing: listing, event: nil) }
-            let oldPrice = listing.priceCents
-            listing.fields = fields
-            listing.updatedAt = Date(millisecondsSince1970: now)
-            try ListingRow.update(db, listing)
-            let kind: ListingChangeKind = fields.priceCents != oldPrice ? .priceChanged : .updated
-            let event = try ListingChangeRow.insert(db, listing, kind: kind, oldPrice: oldPrice, at: now)
-            return ListingUpdate(listing: listing, event: event)
+        try await pool.domainWrite { db in
+            let change = try ListingLifecycle.update(
+                try ListingRow.fetchOne(db, id: id),
+                sellerID: sellerID,
+                changes: changes,
+                imageOwners: try ImageRow.owners(db, changes.imageIDs ?? []),
+                now: now
+            )
+            guard let draft = change.event else { return ListingUpdate(listing: change.listing, event: nil) }
+            try ListingRow.update(db, change.listing)
+            return ListingUpdate(listing: change.listing, event: try ListingChangeRow.insert(db, draft))
         }
     }
 
@@ -84,38 +92,23 @@ public struct SQLiteListingsStore: ListingsStore {
         by actor: StatusActor,
         now: Date
     ) async throws -> StatusTransition {
-        precondition(status != .active, "setStatus moves a listing to sold or withdrawn")
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            guard var listing = try ListingRow.fetchOne(db, id: id) else { throw ListingsStoreError.listingNotFound }
-            if case .seller(let sellerID) = actor, listing.sellerID != sellerID { throw ListingsStoreError.notSeller }
-            switch (listing.status, status) {
-            case (.active, _):
-                // The status guard makes the transition exactly-once even if this ever ran concurrently.
-                try db.execute(
-                    sql: "UPDATE listing SET status = ?, updatedAt = ? WHERE id = ? AND status = 'active'",
-                    arguments: [status.rawValue, now, id]
-                )
-                guard db.changesCount == 1 else {
-                    throw DomainError(.aborted, "The listing changed meanwhile. Try again.")
-                }
-                listing.status = status
-                listing.updatedAt = Date(millisecondsSince1970: now)
-                let event = try ListingChangeRow.insert(
-                    db,
-                    listing,
-                    kind: status == .sold ? .sold : .withdrawn,
-                    oldPrice: listing.priceCents,
-                    at: now
-                )
-                return StatusTransition(listing: listing, event: event)
-            case (.sold, .sold), (.withdrawn, .withdrawn):
-                return StatusTransition(listing: listing, event: nil)
-            case (.sold, _):
-                throw ListingsStoreError.alreadySold
-            default:
-                throw ListingsStoreError.alreadyWithdrawn
+        try await pool.domainWrite { db in
+            let change = try ListingLifecycle.setStatus(
+                try ListingRow.fetchOne(db, id: id),
+                to: status,
+                by: actor,
+                now: now
+            )
+            guard let draft = change.event else { return StatusTransition(listing: change.listing, event: nil) }
+            // The status guard makes the transition exactly-once even if this ever ran concurrently.
+            try db.execute(
+                sql: "UPDATE listing SET status = ?, updatedAt = ? WHERE id = ? AND status = 'active'",
+                arguments: [change.listing.status.rawValue, change.listing.updatedAt.millisecondsSince1970, id]
+            )
+            guard db.changesCount == 1 else {
+                throw DomainError(.aborted, "The listing changed meanwhile. Try again.")
             }
+            return StatusTransition(listing: change.listing, event: try ListingChangeRow.insert(db, draft))
         }
     }
 
@@ -155,17 +148,18 @@ public struct SQLiteListingsStore: ListingsStore {
 
     public func putImage(_ image: StoredImage) async throws {
         try await pool.domainWrite { db in
-            guard try !Bool(exists: db, "SELECT 1 FROM image WHERE id = ?", [image.id]) else {
-                throw ListingsStoreError.imageIDTaken
-            }
+            let stored = try ListingLifecycle.putImage(
+                image,
+                imageIDTaken: try Bool(exists: db, "SELECT 1 FROM image WHERE id = ?", [image.id])
+            )
             try db.execute(
                 sql: """
                     INSERT INTO image (id, ownerID, contentType, sizeBytes, bytes, createdAt)
                     VALUES (?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    image.id, image.ownerID, image.contentType.rawValue, image.sizeBytes, image.bytes,
-                    image.createdAt.millisecondsSince1970,
+                    stored.id, stored.ownerID, stored.contentType.rawValue, stored.sizeBytes, stored.bytes,
+                    stored.createdAt.millisecondsSince1970,
                 ]
             )
         }
@@ -212,30 +206,34 @@ public struct SQLiteListingsStore: ListingsStore {
     // MARK: Saved listings
 
     public func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing {
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            guard let listing = try ListingRow.fetchOne(db, id: listingID) else {
-                throw ListingsStoreError.listingNotFound
-            }
-            if let savedAt = try Int64.fetchOne(
+        try await pool.domainWrite { db in
+            let savedAt = try Int64.fetchOne(
                 db,
                 sql: "SELECT savedAt FROM savedListing WHERE userID = ? AND listingID = ?",
                 arguments: [userID, listingID]
-            ) {
-                return SavedListing(listing: listing, savedAt: Date(millisecondsSince1970: savedAt))
-            }
-            guard listing.status == .active else { throw ListingsStoreError.notActive }
+            )
             let count = try Int.fetchOne(
                 db,
                 sql: "SELECT COUNT(*) FROM savedListing WHERE userID = ?",
                 arguments: [userID]
             )
-            guard (count ?? 0) < limit else { throw ListingsStoreError.savedLimit }
-            try db.execute(
-                sql: "INSERT INTO savedListing (userID, listingID, savedAt) VALUES (?, ?, ?)",
-                arguments: [userID, listingID, now]
+            let decision = try ListingLifecycle.save(
+                try ListingRow.fetchOne(db, id: listingID),
+                savedAt: savedAt.map(Date.init(millisecondsSince1970:)),
+                savedCount: count ?? 0,
+                limit: limit,
+                now: now
             )
-            return SavedListing(listing: listing, savedAt: Date(millisecondsSince1970: now))
+            switch decision {
+            case .kept(let saved):
+                return saved
+            case .save(let saved):
+                try db.execute(
+                    sql: "INSERT INTO savedListing (userID, listingID, savedAt) VALUES (?, ?, ?)",
+                    arguments: [userID, listingID, saved.savedAt.millisecondsSince1970]
+                )
+                return saved
+            }
         }
     }
 

@@ -1,0 +1,342 @@
+import Foundation
+import SkiffDomain
+import SkiffListings
+import Testing
+
+@Suite("Listing lifecycle")
+struct ListingLifecycleTests {
+    static let created = Date(millisecondsSince1970: 1_767_225_600_000)
+    /// A time with sub-millisecond digits, to see the decisions round it.
+    static let now = Date(timeIntervalSince1970: 1_767_229_200.123_456)
+
+    static func listing(
+        id: String = "lst_1",
+        status: ListingStatus = .active,
+        _ configure: (inout ListingFields) -> Void = { _ in }
+    ) -> Listing {
+        var fields = ListingFields(
+            title: "Desk lamp",
+            priceCents: 1500,
+            category: .furniture,
+            condition: .new,
+            location: ListingLocation(zipCode: "37235"),
+            imageIDs: ["img_a", "img_b"]
+        )
+        configure(&fields)
+        return Listing(id: id, sellerID: "seller", fields: fields, status: status, createdAt: created)
+    }
+
+    static let ownImages = ["img_a": "seller", "img_b": "seller"]
+
+    // MARK: Create
+
+    @Test("A new listing is created with its dates rounded and its request id to remember")
+    func createNew() throws {
+        var asked = Self.listing()
+        asked.createdAt = Self.now
+        asked.updatedAt = Self.now
+        let decision = try ListingLifecycle.create(
+            asked,
+            requestID: "req-1",
+            earlierRequest: nil,
+            imageOwners: Self.ownImages,
+            listingIDTaken: false
+        )
+        let request = ListingLifecycle.RequestRecord(
+            sellerID: "seller",
+            requestID: "req-1",
+            listingID: "lst_1",
+            fingerprint: asked.fields.fingerprint
+        )
+        #expect(decision == .create(asked.rounded, request: request))
+        #expect(asked.rounded.createdAt != Self.now)
+    }
+
+    @Test("Without a request id there is nothing to remember")
+    func createWithoutRequestID() throws {
+        let decision = try ListingLifecycle.create(
+            Self.listing(),
+            requestID: nil,
+            earlierRequest: nil,
+            imageOwners: Self.ownImages,
+            listingIDTaken: false
+        )
+        #expect(decision == .create(Self.listing(), request: nil))
+    }
+
+    @Test("A retry with the same fields returns the listing created first, before any other check")
+    func createRetry() throws {
+        let first = Self.listing(id: "lst_first")
+        let decision = try ListingLifecycle.create(
+            Self.listing(id: "lst_second"),
+            requestID: "req-1",
+            earlierRequest: .init(fingerprint: first.fields.fingerprint, listing: first),
+            imageOwners: [:],
+            listingIDTaken: true
+        )
+        #expect(decision == .retry(first))
+    }
+
+    @Test(
+        "A reused request id is refused: other fields, or its listing gone",
+        arguments: [
+            ListingLifecycle.EarlierRequest(fingerprint: "other fields", listing: Self.listing()),
+            ListingLifecycle.EarlierRequest(fingerprint: Self.listing().fields.fingerprint, listing: nil),
+        ]
+    )
+    func createReusedRequestID(earlier: ListingLifecycle.EarlierRequest) {
+        #expect(throws: ListingsStoreError.requestIDReused) {
+            try ListingLifecycle.create(
+                Self.listing(),
+                requestID: "req-1",
+                earlierRequest: earlier,
+                imageOwners: Self.ownImages,
+                listingIDTaken: false
+            )
+        }
+    }
+
+    @Test("Images are checked in order: the first missing or foreign one is named, before the id")
+    func createImageChecks() {
+        #expect(throws: ListingsStoreError.imageNotFound("img_a")) {
+            try ListingLifecycle.create(
+                Self.listing(),
+                requestID: nil,
+                earlierRequest: nil,
+                imageOwners: ["img_b": "someone else"],
+                listingIDTaken: true
+            )
+        }
+        #expect(throws: ListingsStoreError.imageNotOwned("img_a")) {
+            try ListingLifecycle.create(
+                Self.listing(),
+                requestID: nil,
+                earlierRequest: nil,
+                imageOwners: ["img_a": "someone else"],
+                listingIDTaken: true
+            )
+        }
+        #expect(throws: ListingsStoreError.imageNotFound("img_b")) {
+            try ListingLifecycle.create(
+                Self.listing(),
+                requestID: nil,
+                earlierRequest: nil,
+                imageOwners: ["img_a": "seller"],
+                listingIDTaken: true
+            )
+        }
+    }
+
+    @Test("A taken listing id is refused")
+    func createIDTaken() {
+        #expect(throws: ListingsStoreError.listingIDTaken) {
+            try ListingLifecycle.create(
+                Self.listing(),
+                requestID: "req-1",
+                earlierRequest: nil,
+                imageOwners: Self.ownImages,
+                listingIDTaken: true
+            )
+        }
+    }
+
+    // MARK: Update
+
+    static func changes(_ configure: (inout ListingChanges) -> Void) -> ListingChanges {
+        var changes = ListingChanges()
+        configure(&changes)
+        return changes
+    }
+
+    @Test("A price change is saved with a price_changed event carrying both prices")
+    func updatePrice() throws {
+        let change = try ListingLifecycle.update(
+            Self.listing(),
+            sellerID: "seller",
+            changes: Self.changes { $0.priceCents = 900 },
+            imageOwners: [:],
+            now: Self.now
+        )
+        #expect(change.listing.priceCents == 900)
+        #expect(change.listing.updatedAt == Self.now.roundedToMilliseconds)
+        let event = try #require(change.event)
+        #expect(event.kind == .priceChanged)
+        #expect(event.oldPriceCents == 1500)
+        #expect(event.newPriceCents == 900)
+        #expect(event.changedAt == Self.now.roundedToMilliseconds)
+        #expect(event.numbered(7).sequence == 7)
+    }
+
+    @Test("Another change is saved with an updated event")
+    func updateOther() throws {
+        let change = try ListingLifecycle.update(
+            Self.listing(),
+            sellerID: "seller",
+            changes: Self.changes {
+                $0.title = "Floor lamp"
+                $0.imageIDs = ["img_c"]
+            },
+            imageOwners: ["img_c": "seller"],
+            now: Self.now
+        )
+        #expect(change.listing.title == "Floor lamp")
+        #expect(change.listing.imageIDs == ["img_c"])
+        #expect(change.event?.kind == .updated)
+        #expect(change.event?.title == "Floor lamp")
+        #expect(change.event?.oldPriceCents == 1500)
+    }
+
+    @Test("Changes that change nothing give no event and keep the listing as stored")
+    func updateNoOp() throws {
+        let change = try ListingLifecycle.update(
+            Self.listing(),
+            sellerID: "seller",
+            changes: Self.changes { $0.priceCents = 1500 },
+            imageOwners: [:],
+            now: Self.now
+        )
+        #expect(change == ListingLifecycle.Change(listing: Self.listing(), event: nil))
+    }
+
+    @Test("Update checks existence, then seller, then status, then images")
+    func updateErrors() {
+        let withImage = Self.changes { $0.imageIDs = ["img_x"] }
+        #expect(throws: ListingsStoreError.listingNotFound) {
+            try ListingLifecycle.update(nil, sellerID: "seller", changes: withImage, imageOwners: [:], now: Self.now)
+        }
+        #expect(throws: ListingsStoreError.notSeller) {
+            try ListingLifecycle.update(
+                Self.listing(status: .sold),
+                sellerID: "intruder",
+                changes: withImage,
+                imageOwners: [:],
+                now: Self.now
+            )
+        }
+        #expect(throws: ListingsStoreError.notActive) {
+            try ListingLifecycle.update(
+                Self.listing(status: .withdrawn),
+                sellerID: "seller",
+                changes: withImage,
+                imageOwners: [:],
+                now: Self.now
+            )
+        }
+        #expect(throws: ListingsStoreError.imageNotFound("img_x")) {
+            try ListingLifecycle.update(
+                Self.listing(),
+                sellerID: "seller",
+                changes: withImage,
+                imageOwners: [:],
+                now: Self.now
+            )
+        }
+        #expect(throws: ListingsStoreError.imageNotOwned("img_x")) {
+            try ListingLifecycle.update(
+                Self.listing(),
+                sellerID: "seller",
+                changes: withImage,
+                imageOwners: ["img_x": "intruder"],
+                now: Self.now
+            )
+        }
+    }
+
+    // MARK: Status
+
+    @Test(
+        "An active listing moves to its final status once, with the matching event",
+        arguments: [(ListingStatus.sold, ListingChangeKind.sold), (.withdrawn, .withdrawn)]
+    )
+    func setStatusFromActive(status: ListingStatus, kind: ListingChangeKind) throws {
+        for actor in [StatusActor.seller("seller"), .system] {
+            let change = try ListingLifecycle.setStatus(Self.listing(), to: status, by: actor, now: Self.now)
+            #expect(change.listing.status == status)
+            #expect(change.listing.updatedAt == Self.now.roundedToMilliseconds)
+            #expect(change.event?.kind == kind)
+            #expect(change.event?.oldPriceCents == 1500)
+            #expect(change.event?.newPriceCents == 1500)
+        }
+    }
+
+    @Test("Asking again for the status a listing has changes nothing", arguments: [ListingStatus.sold, .withdrawn])
+    func setStatusAgain(status: ListingStatus) throws {
+        let change = try ListingLifecycle.setStatus(
+            Self.listing(status: status),
+            to: status,
+            by: .seller("seller"),
+            now: Self.now
+        )
+        #expect(change == ListingLifecycle.Change(listing: Self.listing(status: status), event: nil))
+    }
+
+    @Test("The other final status, a missing listing and another seller are refused")
+    func setStatusErrors() {
+        #expect(throws: ListingsStoreError.alreadySold) {
+            try ListingLifecycle.setStatus(Self.listing(status: .sold), to: .withdrawn, by: .system, now: Self.now)
+        }
+        #expect(throws: ListingsStoreError.alreadyWithdrawn) {
+            try ListingLifecycle.setStatus(Self.listing(status: .withdrawn), to: .sold, by: .system, now: Self.now)
+        }
+        #expect(throws: ListingsStoreError.listingNotFound) {
+            try ListingLifecycle.setStatus(nil, to: .sold, by: .system, now: Self.now)
+        }
+        // Ownership comes before the status: another seller is refused even when nothing would change.
+        #expect(throws: ListingsStoreError.notSeller) {
+            try ListingLifecycle.setStatus(Self.listing(status: .sold), to: .sold, by: .seller("x"), now: Self.now)
+        }
+    }
+
+    // MARK: Images
+
+    @Test("An image is stored with its upload time rounded, unless its id is taken")
+    func putImage() throws {
+        let image = StoredImage(
+            id: "img_a",
+            ownerID: "seller",
+            contentType: .png,
+            bytes: Data([1]),
+            createdAt: Self.now
+        )
+        let stored = try ListingLifecycle.putImage(image, imageIDTaken: false)
+        #expect(stored.createdAt == Self.now.roundedToMilliseconds)
+        #expect(stored.id == image.id && stored.bytes == image.bytes)
+        #expect(throws: ListingsStoreError.imageIDTaken) {
+            try ListingLifecycle.putImage(image, imageIDTaken: true)
+        }
+    }
+
+    // MARK: Saved listings
+
+    @Test("Saving an active listing under the limit saves it now")
+    func saveNew() throws {
+        let decision = try ListingLifecycle.save(Self.listing(), savedAt: nil, savedCount: 4, limit: 5, now: Self.now)
+        #expect(decision == .save(SavedListing(listing: Self.listing(), savedAt: Self.now.roundedToMilliseconds)))
+    }
+
+    @Test("Saving again keeps the first save, even past the limit or after the listing ended")
+    func saveAgain() throws {
+        let first = Self.created
+        let decision = try ListingLifecycle.save(
+            Self.listing(status: .sold),
+            savedAt: first,
+            savedCount: 5,
+            limit: 5,
+            now: Self.now
+        )
+        #expect(decision == .kept(SavedListing(listing: Self.listing(status: .sold), savedAt: first)))
+    }
+
+    @Test("Saving checks existence, then status, then the limit")
+    func saveErrors() {
+        #expect(throws: ListingsStoreError.listingNotFound) {
+            try ListingLifecycle.save(nil, savedAt: Self.created, savedCount: 0, limit: 5, now: Self.now)
+        }
+        #expect(throws: ListingsStoreError.notActive) {
+            try ListingLifecycle.save(Self.listing(status: .sold), savedAt: nil, savedCount: 5, limit: 5, now: Self.now)
+        }
+        #expect(throws: ListingsStoreError.savedLimit) {
+            try ListingLifecycle.save(Self.listing(), savedAt: nil, savedCount: 5, limit: 5, now: Self.now)
+        }
+    }
+}
