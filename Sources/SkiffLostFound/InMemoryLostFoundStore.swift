@@ -5,7 +5,8 @@ import Synchronization
 /// A ``LostFoundStore`` that keeps everything in memory, for tests and demos.
 ///
 /// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
-/// so each use case is atomic as a database transaction would be. Search and matching use real indexes
+/// so each use case is atomic as a database transaction would be. Writes load what ``LostFoundLifecycle``
+/// needs, let it decide and save what it returns. Search and matching use real indexes
 /// kept in the same critical section (`LostFoundIndex`: keywords, grid cells, newest first; matches by
 /// item), and `LostFoundSearchEngine` and ``LostFoundMatcher`` decide every result, as for SQLite.
 public final class InMemoryLostFoundStore: LostFoundStore {
@@ -31,14 +32,16 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     public init() {}
 
     public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
-        let stored = item.rounded
-        return try state.withLock { (state) throws(DomainError) -> LostFoundReport in
-            guard state.items[stored.id] == nil else { throw LostFoundStoreError.itemIDTaken }
-            let candidates = state.index.matchCandidates(for: stored)
-            let matches = matcher.matches(for: stored, among: candidates, at: stored.createdAt)
-            state.index.put(stored)
-            for match in matches { state.record(match) }
-            return LostFoundReport(item: stored, matches: matches)
+        try state.withLock { (state) throws(DomainError) -> LostFoundReport in
+            let report = try LostFoundLifecycle.report(
+                item,
+                itemIDTaken: state.items[item.id] != nil,
+                candidates: state.index.matchCandidates(for: item.rounded),
+                matcher: matcher
+            )
+            state.index.put(report.item)
+            for match in report.matches { state.record(match) }
+            return report
         }
     }
 
@@ -62,31 +65,23 @@ public final class InMemoryLostFoundStore: LostFoundStore {
         changes: LostFoundItemChanges,
         now: Date
     ) async throws -> LostFoundItem {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> LostFoundItem in
-            guard var item = state.items[id] else { throw LostFoundStoreError.itemNotFound }
-            guard item.reporterID == reporterID else { throw LostFoundStoreError.notReporter }
-            guard item.isOpen else { throw LostFoundStoreError.returned }
-            let fields = changes.applied(to: item.fields)
-            guard fields != item.fields else { return item }
-            item.fields = fields
-            item.updatedAt = now
-            state.index.put(item)
-            return item
+        try state.withLock { (state) throws(DomainError) -> LostFoundItem in
+            let change = try LostFoundLifecycle.update(
+                state.items[id],
+                reporterID: reporterID,
+                changes: changes,
+                now: now
+            )
+            if change.changed { state.index.put(change.item) }
+            return change.item
         }
     }
 
     public func markReturned(id: String, reporterID: String, now: Date) async throws -> LostFoundItem {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> LostFoundItem in
-            guard var item = state.items[id] else { throw LostFoundStoreError.itemNotFound }
-            guard item.reporterID == reporterID else { throw LostFoundStoreError.notReporter }
-            guard item.isOpen else { return item }
-            item.status = .returned
-            item.returnedAt = now
-            item.updatedAt = now
-            state.index.put(item)
-            return item
+        try state.withLock { (state) throws(DomainError) -> LostFoundItem in
+            let change = try LostFoundLifecycle.markReturned(state.items[id], reporterID: reporterID, now: now)
+            if change.changed { state.index.put(change.item) }
+            return change.item
         }
     }
 

@@ -12,7 +12,9 @@ public import SkiffDomain
 /// - Failures are thrown as ``SkiffDomain/DomainError`` with the values in ``LostFoundStoreError``, checked in
 ///   the order documented here; no backend type crosses this protocol.
 /// - Dates are kept at millisecond precision; values read back are rounded.
-/// - Inputs are validated by ``LostFoundRules``; stores enforce existence, ownership and state.
+/// - Inputs are validated by ``LostFoundRules``. Existence, ownership and state, and which stored items a
+///   new one is scored against, are decided by ``LostFoundLifecycle``: each write loads what its function
+///   needs, calls it inside the transaction and saves what it returns, so a backend only stores and queries.
 /// - Search decides matches and order with `LostFoundSearchEngine`, and matching with
 ///   ``LostFoundMatcher`` (backends may only narrow candidates first), so results are identical everywhere.
 public protocol LostFoundStore: Sendable {

@@ -5,11 +5,12 @@ import SkiffLostFound
 
 /// The SQLite ``SkiffLostFound/LostFoundStore``.
 ///
-/// Each use case is one `pool.write { }` transaction or one `pool.read { }` snapshot. Existence, ownership
-/// and state are checked inside the transaction in the same order as
-/// ``SkiffLostFound/InMemoryLostFoundStore``, so both throw the same errors. Reporting an item inserts it,
-/// fetches the match candidates (SQL narrows by kind, status, category, reporter and time window) and
-/// records the matches ``SkiffLostFound/LostFoundMatcher`` accepts, all in one transaction.
+/// Each use case is one `pool.write { }` transaction or one `pool.read { }` snapshot. Every mutation loads
+/// what ``SkiffLostFound/LostFoundLifecycle`` needs, lets it decide (existence, ownership, state) and saves
+/// the result inside the same transaction, as ``SkiffLostFound/InMemoryLostFoundStore`` does, so both throw
+/// the same errors. Reporting an item fetches the match candidates (``matchCandidates(_:for:matcher:)``
+/// narrows them with the indexes), lets the lifecycle score them with ``SkiffLostFound/LostFoundMatcher``,
+/// and inserts the item and the matches it accepts, all in one transaction.
 ///
 /// Search works like Listings': SQL narrows the candidates (status, category, building, the FTS5 index with
 /// prefix matching of the last word, a latitude/longitude bounding box), then `LostFoundSearchEngine` checks,
@@ -25,16 +26,16 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     }
 
     public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
-        let stored = item.rounded
-        return try await pool.domainWrite { db in
-            guard try LostFoundItemRow.fetchOne(db, id: stored.id) == nil else {
-                throw LostFoundStoreError.itemIDTaken
-            }
-            let candidates = try Self.matchCandidates(db, for: stored, matcher: matcher)
-            let matches = matcher.matches(for: stored, among: candidates, at: stored.createdAt)
-            try LostFoundItemRow.insert(db, stored)
-            for match in matches { try LostFoundMatchRow.insert(db, match) }
-            return LostFoundReport(item: stored, matches: matches)
+        try await pool.domainWrite { db in
+            let report = try LostFoundLifecycle.report(
+                item,
+                itemIDTaken: try LostFoundItemRow.fetchOne(db, id: item.id) != nil,
+                candidates: try Self.matchCandidates(db, for: item, matcher: matcher),
+                matcher: matcher
+            )
+            try LostFoundItemRow.insert(db, report.item)
+            for match in report.matches { try LostFoundMatchRow.insert(db, match) }
+            return report
         }
     }
 
@@ -90,31 +91,27 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         changes: LostFoundItemChanges,
         now: Date
     ) async throws -> LostFoundItem {
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            guard var item = try LostFoundItemRow.fetchOne(db, id: id) else { throw LostFoundStoreError.itemNotFound }
-            guard item.reporterID == reporterID else { throw LostFoundStoreError.notReporter }
-            guard item.isOpen else { throw LostFoundStoreError.returned }
-            let fields = changes.applied(to: item.fields)
-            guard fields != item.fields else { return item }
-            item.fields = fields
-            item.updatedAt = Date(millisecondsSince1970: now)
-            try LostFoundItemRow.update(db, item)
-            return item
+        try await pool.domainWrite { db in
+            let change = try LostFoundLifecycle.update(
+                try LostFoundItemRow.fetchOne(db, id: id),
+                reporterID: reporterID,
+                changes: changes,
+                now: now
+            )
+            if change.changed { try LostFoundItemRow.update(db, change.item) }
+            return change.item
         }
     }
 
     public func markReturned(id: String, reporterID: String, now: Date) async throws -> LostFoundItem {
-        let now = Date(millisecondsSince1970: now.millisecondsSince1970)
-        return try await pool.domainWrite { db in
-            guard var item = try LostFoundItemRow.fetchOne(db, id: id) else { throw LostFoundStoreError.itemNotFound }
-            guard item.reporterID == reporterID else { throw LostFoundStoreError.notReporter }
-            guard item.isOpen else { return item }
-            item.status = .returned
-            item.returnedAt = now
-            item.updatedAt = now
-            try LostFoundItemRow.update(db, item)
-            return item
+        try await pool.domainWrite { db in
+            let change = try LostFoundLifecycle.markReturned(
+                try LostFoundItemRow.fetchOne(db, id: id),
+                reporterID: reporterID,
+                now: now
+            )
+            if change.changed { try LostFoundItemRow.update(db, change.item) }
+            return change.item
         }
     }
 

@@ -1,0 +1,94 @@
+public import Foundation
+public import SkiffDomain
+
+/// The rules of a lost or found item's life, as pure functions over values: every ``LostFoundStore``
+/// backend loads what a function needs, calls it inside its transaction (or critical section) and saves
+/// what it returns, so all backends decide alike.
+///
+/// Each function checks its rules in the order ``LostFoundStore`` documents and throws the values in
+/// ``LostFoundStoreError``.
+public enum LostFoundLifecycle {
+    /// A decided change to an item.
+    public struct Change: Hashable, Sendable {
+        /// The item after the change (as loaded when nothing changes).
+        public var item: LostFoundItem
+        /// Whether the item changed: `false` means there is nothing to save.
+        public var changed: Bool
+
+        /// Creates a change.
+        public init(item: LostFoundItem, changed: Bool) {
+            self.item = item
+            self.changed = changed
+        }
+    }
+
+    /// Decides a new report and its matches.
+    ///
+    /// - Parameters:
+    ///   - item: The item reported.
+    ///   - itemIDTaken: Whether an item with the item's id exists.
+    ///   - candidates: Stored items that may match: at least every one that ``isCandidate(_:for:)`` accepts
+    ///     (a backend may pass more; the others are left out here).
+    ///   - matcher: Scores the pairs.
+    /// - Returns: The item to insert (dates rounded to milliseconds) and the matches to record with it.
+    /// - Throws: `alreadyExists` (``LostFoundStoreError/itemIDTaken``) if the item id is taken.
+    public static func report(
+        _ item: LostFoundItem,
+        itemIDTaken: Bool,
+        candidates: [LostFoundItem],
+        matcher: LostFoundMatcher
+    ) throws(DomainError) -> LostFoundReport {
+        let stored = item.rounded
+        guard !itemIDTaken else { throw LostFoundStoreError.itemIDTaken }
+        let eligible = candidates.filter { isCandidate($0, for: stored) }
+        return LostFoundReport(
+            item: stored,
+            matches: matcher.matches(for: stored, among: eligible, at: stored.createdAt)
+        )
+    }
+
+    /// Whether a stored item may match a new one: of the other kind, still open, in the same category and
+    /// reported by someone else.
+    public static func isCandidate(_ candidate: LostFoundItem, for item: LostFoundItem) -> Bool {
+        candidate.kind == item.kind.opposite && candidate.status == candidate.kind.openStatus
+            && candidate.category == item.category && candidate.reporterID != item.reporterID
+    }
+
+    /// Decides an update of an item's fields by `reporterID`.
+    ///
+    /// - Parameter item: The item as stored, or `nil` if there is none.
+    /// - Returns: The updated item, or the item unchanged (same `updatedAt`) when the fields stay as they are.
+    /// - Throws: `notFound`; `permissionDenied` if the reporter is someone else; `failedPrecondition` if the
+    ///   item is returned.
+    public static func update(
+        _ item: LostFoundItem?,
+        reporterID: String,
+        changes: LostFoundItemChanges,
+        now: Date
+    ) throws(DomainError) -> Change {
+        guard var item else { throw LostFoundStoreError.itemNotFound }
+        guard item.reporterID == reporterID else { throw LostFoundStoreError.notReporter }
+        guard item.isOpen else { throw LostFoundStoreError.returned }
+        let fields = changes.applied(to: item.fields)
+        guard fields != item.fields else { return Change(item: item, changed: false) }
+        item.fields = fields
+        item.updatedAt = now.roundedToMilliseconds
+        return Change(item: item, changed: true)
+    }
+
+    /// Decides marking an item returned by `reporterID`; an item returned already stays as it is.
+    ///
+    /// - Parameter item: The item as stored, or `nil` if there is none.
+    /// - Throws: `notFound`; `permissionDenied` if the reporter is someone else.
+    public static func markReturned(_ item: LostFoundItem?, reporterID: String, now: Date) throws(DomainError) -> Change
+    {
+        guard var item else { throw LostFoundStoreError.itemNotFound }
+        guard item.reporterID == reporterID else { throw LostFoundStoreError.notReporter }
+        guard item.isOpen else { return Change(item: item, changed: false) }
+        let now = now.roundedToMilliseconds
+        item.status = .returned
+        item.returnedAt = now
+        item.updatedAt = now
+        return Change(item: item, changed: true)
+    }
+}
