@@ -12,9 +12,12 @@ public import SkiffDomain
 /// - Failures are thrown as ``SkiffDomain/DomainError`` with the values in ``BucketListStoreError``,
 ///   checked in the order documented here; no backend type crosses this protocol.
 /// - Dates are kept at millisecond precision; values read back are rounded.
-/// - Inputs are validated by ``BucketListRules``; stores enforce existence, ownership, uniqueness and limits.
+/// - Inputs are validated by ``BucketListRules``. Existence, ownership, uniqueness, limits and idempotency
+///   (same vote, repeated follow) are decided by ``BucketListLifecycle``: each write loads what its function
+///   needs, calls it inside the transaction and saves what it returns, so a backend only stores and queries.
 /// - Ownership of a bucket list: a caller who is not the owner gets `notFound`
-///   (``BucketListStoreError/listNotFound``) for a private list and `permissionDenied` for a public one.
+///   (``BucketListStoreError/listNotFound``) for a private list and `permissionDenied` for a public one
+///   (``BucketListLifecycle/ownedList(_:ownerID:)``).
 /// - Nearby and trending results are decided by `ActivityRanking` (backends may only narrow candidates),
 ///   lists are paged with `BucketListPaging`.
 public protocol BucketListStore: Sendable {

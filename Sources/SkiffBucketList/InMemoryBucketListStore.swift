@@ -5,7 +5,8 @@ import Synchronization
 /// A ``BucketListStore`` that keeps everything in memory, for tests and demos.
 ///
 /// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
-/// so each use case is atomic as a database transaction would be (vote counts included). Nearby and
+/// so each use case is atomic as a database transaction would be (vote counts included). Writes load what
+/// ``BucketListLifecycle`` needs, let it decide and save what it returns. Nearby and
 /// trending scan every activity through `ActivityRanking`, the same code that decides SQLite's results.
 public final class InMemoryBucketListStore: BucketListStore {
     private struct StoredVote {
@@ -37,12 +38,6 @@ public final class InMemoryBucketListStore: BucketListStore {
             return list
         }
 
-        func ownedList(_ id: String, ownerID: String) throws(DomainError) -> BucketList {
-            guard let list = lists[id] else { throw BucketListStoreError.listNotFound }
-            guard list.ownerID == ownerID else { throw BucketListStoreError.notOwner(of: list) }
-            return list
-        }
-
         func entry(listID: String, activityID: String, _ stored: StoredEntry) -> BucketListEntry? {
             guard let activity = activities[activityID] else { return nil }
             return BucketListEntry(
@@ -62,15 +57,13 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Activities
 
     public func createActivity(_ activity: Activity) async throws -> Activity {
-        var stored = activity.rounded
-        stored.upVotes = 0
-        stored.downVotes = 0
-        stored.commentCount = 0
-        let value = stored
-        return try state.withLock { (state) throws(DomainError) -> Activity in
-            guard state.activities[value.id] == nil else { throw BucketListStoreError.activityIDTaken }
-            state.activities[value.id] = value
-            return value
+        try state.withLock { (state) throws(DomainError) -> Activity in
+            let stored = try BucketListLifecycle.createActivity(
+                activity,
+                activityIDTaken: state.activities[activity.id] != nil
+            )
+            state.activities[stored.id] = stored
+            return stored
         }
     }
 
@@ -86,23 +79,21 @@ public final class InMemoryBucketListStore: BucketListStore {
     ) async throws
         -> Activity
     {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> Activity in
-            guard var activity = state.activities[id] else { throw BucketListStoreError.activityNotFound }
-            guard activity.ownerID == ownerID else { throw BucketListStoreError.notActivityOwner }
-            let fields = changes.applied(to: activity.fields)
-            guard fields != activity.fields else { return activity }
-            activity.fields = fields
-            activity.updatedAt = now
-            state.activities[id] = activity
-            return activity
+        try state.withLock { (state) throws(DomainError) -> Activity in
+            let change = try BucketListLifecycle.updateActivity(
+                state.activities[id],
+                ownerID: ownerID,
+                changes: changes,
+                now: now
+            )
+            if change.changed { state.activities[id] = change.value }
+            return change.value
         }
     }
 
     public func deleteActivity(id: String, ownerID: String) async throws {
         try state.withLock { (state) throws(DomainError) in
-            guard let activity = state.activities[id] else { throw BucketListStoreError.activityNotFound }
-            guard activity.ownerID == ownerID else { throw BucketListStoreError.notActivityOwner }
+            try BucketListLifecycle.deleteActivity(state.activities[id], ownerID: ownerID)
             state.activities[id] = nil
             state.votes[id] = nil
             state.comments = state.comments.filter { $0.value.activityID != id }
@@ -130,24 +121,21 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Votes
 
     public func setVote(activityID: String, userID: String, vote: Vote, now: Date) async throws -> Activity {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> Activity in
-            guard var activity = state.activities[activityID] else { throw BucketListStoreError.activityNotFound }
-            let previous = state.votes[activityID]?[userID]
-            if previous?.vote == vote { return activity }
-            switch previous?.vote {
-            case .up: activity.upVotes -= 1
-            case .down: activity.downVotes -= 1
-            case .noVote, nil: break
+        try state.withLock { (state) throws(DomainError) -> Activity in
+            let change = try BucketListLifecycle.setVote(
+                state.activities[activityID],
+                previous: state.votes[activityID]?[userID]?.vote ?? .noVote,
+                vote: vote,
+                now: now
+            )
+            switch change.write {
+            case nil: return change.activity
+            case .clear: state.votes[activityID, default: [:]][userID] = nil
+            case .cast(let vote, let castAt):
+                state.votes[activityID, default: [:]][userID] = StoredVote(vote: vote, castAt: castAt)
             }
-            switch vote {
-            case .up: activity.upVotes += 1
-            case .down: activity.downVotes += 1
-            case .noVote: break
-            }
-            state.votes[activityID, default: [:]][userID] = vote == .noVote ? nil : StoredVote(vote: vote, castAt: now)
-            state.activities[activityID] = activity
-            return activity
+            state.activities[activityID] = change.activity
+            return change.activity
         }
     }
 
@@ -164,15 +152,15 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Comments
 
     public func addComment(_ comment: Comment) async throws -> Comment {
-        var stored = comment
-        stored.createdAt = comment.createdAt.roundedToMilliseconds
-        let value = stored
-        return try state.withLock { (state) throws(DomainError) -> Comment in
-            guard state.activities[value.activityID] != nil else { throw BucketListStoreError.activityNotFound }
-            guard state.comments[value.id] == nil else { throw BucketListStoreError.commentIDTaken }
-            state.comments[value.id] = value
-            state.activities[value.activityID]?.commentCount += 1
-            return value
+        try state.withLock { (state) throws(DomainError) -> Comment in
+            let stored = try BucketListLifecycle.addComment(
+                comment,
+                activityExists: state.activities[comment.activityID] != nil,
+                commentIDTaken: state.comments[comment.id] != nil
+            )
+            state.comments[stored.id] = stored
+            state.activities[stored.activityID]?.commentCount += 1
+            return stored
         }
     }
 
@@ -188,32 +176,29 @@ public final class InMemoryBucketListStore: BucketListStore {
 
     public func deleteComment(id: String, by userID: String) async throws {
         try state.withLock { (state) throws(DomainError) in
-            guard let comment = state.comments[id] else { throw BucketListStoreError.commentNotFound }
-            let host = state.activities[comment.activityID]?.ownerID
-            guard comment.authorID == userID || host == userID else { throw BucketListStoreError.notCommentAuthor }
+            let comment = state.comments[id]
+            try BucketListLifecycle.deleteComment(
+                comment,
+                activityOwnerID: comment.flatMap { state.activities[$0.activityID]?.ownerID },
+                by: userID
+            )
             state.comments[id] = nil
-            state.activities[comment.activityID]?.commentCount -= 1
+            if let comment { state.activities[comment.activityID]?.commentCount -= 1 }
         }
     }
 
     // MARK: Bucket lists
 
     public func createList(_ list: BucketList, limit: Int) async throws -> BucketList {
-        var stored = list
-        stored.createdAt = list.createdAt.roundedToMilliseconds
-        stored.updatedAt = list.updatedAt.roundedToMilliseconds
-        stored.pendingCount = 0
-        stored.completedCount = 0
-        let value = stored
-        return try state.withLock { (state) throws(DomainError) -> BucketList in
-            let owned = state.lists.values.filter { $0.ownerID == value.ownerID }
-            guard !owned.contains(where: { $0.fields.nameKey == value.fields.nameKey }) else {
-                throw BucketListStoreError.listNameTaken
-            }
-            guard owned.count < limit else { throw BucketListStoreError.listLimit }
-            guard state.lists[value.id] == nil else { throw BucketListStoreError.listIDTaken }
-            state.lists[value.id] = value
-            return value
+        try state.withLock { (state) throws(DomainError) -> BucketList in
+            let stored = try BucketListLifecycle.createList(
+                list,
+                ownedNameKeys: state.lists.values.filter { $0.ownerID == list.ownerID }.map(\.fields.nameKey),
+                limit: limit,
+                listIDTaken: state.lists[list.id] != nil
+            )
+            state.lists[stored.id] = stored
+            return stored
         }
     }
 
@@ -229,25 +214,22 @@ public final class InMemoryBucketListStore: BucketListStore {
     ) async throws
         -> BucketList
     {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> BucketList in
-            var list = try state.ownedList(id, ownerID: ownerID)
-            let fields = changes.applied(to: list.fields)
-            guard fields != list.fields else { return state.withCounts(list) }
-            let taken = state.lists.values.contains {
-                $0.ownerID == ownerID && $0.id != id && $0.fields.nameKey == fields.nameKey
-            }
-            guard !taken else { throw BucketListStoreError.listNameTaken }
-            list.fields = fields
-            list.updatedAt = now
-            state.lists[id] = list
-            return state.withCounts(list)
+        try state.withLock { (state) throws(DomainError) -> BucketList in
+            let change = try BucketListLifecycle.updateList(
+                state.lists[id],
+                ownerID: ownerID,
+                changes: changes,
+                otherNameKeys: state.lists.values.filter { $0.ownerID == ownerID && $0.id != id }.map(\.fields.nameKey),
+                now: now
+            )
+            if change.changed { state.lists[id] = change.value }
+            return state.withCounts(change.value)
         }
     }
 
     public func deleteList(id: String, ownerID: String) async throws {
         try state.withLock { (state) throws(DomainError) in
-            _ = try state.ownedList(id, ownerID: ownerID)
+            _ = try BucketListLifecycle.ownedList(state.lists[id], ownerID: ownerID)
             state.lists[id] = nil
             state.entries[id] = nil
         }
@@ -273,22 +255,29 @@ public final class InMemoryBucketListStore: BucketListStore {
     ) async throws
         -> BucketListEntry
     {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> BucketListEntry in
-            _ = try state.ownedList(listID, ownerID: ownerID)
-            guard let activity = state.activities[activityID] else { throw BucketListStoreError.activityNotFound }
+        try state.withLock { (state) throws(DomainError) -> BucketListEntry in
             let entries = state.entries[listID] ?? [:]
-            guard entries[activityID] == nil else { throw BucketListStoreError.entryExists }
-            guard entries.count < limit else { throw BucketListStoreError.entryLimit }
-            state.entries[listID, default: [:]][activityID] = StoredEntry(addedAt: now)
-            return BucketListEntry(listID: listID, activity: activity, addedAt: now)
+            let entry = try BucketListLifecycle.addEntry(
+                list: state.lists[listID],
+                ownerID: ownerID,
+                activity: state.activities[activityID],
+                entryExists: entries[activityID] != nil,
+                entryCount: entries.count,
+                limit: limit,
+                now: now
+            )
+            state.entries[listID, default: [:]][activityID] = StoredEntry(addedAt: entry.addedAt)
+            return entry
         }
     }
 
     public func removeEntry(listID: String, ownerID: String, activityID: String) async throws {
         try state.withLock { (state) throws(DomainError) in
-            _ = try state.ownedList(listID, ownerID: ownerID)
-            guard state.entries[listID]?[activityID] != nil else { throw BucketListStoreError.entryNotFound }
+            try BucketListLifecycle.removeEntry(
+                list: state.lists[listID],
+                ownerID: ownerID,
+                entryExists: state.entries[listID]?[activityID] != nil
+            )
             state.entries[listID]?[activityID] = nil
         }
     }
@@ -299,15 +288,17 @@ public final class InMemoryBucketListStore: BucketListStore {
         activityID: String,
         completion: Completion?
     ) async throws -> BucketListEntry {
-        let completion = completion.map { Completion(completedAt: $0.completedAt.roundedToMilliseconds, note: $0.note) }
-        return try state.withLock { (state) throws(DomainError) -> BucketListEntry in
-            _ = try state.ownedList(listID, ownerID: ownerID)
-            guard var stored = state.entries[listID]?[activityID],
-                let activity = state.activities[activityID]
-            else { throw BucketListStoreError.entryNotFound }
-            stored.completion = completion
-            state.entries[listID]?[activityID] = stored
-            return BucketListEntry(listID: listID, activity: activity, addedAt: stored.addedAt, completion: completion)
+        try state.withLock { (state) throws(DomainError) -> BucketListEntry in
+            let entry = try BucketListLifecycle.setCompletion(
+                list: state.lists[listID],
+                ownerID: ownerID,
+                entry: state.entries[listID]?[activityID].flatMap {
+                    state.entry(listID: listID, activityID: activityID, $0)
+                },
+                completion: completion
+            )
+            state.entries[listID]?[activityID]?.completion = entry.completion
+            return entry
         }
     }
 
@@ -326,14 +317,15 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Follows
 
     public func follow(followerID: String, followeeID: String, now: Date) async throws -> Follow {
-        precondition(followerID != followeeID, "A user cannot follow themselves")
-        let now = now.roundedToMilliseconds
-        return state.withLock { state in
-            if let since = state.follows[followerID]?[followeeID] {
-                return Follow(userID: followeeID, followedAt: since)
-            }
-            state.follows[followerID, default: [:]][followeeID] = now
-            return Follow(userID: followeeID, followedAt: now)
+        state.withLock { state in
+            let change = BucketListLifecycle.follow(
+                followerID: followerID,
+                followeeID: followeeID,
+                since: state.follows[followerID]?[followeeID],
+                now: now
+            )
+            if change.changed { state.follows[followerID, default: [:]][followeeID] = change.value.followedAt }
+            return change.value
         }
     }
 

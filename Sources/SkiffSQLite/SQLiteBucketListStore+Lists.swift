@@ -6,49 +6,31 @@ import SkiffDomain
 extension SQLiteBucketListStore {
     // MARK: Bucket lists
 
-    /// The list `id` of `ownerID`, or the ownership error (see ``SkiffBucketList/BucketListStore``).
-    private static func ownedList(_ db: Database, _ id: String, ownerID: String) throws -> BucketList {
-        guard let list = try BucketListRow.fetchOne(db, id: id) else { throw BucketListStoreError.listNotFound }
-        guard list.ownerID == ownerID else { throw BucketListStoreError.notOwner(of: list) }
-        return list
-    }
-
     public func createList(_ list: BucketList, limit: Int) async throws -> BucketList {
-        var stored = list
-        stored.createdAt = list.createdAt.roundedToMilliseconds
-        stored.updatedAt = list.updatedAt.roundedToMilliseconds
-        stored.pendingCount = 0
-        stored.completedCount = 0
-        let value = stored
-        return try await pool.domainWrite { db in
-            let nameTaken = try Bool.fetchOne(
-                db,
-                sql: "SELECT 1 FROM bucketList WHERE ownerID = ? AND nameKey = ?",
-                arguments: [value.ownerID, value.fields.nameKey]
-            )
-            guard nameTaken == nil else { throw BucketListStoreError.listNameTaken }
-            let count =
-                try Int.fetchOne(
+        try await pool.domainWrite { db in
+            let stored = try BucketListLifecycle.createList(
+                list,
+                ownedNameKeys: try String.fetchAll(
                     db,
-                    sql: "SELECT COUNT(*) FROM bucketList WHERE ownerID = ?",
-                    arguments: [value.ownerID]
-                )
-                ?? 0
-            guard count < limit else { throw BucketListStoreError.listLimit }
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM bucketList WHERE id = ?", arguments: [value.id]) == nil
-            else { throw BucketListStoreError.listIDTaken }
+                    sql: "SELECT nameKey FROM bucketList WHERE ownerID = ?",
+                    arguments: [list.ownerID]
+                ),
+                limit: limit,
+                listIDTaken: try Bool.fetchOne(db, sql: "SELECT 1 FROM bucketList WHERE id = ?", arguments: [list.id])
+                    != nil
+            )
             try db.execute(
                 sql: """
                     INSERT INTO bucketList (id, ownerID, name, nameKey, description, visibility, createdAt, updatedAt)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    value.id, value.ownerID, value.fields.name, value.fields.nameKey, value.fields.description,
-                    value.fields.visibility.rawValue, value.createdAt.millisecondsSince1970,
-                    value.updatedAt.millisecondsSince1970,
+                    stored.id, stored.ownerID, stored.fields.name, stored.fields.nameKey, stored.fields.description,
+                    stored.fields.visibility.rawValue, stored.createdAt.millisecondsSince1970,
+                    stored.updatedAt.millisecondsSince1970,
                 ]
             )
-            return value
+            return stored
         }
     }
 
@@ -64,19 +46,20 @@ extension SQLiteBucketListStore {
     ) async throws
         -> BucketList
     {
-        let now = now.roundedToMilliseconds
-        return try await pool.domainWrite { db in
-            var list = try Self.ownedList(db, id, ownerID: ownerID)
-            let fields = changes.applied(to: list.fields)
-            guard fields != list.fields else { return list }
-            let nameTaken = try Bool.fetchOne(
-                db,
-                sql: "SELECT 1 FROM bucketList WHERE ownerID = ? AND nameKey = ? AND id != ?",
-                arguments: [ownerID, fields.nameKey, id]
+        try await pool.domainWrite { db in
+            let change = try BucketListLifecycle.updateList(
+                try BucketListRow.fetchOne(db, id: id),
+                ownerID: ownerID,
+                changes: changes,
+                otherNameKeys: try String.fetchAll(
+                    db,
+                    sql: "SELECT nameKey FROM bucketList WHERE ownerID = ? AND id != ?",
+                    arguments: [ownerID, id]
+                ),
+                now: now
             )
-            guard nameTaken == nil else { throw BucketListStoreError.listNameTaken }
-            list.fields = fields
-            list.updatedAt = now
+            guard change.changed else { return change.value }
+            let fields = change.value.fields
             try db.execute(
                 sql: """
                     UPDATE bucketList SET name = ?, nameKey = ?, description = ?, visibility = ?, updatedAt = ?
@@ -84,16 +67,16 @@ extension SQLiteBucketListStore {
                     """,
                 arguments: [
                     fields.name, fields.nameKey, fields.description, fields.visibility.rawValue,
-                    now.millisecondsSince1970, id,
+                    change.value.updatedAt.millisecondsSince1970, id,
                 ]
             )
-            return list
+            return change.value
         }
     }
 
     public func deleteList(id: String, ownerID: String) async throws {
         try await pool.domainWrite { db in
-            _ = try Self.ownedList(db, id, ownerID: ownerID)
+            _ = try BucketListLifecycle.ownedList(try BucketListRow.fetchOne(db, id: id), ownerID: ownerID)
             try db.execute(sql: "DELETE FROM bucketList WHERE id = ?", arguments: [id])
         }
     }
@@ -129,42 +112,39 @@ extension SQLiteBucketListStore {
     ) async throws
         -> BucketListEntry
     {
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            _ = try Self.ownedList(db, listID, ownerID: ownerID)
-            guard try ActivityRow.fetchOne(db, id: activityID) != nil else {
-                throw BucketListStoreError.activityNotFound
-            }
-            guard
-                try Bool.fetchOne(
+        try await pool.domainWrite { db in
+            let entry = try BucketListLifecycle.addEntry(
+                list: try BucketListRow.fetchOne(db, id: listID),
+                ownerID: ownerID,
+                activity: try ActivityRow.fetchOne(db, id: activityID),
+                entryExists: try Self.entryExists(db, listID: listID, activityID: activityID),
+                entryCount: try Int.fetchOne(
                     db,
-                    sql: "SELECT 1 FROM bucketListEntry WHERE listID = ? AND activityID = ?",
-                    arguments: [listID, activityID]
-                ) == nil
-            else { throw BucketListStoreError.entryExists }
-            let count =
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM bucketListEntry WHERE listID = ?", arguments: [listID])
-                ?? 0
-            guard count < limit else { throw BucketListStoreError.entryLimit }
+                    sql: "SELECT COUNT(*) FROM bucketListEntry WHERE listID = ?",
+                    arguments: [listID]
+                ) ?? 0,
+                limit: limit,
+                now: now
+            )
             try db.execute(
                 sql: "INSERT INTO bucketListEntry (listID, activityID, addedAt) VALUES (?, ?, ?)",
-                arguments: [listID, activityID, now]
+                arguments: [listID, activityID, entry.addedAt.millisecondsSince1970]
             )
-            guard let entry = try EntryRow.fetchOne(db, listID: listID, activityID: activityID) else {
-                throw BucketListStoreError.entryNotFound
-            }
             return entry
         }
     }
 
     public func removeEntry(listID: String, ownerID: String, activityID: String) async throws {
         try await pool.domainWrite { db in
-            _ = try Self.ownedList(db, listID, ownerID: ownerID)
+            try BucketListLifecycle.removeEntry(
+                list: try BucketListRow.fetchOne(db, id: listID),
+                ownerID: ownerID,
+                entryExists: try Self.entryExists(db, listID: listID, activityID: activityID)
+            )
             try db.execute(
                 sql: "DELETE FROM bucketListEntry WHERE listID = ? AND activityID = ?",
                 arguments: [listID, activityID]
             )
-            guard db.changesCount == 1 else { throw BucketListStoreError.entryNotFound }
         }
     }
 
@@ -175,15 +155,29 @@ extension SQLiteBucketListStore {
         completion: Completion?
     ) async throws -> BucketListEntry {
         try await pool.domainWrite { db in
-            _ = try Self.ownedList(db, listID, ownerID: ownerID)
+            let entry = try BucketListLifecycle.setCompletion(
+                list: try BucketListRow.fetchOne(db, id: listID),
+                ownerID: ownerID,
+                entry: try EntryRow.fetchOne(db, listID: listID, activityID: activityID),
+                completion: completion
+            )
             try db.execute(
                 sql: "UPDATE bucketListEntry SET completedAt = ?, note = ? WHERE listID = ? AND activityID = ?",
-                arguments: [completion?.completedAt.millisecondsSince1970, completion?.note ?? "", listID, activityID]
+                arguments: [
+                    entry.completion?.completedAt.millisecondsSince1970, entry.completion?.note ?? "", listID,
+                    activityID,
+                ]
             )
-            guard db.changesCount == 1, let entry = try EntryRow.fetchOne(db, listID: listID, activityID: activityID)
-            else { throw BucketListStoreError.entryNotFound }
             return entry
         }
+    }
+
+    private static func entryExists(_ db: Database, listID: String, activityID: String) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: "SELECT 1 FROM bucketListEntry WHERE listID = ? AND activityID = ?",
+            arguments: [listID, activityID]
+        ) != nil
     }
 
     public func entries(listID: String, page: PageRequest) async throws -> Page<BucketListEntry> {
@@ -209,23 +203,25 @@ extension SQLiteBucketListStore {
     // MARK: Follows
 
     public func follow(followerID: String, followeeID: String, now: Date) async throws -> Follow {
-        precondition(followerID != followeeID, "A user cannot follow themselves")
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO userFollow (followerID, followeeID, followedAt) VALUES (?, ?, ?)
-                    ON CONFLICT (followerID, followeeID) DO NOTHING
-                    """,
-                arguments: [followerID, followeeID, now]
+        try await pool.domainWrite { db in
+            let since = try Int64.fetchOne(
+                db,
+                sql: "SELECT followedAt FROM userFollow WHERE followerID = ? AND followeeID = ?",
+                arguments: [followerID, followeeID]
             )
-            let since =
-                try Int64.fetchOne(
-                    db,
-                    sql: "SELECT followedAt FROM userFollow WHERE followerID = ? AND followeeID = ?",
-                    arguments: [followerID, followeeID]
-                ) ?? now
-            return Follow(userID: followeeID, followedAt: Date(millisecondsSince1970: since))
+            let change = BucketListLifecycle.follow(
+                followerID: followerID,
+                followeeID: followeeID,
+                since: since.map(Date.init(millisecondsSince1970:)),
+                now: now
+            )
+            if change.changed {
+                try db.execute(
+                    sql: "INSERT INTO userFollow (followerID, followeeID, followedAt) VALUES (?, ?, ?)",
+                    arguments: [followerID, followeeID, change.value.followedAt.millisecondsSince1970]
+                )
+            }
+            return change.value
         }
     }
 

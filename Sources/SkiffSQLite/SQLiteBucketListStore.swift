@@ -5,9 +5,10 @@ import SkiffDomain
 
 /// The SQLite ``SkiffBucketList/BucketListStore``.
 ///
-/// Each use case is one `pool.write { }` transaction or one `pool.read { }` snapshot. Existence, ownership,
-/// uniqueness and limits are checked inside the transaction in the same order as
-/// ``SkiffBucketList/InMemoryBucketListStore``, so both throw the same errors. A vote updates the vote row
+/// Each use case is one `pool.write { }` transaction or one `pool.read { }` snapshot. Every mutation loads
+/// what ``SkiffBucketList/BucketListLifecycle`` needs, lets it decide (existence, ownership, uniqueness,
+/// limits) and saves the result inside the same transaction, as ``SkiffBucketList/InMemoryBucketListStore``
+/// does, so both throw the same errors. A vote updates the vote row
 /// and the activity's counters in one transaction, and the single writer serializes transactions, so the
 /// counts always equal the votes stored however many users vote at once. Nearby and trending narrow the
 /// candidates with a latitude/longitude bounding box in SQL; distances, scores, order and paging are decided
@@ -24,15 +25,13 @@ public struct SQLiteBucketListStore: BucketListStore {
     // MARK: Activities
 
     public func createActivity(_ activity: Activity) async throws -> Activity {
-        var stored = activity.rounded
-        stored.upVotes = 0
-        stored.downVotes = 0
-        stored.commentCount = 0
-        let value = stored
-        return try await pool.domainWrite { db in
-            guard try ActivityRow.fetchOne(db, id: value.id) == nil else { throw BucketListStoreError.activityIDTaken }
-            try ActivityRow.insert(db, value)
-            return value
+        try await pool.domainWrite { db in
+            let stored = try BucketListLifecycle.createActivity(
+                activity,
+                activityIDTaken: try ActivityRow.fetchOne(db, id: activity.id) != nil
+            )
+            try ActivityRow.insert(db, stored)
+            return stored
         }
     }
 
@@ -48,27 +47,21 @@ public struct SQLiteBucketListStore: BucketListStore {
     ) async throws
         -> Activity
     {
-        let now = now.roundedToMilliseconds
-        return try await pool.domainWrite { db in
-            guard var activity = try ActivityRow.fetchOne(db, id: id) else {
-                throw BucketListStoreError.activityNotFound
-            }
-            guard activity.ownerID == ownerID else { throw BucketListStoreError.notActivityOwner }
-            let fields = changes.applied(to: activity.fields)
-            guard fields != activity.fields else { return activity }
-            activity.fields = fields
-            activity.updatedAt = now
-            try ActivityRow.updateFields(db, activity)
-            return activity
+        try await pool.domainWrite { db in
+            let change = try BucketListLifecycle.updateActivity(
+                try ActivityRow.fetchOne(db, id: id),
+                ownerID: ownerID,
+                changes: changes,
+                now: now
+            )
+            if change.changed { try ActivityRow.updateFields(db, change.value) }
+            return change.value
         }
     }
 
     public func deleteActivity(id: String, ownerID: String) async throws {
         try await pool.domainWrite { db in
-            guard let activity = try ActivityRow.fetchOne(db, id: id) else {
-                throw BucketListStoreError.activityNotFound
-            }
-            guard activity.ownerID == ownerID else { throw BucketListStoreError.notActivityOwner }
+            try BucketListLifecycle.deleteActivity(try ActivityRow.fetchOne(db, id: id), ownerID: ownerID)
             // Votes, comments and entries go with it (ON DELETE CASCADE).
             try db.execute(sql: "DELETE FROM activity WHERE id = ?", arguments: [id])
         }
@@ -186,47 +179,40 @@ public struct SQLiteBucketListStore: BucketListStore {
     // MARK: Votes
 
     public func setVote(activityID: String, userID: String, vote: Vote, now: Date) async throws -> Activity {
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            guard var activity = try ActivityRow.fetchOne(db, id: activityID) else {
-                throw BucketListStoreError.activityNotFound
-            }
+        try await pool.domainWrite { db in
             let previous = try Int.fetchOne(
                 db,
                 sql: "SELECT value FROM activityVote WHERE activityID = ? AND userID = ?",
                 arguments: [activityID, userID]
             )
-            let previousVote = previous.flatMap(Vote.init(rawValue:)) ?? .noVote
-            guard previousVote != vote else { return activity }
-            switch previousVote {
-            case .up: activity.upVotes -= 1
-            case .down: activity.downVotes -= 1
-            case .noVote: break
-            }
-            switch vote {
-            case .up: activity.upVotes += 1
-            case .down: activity.downVotes += 1
-            case .noVote: break
-            }
-            if vote == .noVote {
+            let change = try BucketListLifecycle.setVote(
+                try ActivityRow.fetchOne(db, id: activityID),
+                previous: previous.flatMap(Vote.init(rawValue:)) ?? .noVote,
+                vote: vote,
+                now: now
+            )
+            switch change.write {
+            case nil:
+                return change.activity
+            case .clear:
                 try db.execute(
                     sql: "DELETE FROM activityVote WHERE activityID = ? AND userID = ?",
                     arguments: [activityID, userID]
                 )
-            } else {
+            case .cast(let vote, let castAt):
                 try db.execute(
                     sql: """
                         INSERT INTO activityVote (activityID, userID, value, castAt) VALUES (?, ?, ?, ?)
                         ON CONFLICT (activityID, userID) DO UPDATE SET value = excluded.value, castAt = excluded.castAt
                         """,
-                    arguments: [activityID, userID, vote.rawValue, now]
+                    arguments: [activityID, userID, vote.rawValue, castAt.millisecondsSince1970]
                 )
             }
             try db.execute(
                 sql: "UPDATE activity SET upVotes = ?, downVotes = ? WHERE id = ?",
-                arguments: [activity.upVotes, activity.downVotes, activityID]
+                arguments: [change.activity.upVotes, change.activity.downVotes, activityID]
             )
-            return activity
+            return change.activity
         }
     }
 
@@ -251,26 +237,27 @@ public struct SQLiteBucketListStore: BucketListStore {
     // MARK: Comments
 
     public func addComment(_ comment: Comment) async throws -> Comment {
-        var stored = comment
-        stored.createdAt = comment.createdAt.roundedToMilliseconds
-        let value = stored
-        return try await pool.domainWrite { db in
-            guard try ActivityRow.fetchOne(db, id: value.activityID) != nil else {
-                throw BucketListStoreError.activityNotFound
-            }
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM activityComment WHERE id = ?", arguments: [value.id]) == nil
-            else { throw BucketListStoreError.commentIDTaken }
+        try await pool.domainWrite { db in
+            let stored = try BucketListLifecycle.addComment(
+                comment,
+                activityExists: try ActivityRow.fetchOne(db, id: comment.activityID) != nil,
+                commentIDTaken: try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM activityComment WHERE id = ?",
+                    arguments: [comment.id]
+                ) != nil
+            )
             try db.execute(
                 sql: "INSERT INTO activityComment (id, activityID, authorID, text, createdAt) VALUES (?, ?, ?, ?, ?)",
                 arguments: [
-                    value.id, value.activityID, value.authorID, value.text, value.createdAt.millisecondsSince1970,
+                    stored.id, stored.activityID, stored.authorID, stored.text, stored.createdAt.millisecondsSince1970,
                 ]
             )
             try db.execute(
                 sql: "UPDATE activity SET commentCount = commentCount + 1 WHERE id = ?",
-                arguments: [value.activityID]
+                arguments: [stored.activityID]
             )
-            return value
+            return stored
         }
     }
 
@@ -297,24 +284,26 @@ public struct SQLiteBucketListStore: BucketListStore {
 
     public func deleteComment(id: String, by userID: String) async throws {
         try await pool.domainWrite { db in
-            guard
-                let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT c.activityID, c.authorID, a.ownerID FROM activityComment c
-                        LEFT JOIN activity a ON a.id = c.activityID WHERE c.id = ?
-                        """,
-                    arguments: [id]
-                )
-            else { throw BucketListStoreError.commentNotFound }
-            let author: String = row["authorID"]
-            let host: String? = row["ownerID"]
-            guard author == userID || host == userID else { throw BucketListStoreError.notCommentAuthor }
-            try db.execute(sql: "DELETE FROM activityComment WHERE id = ?", arguments: [id])
-            try db.execute(
-                sql: "UPDATE activity SET commentCount = commentCount - 1 WHERE id = ?",
-                arguments: [row["activityID"] as String]
+            let comment = try Row.fetchOne(db, sql: "SELECT * FROM activityComment WHERE id = ?", arguments: [id])
+                .map(CommentRow.comment)
+            try BucketListLifecycle.deleteComment(
+                comment,
+                activityOwnerID: try comment.flatMap { comment in
+                    try String.fetchOne(
+                        db,
+                        sql: "SELECT ownerID FROM activity WHERE id = ?",
+                        arguments: [comment.activityID]
+                    )
+                },
+                by: userID
             )
+            try db.execute(sql: "DELETE FROM activityComment WHERE id = ?", arguments: [id])
+            if let comment {
+                try db.execute(
+                    sql: "UPDATE activity SET commentCount = commentCount - 1 WHERE id = ?",
+                    arguments: [comment.activityID]
+                )
+            }
         }
     }
 }
