@@ -13,7 +13,9 @@ import SkiffDomain
 ///   ``AccountsStoreError``; no backend type (SQL errors, rows) crosses this protocol.
 /// - E-mail addresses are compared and stored in ``Account/normalizedEmail(_:)`` form.
 /// - Dates are kept at millisecond precision (`Date.roundedToMilliseconds`); values read back are rounded.
-/// - Inputs are already validated by ``AccountRules``; stores enforce only uniqueness and existence.
+/// - Inputs are already validated by ``AccountRules``. Uniqueness, existence, one-time token state and
+///   the sign-up outcomes are decided by ``AccountLifecycle``: each write loads what its function needs,
+///   calls it inside the transaction and saves what it returns, so a backend only stores and queries.
 public protocol AccountsStore: Sendable {
     // MARK: Accounts
 

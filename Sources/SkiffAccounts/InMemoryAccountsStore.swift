@@ -5,7 +5,8 @@ import Synchronization
 /// An ``AccountsStore`` that keeps everything in memory, for tests and demos.
 ///
 /// All state sits behind one `Mutex`, and every method runs in a single critical section without
-/// suspending, so each use case is atomic exactly as a database transaction would be.
+/// suspending, so each use case is atomic exactly as a database transaction would be. Writes load what
+/// ``AccountLifecycle`` needs, let it decide and save what it returns.
 public final class InMemoryAccountsStore: AccountsStore {
     private struct State {
         var accounts: [String: Account] = [:]
@@ -18,6 +19,21 @@ public final class InMemoryAccountsStore: AccountsStore {
         var reports: [String: Report] = [:]
         /// The seller of each completed sale recorded.
         var completedSales: [String: String] = [:]
+
+        /// Saves an account with its search key and e-mail index.
+        mutating func save(_ account: Account) {
+            accounts[account.id] = account
+            nameKeys[account.id] = Account.searchKey(account.displayName)
+            idByEmail[account.email] = account.id
+        }
+
+        /// Marks the account's unused one-time tokens of `kind` used.
+        mutating func retireTokens(of accountID: String, kind: OneTimeToken.Kind, at date: Date) {
+            for (hash, token) in tokens where token.accountID == accountID && token.kind == kind && token.usedAt == nil
+            {
+                tokens[hash]!.usedAt = date
+            }
+        }
     }
 
     private let state = Mutex(State())
@@ -28,49 +44,32 @@ public final class InMemoryAccountsStore: AccountsStore {
     // MARK: Accounts
 
     public func createAccount(_ account: Account) async throws -> Account {
-        var account = account
-        account.email = Account.normalizedEmail(account.email)
-        account.createdAt = account.createdAt.roundedToMilliseconds
-        let stored = account
-        return try state.withLock { (state) throws(DomainError) -> Account in
-            guard state.idByEmail[stored.email] == nil else { throw AccountsStoreError.emailTaken }
-            guard state.accounts[stored.id] == nil else { throw AccountsStoreError.accountIDTaken }
-            state.accounts[stored.id] = stored
-            state.nameKeys[stored.id] = Account.searchKey(stored.displayName)
-            state.idByEmail[stored.email] = stored.id
+        try state.withLock { (state) throws(DomainError) -> Account in
+            let stored = try AccountLifecycle.createAccount(
+                account,
+                emailTaken: state.idByEmail[Account.normalizedEmail(account.email)] != nil,
+                accountIDTaken: state.accounts[account.id] != nil
+            )
+            state.save(stored)
             return stored
         }
     }
 
     public func registerSignUp(_ account: Account, token: OneTimeToken) async throws -> SignUpRegistration {
-        var account = account
-        account.email = Account.normalizedEmail(account.email)
-        account.createdAt = account.createdAt.roundedToMilliseconds
-        var token = token
-        token.expiresAt = token.expiresAt.roundedToMilliseconds
-        token.createdAt = token.createdAt.roundedToMilliseconds
-        let (newAccount, newToken) = (account, token)
-        return try state.withLock { (state) throws(DomainError) -> SignUpRegistration in
-            guard state.tokens[newToken.tokenHash] == nil else { throw AccountsStoreError.tokenTaken }
-            var token = newToken
-            guard let id = state.idByEmail[newAccount.email], let existing = state.accounts[id] else {
-                guard state.accounts[newAccount.id] == nil else { throw AccountsStoreError.accountIDTaken }
-                state.accounts[newAccount.id] = newAccount
-                state.nameKeys[newAccount.id] = Account.searchKey(newAccount.displayName)
-                state.idByEmail[newAccount.email] = newAccount.id
-                token.accountID = newAccount.id
-                state.tokens[token.tokenHash] = token
-                return .created(newAccount)
+        try state.withLock { (state) throws(DomainError) -> SignUpRegistration in
+            let signUp = try AccountLifecycle.registerSignUp(
+                account,
+                token: token,
+                tokenTaken: state.tokens[token.tokenHash] != nil,
+                existing: state.idByEmail[Account.normalizedEmail(account.email)].flatMap { state.accounts[$0] },
+                accountIDTaken: state.accounts[account.id] != nil
+            )
+            switch signUp.registration {
+            case .created(let account), .pending(let account): state.save(account)
+            case .alreadyVerified: break
             }
-            token.accountID = id
-            if existing.verified {
-                token.usedAt = token.createdAt
-                state.tokens[token.tokenHash] = token
-                return .alreadyVerified(existing)
-            }
-            state.accounts[id]!.passwordHash = Account.noPasswordHash
-            state.tokens[token.tokenHash] = token
-            return .pending(state.accounts[id]!)
+            state.tokens[signUp.token.tokenHash] = signUp.token
+            return signUp.registration
         }
     }
 
@@ -85,19 +84,17 @@ public final class InMemoryAccountsStore: AccountsStore {
 
     public func updateProfile(id: String, changes: ProfileChanges) async throws -> Account {
         try state.withLock { (state) throws(DomainError) -> Account in
-            guard let account = state.accounts[id] else { throw AccountsStoreError.accountNotFound }
-            let updated = account.applying(changes)
-            state.accounts[id] = updated
-            state.nameKeys[id] = Account.searchKey(updated.displayName)
+            let updated = try AccountLifecycle.updateProfile(state.accounts[id], changes: changes)
+            state.save(updated)
             return updated
         }
     }
 
     public func incrementItemsSold(accountID: String) async throws -> Int {
         try state.withLock { (state) throws(DomainError) -> Int in
-            guard state.accounts[accountID] != nil else { throw AccountsStoreError.accountNotFound }
-            state.accounts[accountID]!.itemsSold += 1
-            return state.accounts[accountID]!.itemsSold
+            let itemsSold = try AccountLifecycle.incrementItemsSold(state.accounts[accountID]?.itemsSold)
+            state.accounts[accountID]?.itemsSold = itemsSold
+            return itemsSold
         }
     }
 
@@ -107,14 +104,16 @@ public final class InMemoryAccountsStore: AccountsStore {
         at date: Date
     ) async throws -> CompletedSaleRecord {
         try state.withLock { (state) throws(DomainError) -> CompletedSaleRecord in
-            guard let account = state.accounts[sellerID] else { throw AccountsStoreError.accountNotFound }
-            if let recorded = state.completedSales[saleID] {
-                guard recorded == sellerID else { throw AccountsStoreError.saleRecordedForAnotherSeller }
-                return CompletedSaleRecord(itemsSold: account.itemsSold, newlyRecorded: false)
+            let record = try AccountLifecycle.recordCompletedSale(
+                sellerID: sellerID,
+                itemsSold: state.accounts[sellerID]?.itemsSold,
+                recordedSellerID: state.completedSales[saleID]
+            )
+            if record.newlyRecorded {
+                state.completedSales[saleID] = sellerID
+                state.accounts[sellerID]?.itemsSold = record.itemsSold
             }
-            state.completedSales[saleID] = sellerID
-            state.accounts[sellerID]!.itemsSold += 1
-            return CompletedSaleRecord(itemsSold: account.itemsSold + 1, newlyRecorded: true)
+            return record
         }
     }
 
@@ -128,40 +127,43 @@ public final class InMemoryAccountsStore: AccountsStore {
     // MARK: One-time tokens and passwords
 
     public func insertOneTimeToken(_ token: OneTimeToken) async throws {
-        var token = token
-        token.expiresAt = token.expiresAt.roundedToMilliseconds
-        token.createdAt = token.createdAt.roundedToMilliseconds
-        token.usedAt = token.usedAt?.roundedToMilliseconds
-        let stored = token
         try state.withLock { (state) throws(DomainError) in
-            guard state.accounts[stored.accountID] != nil else { throw AccountsStoreError.accountNotFound }
-            guard state.tokens[stored.tokenHash] == nil else { throw AccountsStoreError.tokenTaken }
+            let stored = try AccountLifecycle.insertOneTimeToken(
+                token,
+                accountExists: state.accounts[token.accountID] != nil,
+                tokenTaken: state.tokens[token.tokenHash] != nil
+            )
             state.tokens[stored.tokenHash] = stored
         }
     }
 
     public func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> Account in
-            let token = try Self.consume(&state, tokenHash: tokenHash, kind: .emailVerification, now: now)
-            state.accounts[token.accountID]!.verified = true
-            if let hash = token.passwordHash { state.accounts[token.accountID]!.passwordHash = hash }
-            if let name = token.displayName {
-                state.accounts[token.accountID]!.displayName = name
-                state.nameKeys[token.accountID] = Account.searchKey(name)
-            }
-            return state.accounts[token.accountID]!
+        try state.withLock { (state) throws(DomainError) -> Account in
+            let token = state.tokens[tokenHash]
+            let consumption = try AccountLifecycle.verifyEmail(
+                token: token,
+                account: token.flatMap { state.accounts[$0.accountID] },
+                now: now
+            )
+            state.retireTokens(of: consumption.account.id, kind: .emailVerification, at: consumption.usedAt)
+            state.save(consumption.account)
+            return consumption.account
         }
     }
 
     public func resetPassword(tokenHash: TokenHash, newPasswordHash: String, now: Date) async throws -> Account {
-        let now = now.roundedToMilliseconds
-        return try state.withLock { (state) throws(DomainError) -> Account in
-            let token = try Self.consume(&state, tokenHash: tokenHash, kind: .passwordReset, now: now)
-            state.accounts[token.accountID]!.passwordHash = newPasswordHash
-            state.accounts[token.accountID]!.verified = true
-            state.sessions = state.sessions.filter { $0.value.accountID != token.accountID }
-            return state.accounts[token.accountID]!
+        try state.withLock { (state) throws(DomainError) -> Account in
+            let token = state.tokens[tokenHash]
+            let consumption = try AccountLifecycle.resetPassword(
+                token: token,
+                account: token.flatMap { state.accounts[$0.accountID] },
+                newPasswordHash: newPasswordHash,
+                now: now
+            )
+            state.retireTokens(of: consumption.account.id, kind: .passwordReset, at: consumption.usedAt)
+            state.save(consumption.account)
+            state.sessions = state.sessions.filter { $0.value.accountID != consumption.account.id }
+            return consumption.account
         }
     }
 
@@ -171,8 +173,11 @@ public final class InMemoryAccountsStore: AccountsStore {
         keepingSession: TokenHash?
     ) async throws -> Int {
         try state.withLock { (state) throws(DomainError) -> Int in
-            guard state.accounts[accountID] != nil else { throw AccountsStoreError.accountNotFound }
-            state.accounts[accountID]!.passwordHash = newPasswordHash
+            let account = try AccountLifecycle.changePassword(
+                state.accounts[accountID],
+                newPasswordHash: newPasswordHash
+            )
+            state.save(account)
             let before = state.sessions.count
             state.sessions = state.sessions.filter { $0.value.accountID != accountID || $0.key == keepingSession }
             state.tokens = state.tokens.filter { _, token in
@@ -182,35 +187,15 @@ public final class InMemoryAccountsStore: AccountsStore {
         }
     }
 
-    /// Checks and marks a one-time token used, and retires the account's other unused tokens of that kind.
-    private static func consume(
-        _ state: inout State,
-        tokenHash: TokenHash,
-        kind: OneTimeToken.Kind,
-        now: Date
-    ) throws(DomainError) -> OneTimeToken {
-        guard let token = state.tokens[tokenHash], token.kind == kind,
-            state.accounts[token.accountID] != nil
-        else { throw AccountsStoreError.linkNotValid }
-        guard token.usedAt == nil else { throw AccountsStoreError.linkUsed }
-        guard token.expiresAt > now else { throw AccountsStoreError.linkExpired }
-        for (hash, other) in state.tokens
-        where other.accountID == token.accountID && other.kind == kind && other.usedAt == nil {
-            state.tokens[hash]!.usedAt = now
-        }
-        return token
-    }
-
     // MARK: Sessions
 
     public func createSession(_ session: Session) async throws {
-        var session = session
-        session.expiresAt = session.expiresAt.roundedToMilliseconds
-        session.createdAt = session.createdAt.roundedToMilliseconds
-        let stored = session
         try state.withLock { (state) throws(DomainError) in
-            guard state.accounts[stored.accountID] != nil else { throw AccountsStoreError.accountNotFound }
-            guard state.sessions[stored.tokenHash] == nil else { throw AccountsStoreError.sessionTaken }
+            let stored = try AccountLifecycle.createSession(
+                session,
+                accountExists: state.accounts[session.accountID] != nil,
+                sessionTaken: state.sessions[session.tokenHash] != nil
+            )
             state.sessions[stored.tokenHash] = stored
         }
     }
@@ -274,13 +259,13 @@ public final class InMemoryAccountsStore: AccountsStore {
     // MARK: Ratings and reports
 
     public func addRating(_ rating: Rating) async throws {
-        var rating = rating
-        rating.createdAt = rating.createdAt.roundedToMilliseconds
-        let stored = rating
         try state.withLock { (state) throws(DomainError) in
-            guard state.ratings[stored.saleID] == nil else { throw AccountsStoreError.saleAlreadyRated }
-            guard state.accounts[stored.sellerID] != nil else { throw AccountsStoreError.sellerNotFound }
-            guard state.accounts[stored.buyerID] != nil else { throw AccountsStoreError.buyerNotFound }
+            let stored = try AccountLifecycle.addRating(
+                rating,
+                saleRated: state.ratings[rating.saleID] != nil,
+                sellerExists: state.accounts[rating.sellerID] != nil,
+                buyerExists: state.accounts[rating.buyerID] != nil
+            )
             state.ratings[stored.saleID] = stored
         }
     }
@@ -315,13 +300,13 @@ public final class InMemoryAccountsStore: AccountsStore {
     }
 
     public func addReport(_ report: Report) async throws {
-        var report = report
-        report.createdAt = report.createdAt.roundedToMilliseconds
-        let stored = report
         try state.withLock { (state) throws(DomainError) in
-            guard state.reports[stored.id] == nil else { throw AccountsStoreError.reportIDTaken }
-            guard state.accounts[stored.reporterID] != nil else { throw AccountsStoreError.reporterNotFound }
-            guard state.accounts[stored.reportedID] != nil else { throw AccountsStoreError.reportedNotFound }
+            let stored = try AccountLifecycle.addReport(
+                report,
+                reportIDTaken: state.reports[report.id] != nil,
+                reporterExists: state.accounts[report.reporterID] != nil,
+                reportedExists: state.accounts[report.reportedID] != nil
+            )
             state.reports[stored.id] = stored
         }
     }

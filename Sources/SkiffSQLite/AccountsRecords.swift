@@ -103,6 +103,19 @@ struct OneTimeTokenRecord: Codable, Sendable, FetchableRecord, PersistableRecord
         passwordHash = token.passwordHash
         displayName = token.displayName
     }
+
+    var token: OneTimeToken {
+        OneTimeToken(
+            tokenHash: TokenHash(rawValue: tokenHash),
+            kind: OneTimeToken.Kind(rawValue: kind),
+            accountID: accountID,
+            expiresAt: Date(millisecondsSince1970: expiresAt),
+            createdAt: Date(millisecondsSince1970: createdAt),
+            usedAt: usedAt.map(Date.init(millisecondsSince1970:)),
+            passwordHash: passwordHash,
+            displayName: displayName
+        )
+    }
 }
 
 struct RatingRecord: Codable, Sendable, FetchableRecord, PersistableRecord {

@@ -6,9 +6,11 @@ import SkiffDomain
 /// The SQLite ``SkiffAccounts/AccountsStore``.
 ///
 /// Each use case is one `pool.write { }` transaction (or one `pool.read { }` snapshot) on GRDB's own
-/// queues, so nothing blocks the caller's executor. Uniqueness and existence are checked inside the
-/// transaction so the errors match ``SkiffAccounts/InMemoryAccountsStore`` exactly; writes are serialized
-/// by the single writer connection, so a check and the insert that follows it are atomic. Any constraint
+/// queues, so nothing blocks the caller's executor. Every mutation loads what
+/// ``SkiffAccounts/AccountLifecycle`` needs, lets it decide (uniqueness, existence, token state) and saves
+/// the result inside the same transaction, as ``SkiffAccounts/InMemoryAccountsStore`` does, so the errors
+/// match exactly; writes are serialized by the single writer connection, so a check and the insert that
+/// follows it are atomic. Any constraint
 /// that still fires is mapped to ``SkiffDomain/DomainError``; no GRDB type crosses the protocol.
 ///
 /// Get one from ``SQLiteDatabase/accountsStore()``.
@@ -22,44 +24,33 @@ public struct SQLiteAccountsStore: AccountsStore {
     // MARK: Accounts
 
     public func createAccount(_ account: Account) async throws -> Account {
-        let record = AccountRecord(account)
-        return try await pool.domainWrite { db in
-            guard try AccountRecord.filter(Column("email") == record.email).fetchCount(db) == 0 else {
-                throw AccountsStoreError.emailTaken
-            }
-            guard try !AccountRecord.exists(db, key: record.id) else { throw AccountsStoreError.accountIDTaken }
-            try record.insert(db)
-            return record.account
+        try await pool.domainWrite { db in
+            let stored = try AccountLifecycle.createAccount(
+                account,
+                emailTaken: try Self.account(db, email: account.email) != nil,
+                accountIDTaken: try AccountRecord.exists(db, key: account.id)
+            )
+            try AccountRecord(stored).insert(db)
+            return stored
         }
     }
 
     public func registerSignUp(_ account: Account, token: OneTimeToken) async throws -> SignUpRegistration {
-        let record = AccountRecord(account)
-        let tokenRecord = OneTimeTokenRecord(token)
-        return try await pool.domainWrite { db in
-            guard try !OneTimeTokenRecord.exists(db, key: tokenRecord.tokenHash) else {
-                throw AccountsStoreError.tokenTaken
-            }
-            var tokenRecord = tokenRecord
-            guard let existing = try AccountRecord.filter(Column("email") == record.email).fetchOne(db) else {
-                guard try !AccountRecord.exists(db, key: record.id) else { throw AccountsStoreError.accountIDTaken }
-                try record.insert(db)
-                tokenRecord.accountID = record.id
-                try tokenRecord.insert(db)
-                return .created(record.account)
-            }
-            tokenRecord.accountID = existing.id
-            if existing.account.verified {
-                tokenRecord.usedAt = tokenRecord.createdAt
-                try tokenRecord.insert(db)
-                return .alreadyVerified(existing.account)
-            }
-            try db.execute(
-                sql: "UPDATE account SET passwordHash = ? WHERE id = ?",
-                arguments: [Account.noPasswordHash, existing.id]
+        try await pool.domainWrite { db in
+            let signUp = try AccountLifecycle.registerSignUp(
+                account,
+                token: token,
+                tokenTaken: try OneTimeTokenRecord.exists(db, key: token.tokenHash.rawValue),
+                existing: try Self.account(db, email: account.email),
+                accountIDTaken: try AccountRecord.exists(db, key: account.id)
             )
-            try tokenRecord.insert(db)
-            return .pending(try Self.fetchAccount(db, id: existing.id))
+            switch signUp.registration {
+            case .created(let account): try AccountRecord(account).insert(db)
+            case .pending(let account): try AccountRecord(account).update(db)
+            case .alreadyVerified: break
+            }
+            try OneTimeTokenRecord(signUp.token).insert(db)
+            return signUp.registration
         }
     }
 
@@ -76,26 +67,20 @@ public struct SQLiteAccountsStore: AccountsStore {
 
     public func updateProfile(id: String, changes: ProfileChanges) async throws -> Account {
         try await pool.domainWrite { db in
-            guard let record = try AccountRecord.fetchOne(db, key: id) else {
-                throw AccountsStoreError.accountNotFound
-            }
-            let updated = AccountRecord(record.account.applying(changes))
-            try updated.update(db)
-            return updated.account
+            let updated = try AccountLifecycle.updateProfile(
+                try AccountRecord.fetchOne(db, key: id)?.account,
+                changes: changes
+            )
+            try AccountRecord(updated).update(db)
+            return updated
         }
     }
 
     public func incrementItemsSold(accountID: String) async throws -> Int {
         try await pool.domainWrite { db in
-            try db.execute(sql: "UPDATE account SET itemsSold = itemsSold + 1 WHERE id = ?", arguments: [accountID])
-            guard db.changesCount > 0,
-                let count = try Int.fetchOne(
-                    db,
-                    sql: "SELECT itemsSold FROM account WHERE id = ?",
-                    arguments: [accountID]
-                )
-            else { throw AccountsStoreError.accountNotFound }
-            return count
+            let itemsSold = try AccountLifecycle.incrementItemsSold(try Self.itemsSold(db, accountID))
+            try Self.setItemsSold(db, accountID, itemsSold)
+            return itemsSold
         }
     }
 
@@ -105,27 +90,22 @@ public struct SQLiteAccountsStore: AccountsStore {
         at date: Date
     ) async throws -> CompletedSaleRecord {
         try await pool.domainWrite { db in
-            guard
-                let itemsSold = try Int.fetchOne(
+            let record = try AccountLifecycle.recordCompletedSale(
+                sellerID: sellerID,
+                itemsSold: try Self.itemsSold(db, sellerID),
+                recordedSellerID: try String.fetchOne(
                     db,
-                    sql: "SELECT itemsSold FROM account WHERE id = ?",
-                    arguments: [sellerID]
+                    sql: "SELECT sellerID FROM completedSale WHERE saleID = ?",
+                    arguments: [saleID]
                 )
-            else { throw AccountsStoreError.accountNotFound }
-            if let recorded = try String.fetchOne(
-                db,
-                sql: "SELECT sellerID FROM completedSale WHERE saleID = ?",
-                arguments: [saleID]
-            ) {
-                guard recorded == sellerID else { throw AccountsStoreError.saleRecordedForAnotherSeller }
-                return CompletedSaleRecord(itemsSold: itemsSold, newlyRecorded: false)
-            }
+            )
+            guard record.newlyRecorded else { return record }
             try db.execute(
                 sql: "INSERT INTO completedSale (saleID, sellerID, recordedAt) VALUES (?, ?, ?)",
                 arguments: [saleID, sellerID, date.millisecondsSince1970]
             )
-            try db.execute(sql: "UPDATE account SET itemsSold = itemsSold + 1 WHERE id = ?", arguments: [sellerID])
-            return CompletedSaleRecord(itemsSold: itemsSold + 1, newlyRecorded: true)
+            try Self.setItemsSold(db, sellerID, record.itemsSold)
+            return record
         }
     }
 
@@ -154,45 +134,39 @@ public struct SQLiteAccountsStore: AccountsStore {
     // MARK: One-time tokens and passwords
 
     public func insertOneTimeToken(_ token: OneTimeToken) async throws {
-        let record = OneTimeTokenRecord(token)
         try await pool.domainWrite { db in
-            guard try AccountRecord.exists(db, key: record.accountID) else { throw AccountsStoreError.accountNotFound }
-            guard try !OneTimeTokenRecord.exists(db, key: record.tokenHash) else { throw AccountsStoreError.tokenTaken }
-            try record.insert(db)
+            let stored = try AccountLifecycle.insertOneTimeToken(
+                token,
+                accountExists: try AccountRecord.exists(db, key: token.accountID),
+                tokenTaken: try OneTimeTokenRecord.exists(db, key: token.tokenHash.rawValue)
+            )
+            try OneTimeTokenRecord(stored).insert(db)
         }
     }
 
     public func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account {
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            let token = try Self.consume(db, tokenHash: tokenHash, kind: .emailVerification, now: now)
-            try db.execute(sql: "UPDATE account SET verified = 1 WHERE id = ?", arguments: [token.accountID])
-            if let hash = token.passwordHash {
-                try db.execute(
-                    sql: "UPDATE account SET passwordHash = ? WHERE id = ?",
-                    arguments: [hash, token.accountID]
-                )
-            }
-            if let name = token.displayName {
-                try db.execute(
-                    sql: "UPDATE account SET displayName = ?, displayNameKey = ? WHERE id = ?",
-                    arguments: [name, Account.searchKey(name), token.accountID]
-                )
-            }
-            return try Self.fetchAccount(db, id: token.accountID)
+        try await pool.domainWrite { db in
+            let (token, account) = try Self.tokenAndAccount(db, tokenHash)
+            let consumption = try AccountLifecycle.verifyEmail(token: token, account: account, now: now)
+            try Self.retireTokens(db, of: consumption.account.id, kind: .emailVerification, at: consumption.usedAt)
+            try AccountRecord(consumption.account).update(db)
+            return consumption.account
         }
     }
 
     public func resetPassword(tokenHash: TokenHash, newPasswordHash: String, now: Date) async throws -> Account {
-        let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            let accountID = try Self.consume(db, tokenHash: tokenHash, kind: .passwordReset, now: now).accountID
-            try db.execute(
-                sql: "UPDATE account SET passwordHash = ?, verified = 1 WHERE id = ?",
-                arguments: [newPasswordHash, accountID]
+        try await pool.domainWrite { db in
+            let (token, account) = try Self.tokenAndAccount(db, tokenHash)
+            let consumption = try AccountLifecycle.resetPassword(
+                token: token,
+                account: account,
+                newPasswordHash: newPasswordHash,
+                now: now
             )
-            try db.execute(sql: "DELETE FROM session WHERE accountID = ?", arguments: [accountID])
-            return try Self.fetchAccount(db, id: accountID)
+            try Self.retireTokens(db, of: consumption.account.id, kind: .passwordReset, at: consumption.usedAt)
+            try AccountRecord(consumption.account).update(db)
+            try db.execute(sql: "DELETE FROM session WHERE accountID = ?", arguments: [consumption.account.id])
+            return consumption.account
         }
     }
 
@@ -202,11 +176,11 @@ public struct SQLiteAccountsStore: AccountsStore {
         keepingSession: TokenHash?
     ) async throws -> Int {
         try await pool.domainWrite { db in
-            try db.execute(
-                sql: "UPDATE account SET passwordHash = ? WHERE id = ?",
-                arguments: [newPasswordHash, accountID]
+            let account = try AccountLifecycle.changePassword(
+                try AccountRecord.fetchOne(db, key: accountID)?.account,
+                newPasswordHash: newPasswordHash
             )
-            guard db.changesCount > 0 else { throw AccountsStoreError.accountNotFound }
+            try AccountRecord(account).update(db)
             try db.execute(
                 sql: "DELETE FROM session WHERE accountID = ? AND tokenHash IS NOT ?",
                 arguments: [accountID, keepingSession?.rawValue]
@@ -220,40 +194,16 @@ public struct SQLiteAccountsStore: AccountsStore {
         }
     }
 
-    /// Checks and marks a one-time token used, retiring the account's other unused tokens of that kind.
-    ///
-    /// - Returns: The token. Checks run in the same order as in the in-memory store.
-    private static func consume(
-        _ db: Database,
-        tokenHash: TokenHash,
-        kind: OneTimeToken.Kind,
-        now: Int64
-    ) throws -> OneTimeTokenRecord {
-        guard let token = try OneTimeTokenRecord.fetchOne(db, key: tokenHash.rawValue), token.kind == kind.rawValue,
-            try AccountRecord.exists(db, key: token.accountID)
-        else { throw AccountsStoreError.linkNotValid }
-        guard token.usedAt == nil else { throw AccountsStoreError.linkUsed }
-        guard token.expiresAt > now else { throw AccountsStoreError.linkExpired }
-        try db.execute(
-            sql: "UPDATE oneTimeToken SET usedAt = ? WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
-            arguments: [now, token.accountID, token.kind]
-        )
-        return token
-    }
-
-    private static func fetchAccount(_ db: Database, id: String) throws -> Account {
-        guard let record = try AccountRecord.fetchOne(db, key: id) else { throw AccountsStoreError.accountNotFound }
-        return record.account
-    }
-
     // MARK: Sessions
 
     public func createSession(_ session: Session) async throws {
-        let record = SessionRecord(session)
         try await pool.domainWrite { db in
-            guard try AccountRecord.exists(db, key: record.accountID) else { throw AccountsStoreError.accountNotFound }
-            guard try !SessionRecord.exists(db, key: record.tokenHash) else { throw AccountsStoreError.sessionTaken }
-            try record.insert(db)
+            let stored = try AccountLifecycle.createSession(
+                session,
+                accountExists: try AccountRecord.exists(db, key: session.accountID),
+                sessionTaken: try SessionRecord.exists(db, key: session.tokenHash.rawValue)
+            )
+            try SessionRecord(stored).insert(db)
         }
     }
 
@@ -320,12 +270,14 @@ public struct SQLiteAccountsStore: AccountsStore {
     // MARK: Ratings and reports
 
     public func addRating(_ rating: Rating) async throws {
-        let record = RatingRecord(rating)
         try await pool.domainWrite { db in
-            guard try !RatingRecord.exists(db, key: record.saleID) else { throw AccountsStoreError.saleAlreadyRated }
-            guard try AccountRecord.exists(db, key: record.sellerID) else { throw AccountsStoreError.sellerNotFound }
-            guard try AccountRecord.exists(db, key: record.buyerID) else { throw AccountsStoreError.buyerNotFound }
-            try record.insert(db)
+            let stored = try AccountLifecycle.addRating(
+                rating,
+                saleRated: try RatingRecord.exists(db, key: rating.saleID),
+                sellerExists: try AccountRecord.exists(db, key: rating.sellerID),
+                buyerExists: try AccountRecord.exists(db, key: rating.buyerID)
+            )
+            try RatingRecord(stored).insert(db)
         }
     }
 
@@ -365,16 +317,14 @@ public struct SQLiteAccountsStore: AccountsStore {
     }
 
     public func addReport(_ report: Report) async throws {
-        let record = ReportRecord(report)
         try await pool.domainWrite { db in
-            guard try !ReportRecord.exists(db, key: record.id) else { throw AccountsStoreError.reportIDTaken }
-            guard try AccountRecord.exists(db, key: record.reporterID) else {
-                throw AccountsStoreError.reporterNotFound
-            }
-            guard try AccountRecord.exists(db, key: record.reportedID) else {
-                throw AccountsStoreError.reportedNotFound
-            }
-            try record.insert(db)
+            let stored = try AccountLifecycle.addReport(
+                report,
+                reportIDTaken: try ReportRecord.exists(db, key: report.id),
+                reporterExists: try AccountRecord.exists(db, key: report.reporterID),
+                reportedExists: try AccountRecord.exists(db, key: report.reportedID)
+            )
+            try ReportRecord(stored).insert(db)
         }
     }
 
@@ -386,5 +336,41 @@ public struct SQLiteAccountsStore: AccountsStore {
                 arguments: [reportedID]
             ).map(\.report)
         }
+    }
+
+    // MARK: Helpers
+
+    /// The account with this e-mail address (normalized), or `nil`.
+    private static func account(_ db: Database, email: String) throws -> Account? {
+        try AccountRecord.filter(Column("email") == Account.normalizedEmail(email)).fetchOne(db)?.account
+    }
+
+    /// An account's number of items sold, or `nil` if there is no such account.
+    private static func itemsSold(_ db: Database, _ accountID: String) throws -> Int? {
+        try Int.fetchOne(db, sql: "SELECT itemsSold FROM account WHERE id = ?", arguments: [accountID])
+    }
+
+    private static func setItemsSold(_ db: Database, _ accountID: String, _ itemsSold: Int) throws {
+        try db.execute(sql: "UPDATE account SET itemsSold = ? WHERE id = ?", arguments: [itemsSold, accountID])
+    }
+
+    /// The one-time token with this hash and its account, each `nil` if there is none.
+    private static func tokenAndAccount(_ db: Database, _ tokenHash: TokenHash) throws -> (OneTimeToken?, Account?) {
+        let token = try OneTimeTokenRecord.fetchOne(db, key: tokenHash.rawValue)?.token
+        let account = try token.flatMap { try AccountRecord.fetchOne(db, key: $0.accountID)?.account }
+        return (token, account)
+    }
+
+    /// Marks the account's unused one-time tokens of `kind` used.
+    private static func retireTokens(
+        _ db: Database,
+        of accountID: String,
+        kind: OneTimeToken.Kind,
+        at date: Date
+    ) throws {
+        try db.execute(
+            sql: "UPDATE oneTimeToken SET usedAt = ? WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
+            arguments: [date.millisecondsSince1970, accountID, kind.rawValue]
+        )
     }
 }
