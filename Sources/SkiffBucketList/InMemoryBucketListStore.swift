@@ -19,8 +19,57 @@ public final class InMemoryBucketListStore: BucketListStore {
         var completion: Completion?
     }
 
+    /// An activity's place in the trending walk: its stored bound, then its id.
+    private struct TrendKey: Sendable {
+        var bound: Double
+        var id: String
+    }
+
     private struct State {
-        var activities: [String: Activity] = [:]
+        private(set) var activities: [String: Activity] = [:]
+        /// The activities' places, for nearby and nearby-trending candidates.
+        var grid = GridIndex()
+        /// Each activity's trending bound (``TrendingScore/raisedBound(_:upVoteAt:)``) …
+        var trendBounds: [String: Double] = [:]
+        /// … and the activities with one, highest bound first.
+        var byTrend = SortedKeys<TrendKey> { a, b in
+            a.bound != b.bound ? a.bound > b.bound : a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+        }
+
+        /// Stores an activity, keeping the grid in step.
+        mutating func put(_ activity: Activity) {
+            if let old = activities[activity.id] {
+                let point = old.fields.place.point
+                grid.remove(old.id, latitude: point.latitude, longitude: point.longitude)
+            }
+            activities[activity.id] = activity
+            let point = activity.fields.place.point
+            grid.insert(activity.id, latitude: point.latitude, longitude: point.longitude)
+        }
+
+        /// Forgets an activity and its place in the indexes.
+        mutating func removeActivity(_ id: String) {
+            guard let old = activities.removeValue(forKey: id) else { return }
+            let point = old.fields.place.point
+            grid.remove(id, latitude: point.latitude, longitude: point.longitude)
+            if let bound = trendBounds.removeValue(forKey: id) {
+                byTrend.remove(TrendKey(bound: bound, id: id)) { $0.id == id }
+            }
+        }
+
+        /// Changes an activity's comment count.
+        mutating func countComments(of id: String, by change: Int) {
+            activities[id]?.commentCount += change
+        }
+
+        /// Raises an activity's trending bound for an up-vote cast at `date`.
+        mutating func raiseTrendBound(_ id: String, upVoteAt date: Date) {
+            let old = trendBounds[id]
+            if let old { byTrend.remove(TrendKey(bound: old, id: id)) { $0.id == id } }
+            let bound = TrendingScore.raisedBound(old, upVoteAt: date)
+            trendBounds[id] = bound
+            byTrend.insert(TrendKey(bound: bound, id: id))
+        }
         /// Votes per activity, then per user.
         var votes: [String: [String: StoredVote]] = [:]
         var comments: [String: Comment] = [:]
@@ -62,7 +111,7 @@ public final class InMemoryBucketListStore: BucketListStore {
                 activity,
                 activityIDTaken: state.activities[activity.id] != nil
             )
-            state.activities[stored.id] = stored
+            state.put(stored)
             return stored
         }
     }
@@ -86,7 +135,7 @@ public final class InMemoryBucketListStore: BucketListStore {
                 changes: changes,
                 now: now
             )
-            if change.changed { state.activities[id] = change.value }
+            if change.changed { state.put(change.value) }
             return change.value
         }
     }
@@ -94,7 +143,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     public func deleteActivity(id: String, ownerID: String) async throws {
         try state.withLock { (state) throws(DomainError) in
             try BucketListLifecycle.deleteActivity(state.activities[id], ownerID: ownerID)
-            state.activities[id] = nil
+            state.removeActivity(id)
             state.votes[id] = nil
             state.comments = state.comments.filter { $0.value.activityID != id }
             for listID in state.entries.keys { state.entries[listID]?[id] = nil }
@@ -103,19 +152,42 @@ public final class InMemoryBucketListStore: BucketListStore {
 
     public func nearbyActivities(_ query: NearbyQuery, page: PageRequest) async throws -> Page<NearbyHit> {
         _ = try ActivityRanking.nearbyCursor(page, query)
-        let activities = state.withLock { Array($0.activities.values) }
+        let activities = state.withLock { state in
+            let box = Geo.boundingBox(center: query.center, radiusKm: query.radiusKm)
+            guard let ids = state.grid.documents(latitude: box.latitude, longitude: box.longitude) else {
+                return Array(state.activities.values)
+            }
+            return ids.compactMap { state.activities[$0] }
+        }
         return try ActivityRanking.nearbyPage(activities, query, page: page)
     }
 
     public func trendingActivities(_ query: TrendingQuery) async throws -> [TrendingHit] {
-        let candidates: [(activity: Activity, votes: [CastVote])] = state.withLock { state in
-            state.votes.compactMap { activityID, votes in
-                guard let activity = state.activities[activityID] else { return nil }
-                let cast = votes.map { CastVote(userID: $0.key, vote: $0.value.vote, castAt: $0.value.castAt) }
-                return (activity, cast)
+        state.withLock { state in
+            let inCircle = query.center.flatMap { center in
+                let box = Geo.boundingBox(center: center, radiusKm: query.radiusKm)
+                return state.grid.documents(latitude: box.latitude, longitude: box.longitude)
+            }
+            var position = state.byTrend.start
+            return ActivityRanking.trendingTop(query) {
+                var batch: [(id: String, bound: Double)] = []
+                while !state.byTrend.isEnd(position), batch.count < 64 {
+                    let key = state.byTrend[position]
+                    position = state.byTrend.next(position)
+                    if let inCircle, !inCircle.contains(key.id) { continue }
+                    batch.append((key.id, key.bound))
+                }
+                return batch
+            } score: { ids in
+                ids.compactMap { id -> TrendingHit? in
+                    guard let activity = state.activities[id] else { return nil }
+                    let votes = (state.votes[id] ?? [:]).map {
+                        CastVote(userID: $0.key, vote: $0.value.vote, castAt: $0.value.castAt)
+                    }
+                    return ActivityRanking.trendingHit(activity, votes: votes, query)
+                }
             }
         }
-        return ActivityRanking.trending(candidates, query)
     }
 
     // MARK: Votes
@@ -133,8 +205,9 @@ public final class InMemoryBucketListStore: BucketListStore {
             case .clear: state.votes[activityID, default: [:]][userID] = nil
             case .cast(let vote, let castAt):
                 state.votes[activityID, default: [:]][userID] = StoredVote(vote: vote, castAt: castAt)
+                if vote == .up { state.raiseTrendBound(activityID, upVoteAt: castAt) }
             }
-            state.activities[activityID] = change.activity
+            state.put(change.activity)
             return change.activity
         }
     }
@@ -159,7 +232,7 @@ public final class InMemoryBucketListStore: BucketListStore {
                 commentIDTaken: state.comments[comment.id] != nil
             )
             state.comments[stored.id] = stored
-            state.activities[stored.activityID]?.commentCount += 1
+            state.countComments(of: stored.activityID, by: 1)
             return stored
         }
     }
@@ -183,7 +256,7 @@ public final class InMemoryBucketListStore: BucketListStore {
                 by: userID
             )
             state.comments[id] = nil
-            if let comment { state.activities[comment.activityID]?.commentCount -= 1 }
+            if let comment { state.countComments(of: comment.activityID, by: -1) }
         }
     }
 

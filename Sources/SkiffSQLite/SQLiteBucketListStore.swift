@@ -125,43 +125,65 @@ public struct SQLiteBucketListStore: BucketListStore {
         )
     }
 
+    /// Trending: activities walked by their stored bound (`trendBound`, its index), 64 at a time, scored
+    /// exactly from their votes in the window until no activity left can enter the top
+    /// (`ActivityRanking.trendingTop`); with a circle, only the activities in its box are walked.
     public func trendingActivities(_ query: TrendingQuery) async throws -> [TrendingHit] {
         let since = query.since.millisecondsSince1970
-        let candidates = try await pool.domainRead { db -> [(activity: Activity, votes: [CastVote])] in
-            var condition = "a.id IN (SELECT DISTINCT activityID FROM activityVote WHERE castAt >= ?)"
-            var arguments: StatementArguments = [since]
-            if let center = query.center {
-                let box = Self.box(center: center, radiusKm: query.radiusKm)
-                condition += " AND " + box.condition
-                arguments += box.arguments
-            }
-            let activities = try ActivityRow.fetchAll(
-                db,
-                sql: "SELECT * FROM activity a WHERE \(condition)",
-                arguments: arguments
-            )
-            var votes: [String: [CastVote]] = [:]
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT v.activityID, v.userID, v.value, v.castAt FROM activityVote v JOIN activity a
-                    ON a.id = v.activityID WHERE v.castAt >= ? AND \(condition)
-                    """,
-                arguments: [since] + arguments
-            )
-            for row in rows {
-                let value: Int = row["value"]
-                votes[row["activityID"], default: []].append(
-                    CastVote(
-                        userID: row["userID"],
-                        vote: value > 0 ? .up : .down,
-                        castAt: Date(millisecondsSince1970: row["castAt"])
-                    )
+        return try await pool.domainRead { db -> [TrendingHit] in
+            var last: (bound: Double, id: String)?
+            return try ActivityRanking.trendingTop(query) {
+                var conditions = ["a.trendBound IS NOT NULL"]
+                var arguments: StatementArguments = []
+                if let center = query.center {
+                    let box = Self.box(center: center, radiusKm: query.radiusKm)
+                    conditions.append(box.condition)
+                    arguments += box.arguments
+                }
+                if let last {
+                    conditions.append("(a.trendBound < ? OR (a.trendBound = ? AND a.id > ?))")
+                    arguments += [last.bound, last.bound, last.id]
+                }
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT a.id, a.trendBound FROM activity a WHERE \(conditions.joined(separator: " AND "))
+                        ORDER BY a.trendBound DESC, a.id ASC LIMIT 64
+                        """,
+                    arguments: arguments
                 )
+                let batch = rows.map { (id: $0["id"] as String, bound: $0["trendBound"] as Double) }
+                last = batch.last.map { ($0.bound, $0.id) }
+                return batch
+            } score: { ids in
+                let placeholders = ids.map { _ in "?" }.joined(separator: ", ")
+                let activities = try ActivityRow.fetchAll(
+                    db,
+                    sql: "SELECT * FROM activity WHERE id IN (\(placeholders))",
+                    arguments: StatementArguments(ids)
+                )
+                var votes: [String: [CastVote]] = [:]
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT activityID, userID, value, castAt FROM activityVote
+                        WHERE activityID IN (\(placeholders)) AND castAt >= ?
+                        """,
+                    arguments: StatementArguments(ids) + [since]
+                )
+                for row in rows {
+                    let value: Int = row["value"]
+                    votes[row["activityID"], default: []].append(
+                        CastVote(
+                            userID: row["userID"],
+                            vote: value > 0 ? .up : .down,
+                            castAt: Date(millisecondsSince1970: row["castAt"])
+                        )
+                    )
+                }
+                return activities.compactMap { ActivityRanking.trendingHit($0, votes: votes[$0.id] ?? [], query) }
             }
-            return activities.map { ($0, votes[$0.id] ?? []) }
         }
-        return ActivityRanking.trending(candidates, query)
     }
 
     /// The bounding-box condition on `a.latitude`/`a.longitude` for a circle.
@@ -212,6 +234,17 @@ public struct SQLiteBucketListStore: BucketListStore {
                 sql: "UPDATE activity SET upVotes = ?, downVotes = ? WHERE id = ?",
                 arguments: [change.activity.upVotes, change.activity.downVotes, activityID]
             )
+            if case .cast(.up, let castAt) = change.write {
+                let bound = try Double.fetchOne(
+                    db,
+                    sql: "SELECT trendBound FROM activity WHERE id = ?",
+                    arguments: [activityID]
+                )
+                try db.execute(
+                    sql: "UPDATE activity SET trendBound = ? WHERE id = ?",
+                    arguments: [TrendingScore.raisedBound(bound, upVoteAt: castAt), activityID]
+                )
+            }
             return change.activity
         }
     }

@@ -1,4 +1,7 @@
+import Foundation
 import GRDB
+import SkiffBucketList
+import SkiffDomain
 
 extension SQLiteSchema {
     // MARK: BucketList
@@ -86,6 +89,38 @@ extension SQLiteSchema {
                     CREATE INDEX userFollow_followeeID_followedAt ON userFollow(followeeID, followedAt, followerID);
                     """
             )
+        }
+    }
+
+    /// "bucketlist-v2": each activity's trending bound (``SkiffBucketList/TrendingScore/raisedBound(_:upVoteAt:)``,
+    /// raised on every up-vote), indexed, so that trending walks activities by it instead of reading every
+    /// vote; computed here for the votes already cast.
+    static func registerBucketListTrendBoundMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("bucketlist-v2") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE activity ADD COLUMN trendBound REAL;
+                    CREATE INDEX activity_trendBound_id ON activity(trendBound, id);
+                    """
+            )
+            try computeTrendBounds(db)
+        }
+    }
+
+    /// Sets every activity's trending bound from the up-votes it holds now (oldest first).
+    static func computeTrendBounds(_ db: Database) throws {
+        var bounds: [String: Double] = [:]
+        let rows = try Row.fetchCursor(
+            db,
+            sql: "SELECT activityID, castAt FROM activityVote WHERE value = 1 ORDER BY castAt, userID"
+        )
+        while let row = try rows.next() {
+            let id: String = row["activityID"]
+            bounds[id] = TrendingScore.raisedBound(bounds[id], upVoteAt: Date(millisecondsSince1970: row["castAt"]))
+        }
+        try db.execute(sql: "UPDATE activity SET trendBound = NULL")
+        for (id, bound) in bounds {
+            try db.execute(sql: "UPDATE activity SET trendBound = ? WHERE id = ?", arguments: [bound, id])
         }
     }
 }

@@ -24,6 +24,7 @@ public enum SQLiteSchema {
         registerLostFoundMatchesByTimeMigration(in: &migrator)
         registerAccountsPendingSignUpsMigration(in: &migrator)
         registerListingsSearchInstancesMigration(in: &migrator)
+        registerBucketListTrendBoundMigration(in: &migrator)
         return migrator
     }
 
