@@ -86,7 +86,7 @@ for backend in "${backend_list[@]}"; do
         echo "== $backend: seeding to $n listings (port $port)" >&2
         "$bin/skiff-load" marketplace --target "127.0.0.1:$port" --seed-users "$users" --seed-listings "$n" \
             --state "$state" --mail-log "$log" --seed-concurrency 64 --concurrency 1 --max-calls 1 \
-            --duration 1 --warmup 0 --quiet 2> "$out/seed-$backend-$n.log" > /dev/null
+            --duration 1 --warmup 0 2> "$out/seed-$backend-$n.log" > /dev/null
         seeded="$(grep -o 'seeded [0-9]* listings in [0-9.]* s ([0-9]* listings/s' "$out/seed-$backend-$n.log" | tail -1 || true)"
         echo "$seeded" >&2
         echo "{\"backend\":\"$backend\",\"size\":$n,\"seeding\":\"$seeded\",\"rss_mb\":$(rss_mb)}" >> "$out/steps.jsonl"

@@ -42,6 +42,33 @@ package struct InvertedIndex: Sendable {
         return union
     }
 
+    /// How many documents hold `token`.
+    package func count(_ token: String) -> Int { postings[token]?.count ?? 0 }
+
+    /// An upper bound on how many documents hold a token starting with `prefix`, counted until it passes
+    /// `limit` (so a short prefix costs no more than that).
+    package func count(prefix: String, limit: Int) -> Int {
+        var total = 0
+        vocabulary.walk(from: vocabulary.position(of: prefix)) { token in
+            guard token.utf8.starts(with: prefix.utf8) else { return false }
+            total += postings[token]?.count ?? 0
+            return total <= limit
+        }
+        return total
+    }
+
+    /// An upper bound on how many documents match every term (the smallest term's count), counted up to
+    /// about `limit`: what decides whether materializing the matches is cheaper than checking documents
+    /// one by one in another order.
+    package func estimatedCount(matching terms: [String], limit: Int) -> Int {
+        var smallest = Int.max
+        for (position, term) in terms.enumerated() {
+            let count = position == terms.count - 1 ? count(prefix: term, limit: min(limit, smallest)) : count(term)
+            smallest = min(smallest, count)
+        }
+        return smallest == Int.max ? 0 : smallest
+    }
+
     /// The documents matching every term, the last one as a prefix (``TextSearch``'s rule): exactly the
     /// documents whose indexed tokens match.
     package func documents(matching terms: [String]) -> Set<String> {
@@ -91,28 +118,47 @@ package struct GridIndex: Sendable {
         if cells[cell]?.isEmpty == true { cells[cell] = nil }
     }
 
+    /// How many documents the cells a box covers hold (as ``documents(latitude:longitude:)`` would return,
+    /// without building the set), or `nil` when that would return `nil`.
+    package func count(latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) -> Int? {
+        var total = 0
+        guard visit(latitude: latitude, longitude: longitude, { total += $0.count }) else { return nil }
+        return total
+    }
+
     /// The documents in the cells a box covers (a superset of those inside it), or `nil` when the box wraps
     /// around the antimeridian (`longitude` is `nil`) or covers more than ``maximumCellsPerQuery`` cells.
     package func documents(latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) -> Set<String>? {
-        guard let longitude else { return nil }
+        var result: Set<String> = []
+        guard visit(latitude: latitude, longitude: longitude, { result.formUnion($0) }) else { return nil }
+        return result
+    }
+
+    /// Calls `body` with the documents of each non-empty cell the box covers; `false` when the box wraps
+    /// or covers too many cells.
+    private func visit(
+        latitude: ClosedRange<Double>,
+        longitude: ClosedRange<Double>?,
+        _ body: (Set<String>) -> Void
+    ) -> Bool {
+        guard let longitude else { return false }
         let low = Self.cell(latitude: latitude.lowerBound, longitude: longitude.lowerBound)
         let high = Self.cell(latitude: latitude.upperBound, longitude: longitude.upperBound)
         let rows = high.row - low.row + 1
         let columns = high.column - low.column + 1
-        guard rows > 0, columns > 0, rows * columns <= Self.maximumCellsPerQuery else { return nil }
-        var result: Set<String> = []
+        guard rows > 0, columns > 0, rows * columns <= Self.maximumCellsPerQuery else { return false }
         if rows * columns > cells.count {
             for (cell, ids) in cells
             where (low.row...high.row).contains(cell.row) && (low.column...high.column).contains(cell.column) {
-                result.formUnion(ids)
+                body(ids)
             }
-            return result
+            return true
         }
         for row in low.row...high.row {
             for column in low.column...high.column {
-                if let ids = cells[Cell(row: row, column: column)] { result.formUnion(ids) }
+                if let ids = cells[Cell(row: row, column: column)] { body(ids) }
             }
         }
-        return result
+        return true
     }
 }

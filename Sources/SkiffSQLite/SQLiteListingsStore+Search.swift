@@ -12,8 +12,9 @@ extension SQLiteListingsStore {
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
         let compiled = try CompiledListingQuery(query, page: page)
         let size = page.size
-        let statement = ListingSearchSQL.statement(compiled, limit: size + 1)
         return try await pool.domainRead { db in
+            let strategy = try ListingSearchSQL.keywordStrategy(db, compiled, size: size)
+            let statement = ListingSearchSQL.statement(compiled, limit: size + 1, keywords: strategy)
             let rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
             let hits = rows.compactMap { row -> ListingSearchEngine.Hit? in
                 guard var hit = ListingSearchEngine.hit(ListingRow.listing(row), compiled) else { return nil }
@@ -34,7 +35,10 @@ extension SQLiteListingsStore {
 /// Every shape the RPC allows is answered from indexes (a test reads `EXPLAIN QUERY PLAN` for each):
 /// - filters on `status` (always present) lead every statement, so SQLite walks the
 ///   `(status, sort key, createdAt, id)` index of the order, or the FTS5 match, never the table;
-/// - keywords: `docID IN (FTS5 MATCH)`; every term must match a token, the last one as a prefix;
+/// - keywords (every term must match a token, the last one as a prefix): for rare words, `docID IN (FTS5
+///   MATCH)` collects their few matches first; for common ones (``keywordStrategy(_:_:size:)``, from the
+///   word counts of `listingSearchTerms`), each listing the order's index walks is checked with an FTS5
+///   lookup by rowid, so a page costs about `page / share of listings matching`, never every match;
 /// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
 ///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
 ///   for each tag token, 1 for each description token;
@@ -52,8 +56,44 @@ enum ListingSearchSQL {
         var arguments: StatementArguments
     }
 
+    /// How keyword conditions are written.
+    enum KeywordStrategy: CaseIterable {
+        /// `docID IN (SELECT rowid … MATCH …)`: the matches are collected first (rare words; relevance).
+        case collect
+        /// `EXISTS (… MATCH … AND rowid = docID)`: each listing the order's index walks is checked.
+        case check
+    }
+
+    /// Collect when the words are rare (or every match is needed, for relevance), check when they are
+    /// common: with `m` of `n` listings matching, collecting costs about `m`, walking `(size + 1) · n / m`.
+    static func keywordStrategy(_ db: Database, _ query: CompiledListingQuery, size: Int) throws -> KeywordStrategy {
+        guard !query.terms.isEmpty, query.query.sort != .relevance else { return .collect }
+        let total = try Int.fetchOne(db, sql: "SELECT MAX(docID) FROM listing") ?? 0
+        var smallest = Int.max
+        for (position, term) in query.terms.enumerated() {
+            let count: Int
+            if position == query.terms.count - 1, let upper = prefixUpperBound(term) {
+                count =
+                    try Int.fetchOne(
+                        db,
+                        sql: "SELECT SUM(doc) FROM listingSearchTerms WHERE term >= ? AND term < ?",
+                        arguments: [term, upper]
+                    ) ?? 0
+            } else if position == query.terms.count - 1 {
+                return .collect
+            } else {
+                count =
+                    try Int.fetchOne(db, sql: "SELECT doc FROM listingSearchTerms WHERE term = ?", arguments: [term])
+                    ?? 0
+            }
+            smallest = min(smallest, count)
+        }
+        return smallest * smallest < (size + 1) * max(total, 1) ? .collect : .check
+    }
+
     /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor.
-    static func statement(_ query: CompiledListingQuery, limit: Int) -> Statement {
+    static func statement(_ query: CompiledListingQuery, limit: Int, keywords: KeywordStrategy = .collect) -> Statement
+    {
         let sort = query.query.sort
         var conditions = filterConditions(query)
         var columns = "listing.*"
@@ -62,10 +102,18 @@ enum ListingSearchSQL {
         var fromArguments: StatementArguments = []
 
         if !query.terms.isEmpty {
-            conditions.append(
-                "listing.docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)",
-                [SearchText.ftsExpression(query.terms)]
-            )
+            switch keywords {
+            case .collect:
+                conditions.append(
+                    "listing.docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)",
+                    [SearchText.ftsExpression(query.terms)]
+                )
+            case .check:
+                conditions.append(
+                    "EXISTS (SELECT 1 FROM listingSearch WHERE listingSearch MATCH ? AND rowid = listing.docID)",
+                    [SearchText.ftsExpression(query.terms)]
+                )
+            }
         }
         if let near = query.query.filter.near {
             let box = ListingSearchEngine.boundingBox(near)

@@ -117,15 +117,19 @@ struct ListingIndex: Sendable {
     /// One page of results for `query`, as ``ListingSearchEngine`` defines them.
     func search(_ query: CompiledListingQuery, size: Int) -> Page<ListingSearchHit> {
         let sort = query.query.sort
-        let candidates = candidates(query)
+        let needsEveryMatch =
+            (sort == .relevance && !query.terms.isEmpty) || (sort == .distance && query.query.filter.near != nil)
+        let candidates = candidates(query, size: size, needsEveryMatch: needsEveryMatch)
         if let candidates, candidates.isEmpty { return Page(items: [], nextPageToken: nil) }
         func hit(_ id: String) -> ListingSearchEngine.Hit? {
             guard let entry = entries[id] else { return nil }
             return ListingSearchEngine.hit(entry.listing, query, tokens: entry.tokens)
         }
-        let needsEveryMatch =
-            (sort == .relevance && !query.terms.isEmpty) || (sort == .distance && query.query.filter.near != nil)
-        if let candidates, needsEveryMatch || candidates.count * candidates.count < (size + 1) * max(entries.count, 1) {
+        if needsEveryMatch {
+            let ids = candidates.map(Array.init) ?? Array(entries.keys)
+            return ListingSearchEngine.page(ids.compactMap(hit), query, size: size)
+        }
+        if let candidates, Self.isFew(candidates.count, size: size, of: entries.count) {
             return ListingSearchEngine.page(candidates.compactMap(hit), query, size: size)
         }
         // Many candidates (or none narrowed): walk the order's index from the cursor.
@@ -150,15 +154,36 @@ struct ListingIndex: Sendable {
         return ListingSearchEngine.page(ordered: hits, query, size: size)
     }
 
-    /// The listings that can match (a superset of the matches), or `nil` when no index narrows them.
-    func candidates(_ query: CompiledListingQuery) -> Set<String>? {
+    /// Whether checking and sorting `count` candidates costs less than walking an order's index, where a
+    /// page of `size` needs about `(size + 1) · total / count` steps.
+    static func isFew(_ count: Int, size: Int, of total: Int) -> Bool {
+        count * count < (size + 1) * max(total, 1)
+    }
+
+    /// The listings that can match (a superset of the matches), or `nil` when no index narrows them enough
+    /// to be worth building: a set that would hold many listings (a common word, a circle over the whole
+    /// campus) is not built, and the walk checks each listing instead; unless every match is needed
+    /// (relevance, distance order).
+    func candidates(_ query: CompiledListingQuery, size: Int, needsEveryMatch: Bool) -> Set<String>? {
+        let total = entries.count
+        let limit = Int((Double((size + 1) * max(total, 1))).squareRoot()) + 1
         var sets: [Set<String>] = []
-        if !query.terms.isEmpty { sets.append(words.documents(matching: query.terms)) }
+        if !query.terms.isEmpty,
+            needsEveryMatch
+                || Self.isFew(words.estimatedCount(matching: query.terms, limit: limit), size: size, of: total)
+        {
+            sets.append(words.documents(matching: query.terms))
+        }
         for tag in Set(query.tags) { sets.append(tagged[tag] ?? []) }
         if let seller = query.query.filter.sellerID { sets.append(bySeller[seller] ?? []) }
         if let near = query.query.filter.near {
             let box = ListingSearchEngine.boundingBox(near)
-            if let cells = grid.documents(latitude: box.latitude, longitude: box.longitude) { sets.append(cells) }
+            if let count = grid.count(latitude: box.latitude, longitude: box.longitude),
+                needsEveryMatch || Self.isFew(count, size: size, of: total),
+                let cells = grid.documents(latitude: box.latitude, longitude: box.longitude)
+            {
+                sets.append(cells)
+            }
         }
         guard !sets.isEmpty else { return nil }
         sets.sort { $0.count < $1.count }

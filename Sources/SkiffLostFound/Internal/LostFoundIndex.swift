@@ -64,22 +64,35 @@ struct LostFoundIndex: Sendable {
 
     /// One page of search results, as `LostFoundSearchEngine` defines them.
     func search(_ query: CompiledLostFoundQuery, size: Int) -> Page<LostFoundSearchHit> {
+        // Build a candidate set only when it is small (see `ListingIndex.isFew`), or every match is needed.
+        let total = max(items.count, 1)
+        func isFew(_ count: Int) -> Bool { count * count < (size + 1) * total }
+        let byDistance = query.query.sort == .distance && query.query.filter.near != nil
         var sets: [Set<String>] = []
-        if !query.terms.isEmpty { sets.append(words.documents(matching: query.terms)) }
+        if !query.terms.isEmpty {
+            let limit = Int(Double((size + 1) * total).squareRoot()) + 1
+            if byDistance || isFew(words.estimatedCount(matching: query.terms, limit: limit)) {
+                sets.append(words.documents(matching: query.terms))
+            }
+        }
         if let near = query.query.filter.near {
             let box = GreatCircle.boundingBox(
                 latitude: near.center.latitude,
                 longitude: near.center.longitude,
                 radiusKm: near.radiusKm + ApproximateLocation.maximumShiftKm
             )
-            if let cells = grid.documents(latitude: box.latitude, longitude: box.longitude) { sets.append(cells) }
+            if let count = grid.count(latitude: box.latitude, longitude: box.longitude), byDistance || isFew(count),
+                let cells = grid.documents(latitude: box.latitude, longitude: box.longitude)
+            {
+                sets.append(cells)
+            }
         }
         sets.sort { $0.count < $1.count }
         var candidates = sets.first
         for set in sets.dropFirst() { candidates?.formIntersection(set) }
-        let byDistance = query.query.sort == .distance && query.query.filter.near != nil
-        if let candidates, byDistance || candidates.count * candidates.count < (size + 1) * max(items.count, 1) {
-            let hits = candidates.compactMap { items[$0].flatMap { LostFoundSearchEngine.hit($0, query) } }
+        if byDistance || candidates.map({ isFew($0.count) }) == true {
+            let ids = candidates.map(Array.init) ?? Array(items.keys)
+            let hits = ids.compactMap { items[$0].flatMap { LostFoundSearchEngine.hit($0, query) } }
             return LostFoundSearchEngine.page(hits, query, size: size)
         }
         var start = newest.start
