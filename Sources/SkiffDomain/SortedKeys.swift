@@ -20,9 +20,13 @@ package struct SortedKeys<Key>: Sendable where Key: Sendable {
     }
 
     /// A position: a chunk and an offset in it.
-    package struct Position: Hashable, Sendable {
+    package struct Position: Hashable, Sendable, Comparable {
         var chunk: Int
         var offset: Int
+
+        package static func < (lhs: Position, rhs: Position) -> Bool {
+            (lhs.chunk, lhs.offset) < (rhs.chunk, rhs.offset)
+        }
     }
 
     /// The first position whose key is not before `key` (`after == false`), or is after it (`after == true`).

@@ -37,8 +37,8 @@ extension SQLiteListingsStore {
 ///   `(status, sort key, createdAt, id)` index of the order, or the FTS5 match, never the table;
 /// - keywords (every term must match a token, the last one as a prefix): for rare words, `docID IN (FTS5
 ///   MATCH)` collects their few matches first; for common ones (``keywordStrategy(_:_:size:)``, from the
-///   word counts of `listingSearchTerms`), each listing the order's index walks is checked with an FTS5
-///   lookup by rowid, so a page costs about `page / share of listings matching`, never every match;
+///   word counts of `listingSearchTerms`), each listing the order's index walks is checked from its own
+///   indexed words (`WordsMatchFunction`), so a page costs about `page / share of listings matching`;
 /// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
 ///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
 ///   for each tag token, 1 for each description token;
@@ -60,7 +60,7 @@ enum ListingSearchSQL {
     enum KeywordStrategy: CaseIterable {
         /// `docID IN (SELECT rowid … MATCH …)`: the matches are collected first (rare words; relevance).
         case collect
-        /// `EXISTS (… MATCH … AND rowid = docID)`: each listing the order's index walks is checked.
+        /// `skiff_words_match(…)`: each listing the order's index walks is checked (`WordsMatchFunction`).
         case check
     }
 
@@ -109,9 +109,11 @@ enum ListingSearchSQL {
                     [SearchText.ftsExpression(query.terms)]
                 )
             case .check:
+                // Not an FTS5 lookup per row (FTS5 evaluates its whole query again for each): the row's own
+                // indexed words, checked by `WordsMatchFunction`.
                 conditions.append(
-                    "EXISTS (SELECT 1 FROM listingSearch WHERE listingSearch MATCH ? AND rowid = listing.docID)",
-                    [SearchText.ftsExpression(query.terms)]
+                    "skiff_words_match(listing.searchTitle, listing.searchDescription, listing.searchTags, ?)",
+                    [query.terms.joined(separator: " ")]
                 )
             }
         }

@@ -145,8 +145,30 @@ struct ListingIndex: Sendable {
             let key = OrderKey(price: cursor.p ?? 0, title: cursor.t ?? "", createdAt: cursor.c, id: cursor.i)
             start = index.position(of: key, after: true)
         }
+        // Filters on the order's own key bound the walk at both ends, as an index range does in SQL: seek
+        // to the first price that can match, stop past the last one (or before `postedSince`).
+        let filter = query.query.filter
+        func firstKey(price: Int64) -> OrderKey { OrderKey(price: price, title: "", createdAt: .max, id: "") }
+        switch sort {
+        case .priceAscending:
+            if let min = filter.minPriceCents { start = Swift.max(start, index.position(of: firstKey(price: min))) }
+        case .priceDescending:
+            if let max = filter.maxPriceCents { start = Swift.max(start, index.position(of: firstKey(price: max))) }
+        default: break
+        }
+        let since = filter.postedSince?.millisecondsSince1970
+        func isPastEnd(_ key: OrderKey) -> Bool {
+            switch sort {
+            case .priceAscending: if let max = filter.maxPriceCents { return key.price > max }
+            case .priceDescending: if let min = filter.minPriceCents { return key.price < min }
+            case .title: break
+            default: if let since { return key.createdAt < since }
+            }
+            return false
+        }
         var hits: [ListingSearchEngine.Hit] = []
         index.walk(from: start) { key in
+            if isPastEnd(key) { return false }
             if let candidates, !candidates.contains(key.id) { return true }
             if let found = hit(key.id) { hits.append(found) }
             return hits.count <= size
