@@ -13,9 +13,16 @@ extension SQLiteListingsStore {
         let compiled = try CompiledListingQuery(query, page: page)
         let size = page.size
         return try await pool.domainRead { db in
-            let strategy = try ListingSearchSQL.keywordStrategy(db, compiled, size: size)
-            let statement = ListingSearchSQL.statement(compiled, limit: size + 1, keywords: strategy)
-            let rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
+            var rows: [Row] = []
+            if try ListingSearchSQL.keywordStrategy(db, compiled, size: size) == .check {
+                let statement = ListingSearchSQL.statement(compiled, limit: size + 1, keywords: .check)
+                rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
+            }
+            if rows.count <= size {
+                // No keywords, rare ones, or a walk that did not fill the page: the complete statement.
+                let statement = ListingSearchSQL.statement(compiled, limit: size + 1, keywords: .collect)
+                rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
+            }
             let hits = rows.compactMap { row -> ListingSearchEngine.Hit? in
                 guard var hit = ListingSearchEngine.hit(ListingRow.listing(row), compiled) else { return nil }
                 // The order and the cursor use SQL's score, so the next page continues exactly where SQL
@@ -67,7 +74,9 @@ enum ListingSearchSQL {
     /// Collect when the words are rare (or every match is needed, for relevance), check when they are
     /// common: with `m` of `n` listings matching, collecting costs about `m`, walking `(size + 1) · n / m`.
     static func keywordStrategy(_ db: Database, _ query: CompiledListingQuery, size: Int) throws -> KeywordStrategy {
-        guard !query.terms.isEmpty, query.query.sort != .relevance else { return .collect }
+        guard !query.terms.isEmpty, query.query.sort != .relevance, query.query.sort != .distance else {
+            return .collect
+        }
         let total = try Int.fetchOne(db, sql: "SELECT MAX(docID) FROM listing") ?? 0
         var smallest = Int.max
         for (position, term) in query.terms.enumerated() {
@@ -109,12 +118,7 @@ enum ListingSearchSQL {
                     [SearchText.ftsExpression(query.terms)]
                 )
             case .check:
-                // Not an FTS5 lookup per row (FTS5 evaluates its whole query again for each): the row's own
-                // indexed words, checked by `WordsMatchFunction`.
-                conditions.append(
-                    "skiff_words_match(listing.searchTitle, listing.searchDescription, listing.searchTags, ?)",
-                    [query.terms.joined(separator: " ")]
-                )
+                break  // applied around the walk below
             }
         }
         if let near = query.query.filter.near {
@@ -159,12 +163,32 @@ enum ListingSearchSQL {
         var arguments = columnArguments
         arguments += fromArguments
         arguments += conditions.arguments
+        if keywords == .check, !query.terms.isEmpty {
+            // Walk at most `checkBudget` listings that pass the other filters, in order from the cursor, and
+            // keep those whose own indexed words match (`WordsMatchFunction`; not an FTS5 lookup per row,
+            // which evaluates its whole query again each time). The caller collects instead when the budget
+            // did not fill the page.
+            arguments += [checkBudget, query.terms.joined(separator: " "), limit]
+            return Statement(
+                sql: """
+                    SELECT * FROM (
+                        SELECT \(columns) FROM \(from) WHERE \(conditions.sql) ORDER BY \(order) LIMIT ?
+                    ) AS walked
+                    WHERE skiff_words_match(walked.searchTitle, walked.searchDescription, walked.searchTags, ?)
+                    ORDER BY \(order.replacingOccurrences(of: "listing.", with: "walked.")) LIMIT ?
+                    """,
+                arguments: arguments
+            )
+        }
         arguments += [limit]
         return Statement(
             sql: "SELECT \(columns) FROM \(from) WHERE \(conditions.sql) ORDER BY \(order) LIMIT ?",
             arguments: arguments
         )
     }
+
+    /// The most listings a `check` search walks before it gives up and collects the matches instead.
+    static let checkBudget = 2_000
 
     /// The relevance score of every document holding a query term, from the FTS5 token instances: one
     /// `SELECT` per term (so a token matching two terms counts twice, as in ``SearchText/score``), the

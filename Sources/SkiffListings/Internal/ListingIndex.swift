@@ -167,14 +167,29 @@ struct ListingIndex: Sendable {
             return false
         }
         var hits: [ListingSearchEngine.Hit] = []
+        var walked = 0
+        var gaveUp = false
         index.walk(from: start) { key in
             if isPastEnd(key) { return false }
             if let candidates, !candidates.contains(key.id) { return true }
+            walked += 1
+            // Words common overall can be rare among the other filters' listings: past the budget, collect
+            // the word matches instead (as SQLite does), so no page walks the whole index.
+            if walked > Self.walkBudget, !query.terms.isEmpty {
+                gaveUp = true
+                return false
+            }
             if let found = hit(key.id) { hits.append(found) }
             return hits.count <= size
         }
+        if gaveUp, let all = self.candidates(query, size: size, needsEveryMatch: true) {
+            return ListingSearchEngine.page(all.compactMap(hit), query, size: size)
+        }
         return ListingSearchEngine.page(ordered: hits, query, size: size)
     }
+
+    /// The most listings a walk checks for a keyword search before it collects the word matches instead.
+    static let walkBudget = 2_000
 
     /// Whether checking and sorting `count` candidates costs less than walking an order's index, where a
     /// page of `size` needs about `(size + 1) · total / count` steps.
