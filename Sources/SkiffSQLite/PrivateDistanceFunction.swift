@@ -47,26 +47,3 @@ enum DistanceFunction {
         )
     }
 }
-
-/// The SQL function `skiff_words_match(searchTitle, searchDescription, searchTags, terms)`, registered on
-/// every connection: whether every term (space-separated, the last one as a prefix) equals a word of the
-/// three indexed columns (each already the shared tokenizer's words joined by spaces) — the FTS5 MATCH of a
-/// search, decided from the row itself. Searching for a common word walks the order's index and checks each
-/// listing with it (about `page / share matching` rows) instead of collecting every match first.
-enum WordsMatchFunction {
-    static let function = DatabaseFunction("skiff_words_match", argumentCount: 4, pure: true) { values in
-        guard let terms = String.fromDatabaseValue(values[3]) else { return false }
-        let fields = (0..<3).map { String.fromDatabaseValue(values[$0]) ?? "" }
-        let queryTerms = terms.split(separator: " ")
-        for (index, term) in queryTerms.enumerated() {
-            let prefix = index == queryTerms.count - 1
-            let found = fields.contains { field in
-                field.split(separator: " ").contains { word in
-                    prefix ? word.utf8.starts(with: term.utf8) : word == term
-                }
-            }
-            if !found { return false }
-        }
-        return true
-    }
-}

@@ -70,7 +70,6 @@ public final class SQLiteDatabase: Sendable {
         config.prepareDatabase { db in
             db.add(function: PrivateDistanceFunction.function)
             db.add(function: DistanceFunction.function)
-            db.add(function: WordsMatchFunction.function)
         }
         let pool = try DatabasePool(path: path, configuration: config)
 

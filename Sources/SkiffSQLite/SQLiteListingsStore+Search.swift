@@ -13,16 +13,8 @@ extension SQLiteListingsStore {
         let compiled = try CompiledListingQuery(query, page: page)
         let size = page.size
         return try await pool.domainRead { db in
-            var rows: [Row] = []
-            if try ListingSearchSQL.keywordStrategy(db, compiled, size: size) == .check {
-                let statement = ListingSearchSQL.statement(compiled, limit: size + 1, keywords: .check)
-                rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
-            }
-            if rows.count <= size {
-                // No keywords, rare ones, or a walk that did not fill the page: the complete statement.
-                let statement = ListingSearchSQL.statement(compiled, limit: size + 1, keywords: .collect)
-                rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
-            }
+            let statement = ListingSearchSQL.statement(compiled, limit: size + 1)
+            let rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
             let hits = rows.compactMap { row -> ListingSearchEngine.Hit? in
                 guard var hit = ListingSearchEngine.hit(ListingRow.listing(row), compiled) else { return nil }
                 // The order and the cursor use SQL's score, so the next page continues exactly where SQL
@@ -42,10 +34,8 @@ extension SQLiteListingsStore {
 /// Every shape the RPC allows is answered from indexes (a test reads `EXPLAIN QUERY PLAN` for each):
 /// - filters on `status` (always present) lead every statement, so SQLite walks the
 ///   `(status, sort key, createdAt, id)` index of the order, or the FTS5 match, never the table;
-/// - keywords (every term must match a token, the last one as a prefix): for rare words, `docID IN (FTS5
-///   MATCH)` collects their few matches first; for common ones (``keywordStrategy(_:_:size:)``, from the
-///   word counts of `listingSearchTerms`), each listing the order's index walks is checked from its own
-///   indexed words (`WordsMatchFunction`), so a page costs about `page / share of listings matching`;
+/// - keywords: `docID IN (FTS5 MATCH)`; every term must match a token, the last one as a prefix (the
+///   matches' row ids are collected first: a page costs about the number of matches, not the table);
 /// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
 ///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
 ///   for each tag token, 1 for each description token;
@@ -63,46 +53,8 @@ enum ListingSearchSQL {
         var arguments: StatementArguments
     }
 
-    /// How keyword conditions are written.
-    enum KeywordStrategy: CaseIterable {
-        /// `docID IN (SELECT rowid … MATCH …)`: the matches are collected first (rare words; relevance).
-        case collect
-        /// `skiff_words_match(…)`: each listing the order's index walks is checked (`WordsMatchFunction`).
-        case check
-    }
-
-    /// Collect when the words are rare (or every match is needed, for relevance), check when they are
-    /// common: with `m` of `n` listings matching, collecting costs about `m`, walking `(size + 1) · n / m`.
-    static func keywordStrategy(_ db: Database, _ query: CompiledListingQuery, size: Int) throws -> KeywordStrategy {
-        guard !query.terms.isEmpty, query.query.sort != .relevance, query.query.sort != .distance else {
-            return .collect
-        }
-        let total = try Int.fetchOne(db, sql: "SELECT MAX(docID) FROM listing") ?? 0
-        var smallest = Int.max
-        for (position, term) in query.terms.enumerated() {
-            let count: Int
-            if position == query.terms.count - 1, let upper = prefixUpperBound(term) {
-                count =
-                    try Int.fetchOne(
-                        db,
-                        sql: "SELECT SUM(doc) FROM listingSearchTerms WHERE term >= ? AND term < ?",
-                        arguments: [term, upper]
-                    ) ?? 0
-            } else if position == query.terms.count - 1 {
-                return .collect
-            } else {
-                count =
-                    try Int.fetchOne(db, sql: "SELECT doc FROM listingSearchTerms WHERE term = ?", arguments: [term])
-                    ?? 0
-            }
-            smallest = min(smallest, count)
-        }
-        return smallest * smallest < (size + 1) * max(total, 1) ? .collect : .check
-    }
-
     /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor.
-    static func statement(_ query: CompiledListingQuery, limit: Int, keywords: KeywordStrategy = .collect) -> Statement
-    {
+    static func statement(_ query: CompiledListingQuery, limit: Int) -> Statement {
         let sort = query.query.sort
         var conditions = filterConditions(query)
         var columns = "listing.*"
@@ -111,15 +63,10 @@ enum ListingSearchSQL {
         var fromArguments: StatementArguments = []
 
         if !query.terms.isEmpty {
-            switch keywords {
-            case .collect:
-                conditions.append(
-                    "listing.docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)",
-                    [SearchText.ftsExpression(query.terms)]
-                )
-            case .check:
-                break  // applied around the walk below
-            }
+            conditions.append(
+                "listing.docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)",
+                [SearchText.ftsExpression(query.terms)]
+            )
         }
         if let near = query.query.filter.near {
             let box = ListingSearchEngine.boundingBox(near)
@@ -163,32 +110,12 @@ enum ListingSearchSQL {
         var arguments = columnArguments
         arguments += fromArguments
         arguments += conditions.arguments
-        if keywords == .check, !query.terms.isEmpty {
-            // Walk at most `checkBudget` listings that pass the other filters, in order from the cursor, and
-            // keep those whose own indexed words match (`WordsMatchFunction`; not an FTS5 lookup per row,
-            // which evaluates its whole query again each time). The caller collects instead when the budget
-            // did not fill the page.
-            arguments += [checkBudget, query.terms.joined(separator: " "), limit]
-            return Statement(
-                sql: """
-                    SELECT * FROM (
-                        SELECT \(columns) FROM \(from) WHERE \(conditions.sql) ORDER BY \(order) LIMIT ?
-                    ) AS walked
-                    WHERE skiff_words_match(walked.searchTitle, walked.searchDescription, walked.searchTags, ?)
-                    ORDER BY \(order.replacingOccurrences(of: "listing.", with: "walked.")) LIMIT ?
-                    """,
-                arguments: arguments
-            )
-        }
         arguments += [limit]
         return Statement(
             sql: "SELECT \(columns) FROM \(from) WHERE \(conditions.sql) ORDER BY \(order) LIMIT ?",
             arguments: arguments
         )
     }
-
-    /// The most listings a `check` search walks before it gives up and collects the matches instead.
-    static let checkBudget = 2_000
 
     /// The relevance score of every document holding a query term, from the FTS5 token instances: one
     /// `SELECT` per term (so a token matching two terms counts twice, as in ``SearchText/score``), the

@@ -124,13 +124,4 @@ extension SQLiteSchema {
             )
         }
     }
-
-    /// "listings-v3": how many listings hold each indexed word (`fts5vocab`, type `row`), so that a search
-    /// can tell a common word (walk the order's index and check each listing) from a rare one (collect its
-    /// few matches first) before choosing its statement. A view on the index: it stores nothing.
-    static func registerListingsSearchTermsMigration(in migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("listings-v3") { db in
-            try db.execute(sql: "CREATE VIRTUAL TABLE listingSearchTerms USING fts5vocab(listingSearch, row)")
-        }
-    }
 }

@@ -25,7 +25,6 @@ public enum SQLiteSchema {
         registerAccountsPendingSignUpsMigration(in: &migrator)
         registerListingsSearchInstancesMigration(in: &migrator)
         registerBucketListTrendBoundMigration(in: &migrator)
-        registerListingsSearchTermsMigration(in: &migrator)
         return migrator
     }
 
