@@ -18,8 +18,10 @@ public import SkiffDomain
 /// - Ownership of a bucket list: a caller who is not the owner gets `notFound`
 ///   (``BucketListStoreError/listNotFound``) for a private list and `permissionDenied` for a public one
 ///   (``BucketListLifecycle/ownedList(_:ownerID:)``).
-/// - Nearby and trending results are decided by `ActivityRanking` (backends may only narrow candidates),
-///   lists are paged with `BucketListPaging`.
+/// - Nearby and trending results are defined by `ActivityRanking`; each backend answers from its own
+///   indexes (nearby: a box on coordinates, exact distance, order, cursor and limit; trending: activities
+///   walked by their stored bound, ``TrendingScore/raisedBound(_:upVoteAt:)``, scored exactly until no one
+///   left can enter the top). Lists are paged with `BucketListPaging`.
 public protocol BucketListStore: Sendable {
     // MARK: Activities
 

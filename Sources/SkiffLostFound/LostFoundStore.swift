@@ -15,8 +15,11 @@ public import SkiffDomain
 /// - Inputs are validated by ``LostFoundRules``. Existence, ownership and state, and which stored items a
 ///   new one is scored against, are decided by ``LostFoundLifecycle``: each write loads what its function
 ///   needs, calls it inside the transaction and saves what it returns, so a backend only stores and queries.
-/// - Search decides matches and order with `LostFoundSearchEngine`, and matching with
-///   ``LostFoundMatcher`` (backends may only narrow candidates first), so results are identical everywhere.
+/// - Search has one definition, `LostFoundSearchEngine` (matching, distances, order, cursors), and matching
+///   one, ``LostFoundMatcher``; each backend answers from its own indexes (SQLite: one statement with the
+///   order, cursor and limit inside the engine; in memory: `LostFoundIndex`) and checks each result with
+///   the shared code, so results are identical everywhere and cost what the page and the index entries
+///   touched cost, not the table.
 public protocol LostFoundStore: Sendable {
     /// Stores a new item and, in the same transaction, scores it against the open items of the other kind
     /// and records the matches `matcher` accepts.

@@ -10,9 +10,9 @@ import SkiffDomain
 /// limits) and saves the result inside the same transaction, as ``SkiffBucketList/InMemoryBucketListStore``
 /// does, so both throw the same errors. A vote updates the vote row
 /// and the activity's counters in one transaction, and the single writer serializes transactions, so the
-/// counts always equal the votes stored however many users vote at once. Nearby and trending narrow the
-/// candidates with a latitude/longitude bounding box in SQL; distances, scores, order and paging are decided
-/// in Swift by the same code as the in-memory store. Social queries: see `SQLiteBucketListStore+Social.swift`.
+/// counts always equal the votes stored however many users vote at once; an up-vote also raises the
+/// activity's stored trending bound. Nearby is one SQL statement (``nearbyStatement(_:cursor:limit:)``);
+/// trending walks activities by their bound (see ``trendingActivities(_:)``). Social queries: see `SQLiteBucketListStore+Social.swift`.
 ///
 /// Get one from ``SQLiteDatabase/bucketListStore()``.
 public struct SQLiteBucketListStore: BucketListStore {

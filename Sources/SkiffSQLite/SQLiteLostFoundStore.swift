@@ -12,10 +12,10 @@ import SkiffLostFound
 /// narrows them with the indexes), lets the lifecycle score them with ``SkiffLostFound/LostFoundMatcher``,
 /// and inserts the item and the matches it accepts, all in one transaction.
 ///
-/// Search works like Listings': SQL narrows the candidates (status, category, building, the FTS5 index with
-/// prefix matching of the last word, a latitude/longitude bounding box), then `LostFoundSearchEngine` checks,
-/// measures, orders and pages them, exactly as the in-memory store does. Without keywords or a circle, the
-/// keyset cursor, the order and `LIMIT page + 1` run in SQL.
+/// Search is one SQL statement (``searchStatement(_:limit:)``): filters, the FTS5 index with prefix matching
+/// of the last word, the circle (a box on the coordinate index, then ``PrivateDistanceFunction``), the
+/// order, the keyset cursor and `LIMIT page + 1` all run in SQLite; `LostFoundSearchEngine` then checks the
+/// page's rows and makes its cursors, so results equal the in-memory store's.
 ///
 /// Get one from ``SQLiteDatabase/lostFoundStore()``.
 public struct SQLiteLostFoundStore: LostFoundStore {

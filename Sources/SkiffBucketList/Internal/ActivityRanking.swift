@@ -1,10 +1,9 @@
 import Foundation
 import SkiffDomain
 
-/// Decides nearby and trending results from candidates, for every ``BucketListStore`` backend.
-///
-/// Backends may only narrow the candidates (SQLite by a bounding box); matching, distances, scores, order
-/// and paging are decided here, so every backend returns exactly the same results.
+/// Defines nearby and trending results for every ``BucketListStore`` backend: matching, distances, scores,
+/// order, paging, and the trending walk by stored bound (``trendingTop(_:next:score:)``). Backends answer
+/// from their own indexes and use these functions for every decision, so they return the same results.
 package enum ActivityRanking {
     static let nearbyKind = "bucketlist.nearby"
 
