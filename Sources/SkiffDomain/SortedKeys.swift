@@ -6,6 +6,13 @@
 ///
 /// `areInIncreasingOrder` defines the order (a strict weak ordering); equal keys may repeat.
 package struct SortedKeys<Key>: Sendable where Key: Sendable {
+    /// Whether checking and sorting `count` candidates costs less than walking an order index of `total`
+    /// keys, where a page of `pageSize` takes about `(pageSize + 1) · total / count` steps: the rule every
+    /// in-memory search uses to choose between the two.
+    package static func collectingIsCheaper(_ count: Int, pageSize: Int, total: Int) -> Bool {
+        count * count < (pageSize + 1) * max(total, 1)
+    }
+
     /// The most keys one chunk holds before it splits.
     package static var chunkCapacity: Int { 512 }
 

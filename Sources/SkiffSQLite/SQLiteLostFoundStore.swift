@@ -156,12 +156,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         }
         let byDistance = query.sort == .distance && query.filter.near != nil
         if let near = query.filter.near {
-            let box = GreatCircle.boundingBox(
-                latitude: near.center.latitude,
-                longitude: near.center.longitude,
-                // Others measure to an item's cell, up to this much from its exact point.
-                radiusKm: near.radiusKm + ApproximateLocation.maximumShiftKm
-            )
+            let box = LostFoundSearchEngine.boundingBox(near)
             conditions.append("i.latitude BETWEEN ? AND ?")
             arguments += [box.latitude.lowerBound, box.latitude.upperBound]
             if let longitude = box.longitude {

@@ -194,7 +194,7 @@ struct ListingIndex: Sendable {
     /// Whether checking and sorting `count` candidates costs less than walking an order's index, where a
     /// page of `size` needs about `(size + 1) · total / count` steps.
     static func isFew(_ count: Int, size: Int, of total: Int) -> Bool {
-        count * count < (size + 1) * max(total, 1)
+        SortedKeys<OrderKey>.collectingIsCheaper(count, pageSize: size, total: total)
     }
 
     /// The listings that can match (a superset of the matches), or `nil` when no index narrows them enough

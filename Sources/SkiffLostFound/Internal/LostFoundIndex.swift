@@ -66,7 +66,9 @@ struct LostFoundIndex: Sendable {
     func search(_ query: CompiledLostFoundQuery, size: Int) -> Page<LostFoundSearchHit> {
         // Build a candidate set only when it is small (see `ListingIndex.isFew`), or every match is needed.
         let total = max(items.count, 1)
-        func isFew(_ count: Int) -> Bool { count * count < (size + 1) * total }
+        func isFew(_ count: Int) -> Bool {
+            SortedKeys<NewestKey>.collectingIsCheaper(count, pageSize: size, total: total)
+        }
         let byDistance = query.query.sort == .distance && query.query.filter.near != nil
         var sets: [Set<String>] = []
         if !query.terms.isEmpty {
@@ -76,11 +78,7 @@ struct LostFoundIndex: Sendable {
             }
         }
         if let near = query.query.filter.near {
-            let box = GreatCircle.boundingBox(
-                latitude: near.center.latitude,
-                longitude: near.center.longitude,
-                radiusKm: near.radiusKm + ApproximateLocation.maximumShiftKm
-            )
+            let box = LostFoundSearchEngine.boundingBox(near)
             if let count = grid.count(latitude: box.latitude, longitude: box.longitude), byDistance || isFew(count),
                 let cells = grid.documents(latitude: box.latitude, longitude: box.longitude)
             {

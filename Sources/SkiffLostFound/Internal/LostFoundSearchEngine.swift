@@ -79,6 +79,19 @@ package enum LostFoundSearchEngine {
         return String(hash, radix: 16)
     }
 
+    /// A latitude/longitude box holding every exact point whose distance, exact or approximate, can be within
+    /// the circle (others measure to an item's cell, up to ``SkiffDomain/ApproximateLocation/maximumShiftKm``
+    /// from its point), for narrowing candidates by index. `longitude` is `nil` when the box would wrap.
+    package static func boundingBox(
+        _ circle: LostFoundCircle
+    ) -> (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) {
+        GreatCircle.boundingBox(
+            latitude: circle.center.latitude,
+            longitude: circle.center.longitude,
+            radiusKm: circle.radiusKm + ApproximateLocation.maximumShiftKm
+        )
+    }
+
     /// The hit for an item if it matches every filter and keyword, else `nil`.
     package static func hit(_ item: LostFoundItem, _ query: CompiledLostFoundQuery) -> Hit? {
         let filter = query.query.filter
