@@ -13,7 +13,8 @@ extension SQLiteListingsStore {
         let compiled = try CompiledListingQuery(query, page: page)
         let size = page.size
         return try await pool.domainRead { db in
-            let statement = ListingSearchSQL.statement(compiled, limit: size + 1)
+            let plan = try ListingSearchSQL.plan(compiled, size: size, db)
+            let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
             let rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
             let hits = rows.compactMap { row -> ListingSearchEngine.Hit? in
                 guard var hit = ListingSearchEngine.hit(ListingRow.listing(row), compiled) else { return nil }
@@ -53,8 +54,92 @@ enum ListingSearchSQL {
         var arguments: StatementArguments
     }
 
+    /// How a statement finds its rows.
+    enum Plan: Equatable {
+        /// SQLite's planner chooses (shapes with a circle, a seller, tags, several statuses, or relevance
+        /// order); keywords are collected from FTS5 (`docID IN (MATCH)`).
+        case planner
+        /// The keyword matches drive: FTS5 collects their row ids, each row is read by its id, filtered
+        /// and sorted (`NOT INDEXED`, so that SQLite's planner, which cannot know how many listings match,
+        /// does not walk an index instead). A page costs about the number of matches.
+        case collect
+        /// Walk the named order index (`INDEXED BY`) from the cursor, checking the filters in the index
+        /// and each keyword with one probe of `listingWord`, until the page is full: a page costs about
+        /// `(page + 1) · listings / matches` index entries, and reads a table row only for a result.
+        case walk(index: String)
+    }
+
+    /// The order index a search can walk, or `nil` when its shape needs SQLite's planner: a circle, a
+    /// seller, tags, several statuses, or relevance order (which needs every match's score).
+    static func walkIndex(_ query: CompiledListingQuery) -> String? {
+        let filter = query.query.filter
+        guard filter.near == nil, filter.sellerID == nil, query.tags.isEmpty, query.statuses.count == 1 else {
+            return nil
+        }
+        let order: String
+        switch query.query.sort {
+        case .priceAscending, .priceDescending: order = "price"
+        case .title: order = "title"
+        case .relevance where !query.terms.isEmpty: return nil
+        default: order = "newest"
+        }
+        return filter.categories.count == 1 ? "listing_category_\(order)" : "listing_\(order)"
+    }
+
+    /// The most vocabulary entries a prefix's estimate reads; a prefix of more words counts as common.
+    static let prefixEstimateWords = 64
+
+    /// Chooses between collecting the keyword matches and walking the order's index, by their estimated
+    /// costs: collecting reads each match's row (about 8 index steps' worth each, measured); a walk visits about
+    /// `(page + 1) · listings / (matches · filter selectivity)` index entries. Matches are estimated from
+    /// `listingWordCount` (the rarest term, times the other terms' frequencies, as if independent).
+    static func plan(_ query: CompiledListingQuery, size: Int, _ db: Database) throws -> Plan {
+        guard let index = walkIndex(query) else { return .planner }
+        guard !query.terms.isEmpty else { return .walk(index: index) }
+        let total = Double(max(1, try Int.fetchOne(db, sql: "SELECT MAX(docID) FROM listing") ?? 1))
+        var matches = total
+        for (position, term) in query.terms.enumerated() {
+            let count: Int
+            if position == query.terms.count - 1 {
+                let upper = prefixUpperBound(term) ?? term + "\u{10FFFF}"
+                let rows = try Int.fetchAll(
+                    db,
+                    sql: "SELECT listings FROM listingWordCount WHERE word >= ? AND word < ? LIMIT ?",
+                    arguments: [term, upper, prefixEstimateWords + 1]
+                )
+                count = rows.count > prefixEstimateWords ? Int(total) : rows.reduce(0, +)
+            } else {
+                count =
+                    try Int.fetchOne(db, sql: "SELECT listings FROM listingWordCount WHERE word = ?", arguments: [term])
+                    ?? 0
+            }
+            matches *= min(Double(count), total) / total
+        }
+        let walked = Double(size + 1) * total / max(matches * filterSelectivity(query), 1)
+        return matches * 8 < walked ? .collect : .walk(index: index)
+    }
+
+    /// A rough share of listings the filters a walk checks let through (the index's leading category
+    /// excepted): each condition or category listed counts for its share of the values, a price range
+    /// off the price order for a third, made-on-campus and posted-since for a half.
+    static func filterSelectivity(_ query: CompiledListingQuery) -> Double {
+        let filter = query.query.filter
+        var share = 1.0
+        if filter.categories.count > 1 {
+            share *= Double(filter.categories.count) / Double(ListingCategory.allCases.count)
+        }
+        if !filter.conditions.isEmpty {
+            share *= Double(filter.conditions.count) / Double(ListingCondition.allCases.count)
+        }
+        let priceOrder = query.query.sort == .priceAscending || query.query.sort == .priceDescending
+        if !priceOrder, filter.minPriceCents != nil || filter.maxPriceCents != nil { share /= 3 }
+        if filter.madeOnCampus != nil { share /= 2 }
+        if filter.postedSince != nil, query.query.sort != .newest { share /= 2 }
+        return min(1, share)
+    }
+
     /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor.
-    static func statement(_ query: CompiledListingQuery, limit: Int) -> Statement {
+    static func statement(_ query: CompiledListingQuery, limit: Int, plan: Plan = .planner) -> Statement {
         let sort = query.query.sort
         var conditions = filterConditions(query)
         var columns = "listing.*"
@@ -62,7 +147,23 @@ enum ListingSearchSQL {
         var columnArguments: StatementArguments = []
         var fromArguments: StatementArguments = []
 
-        if !query.terms.isEmpty {
+        if case .walk(let index) = plan {
+            from += " INDEXED BY \(index)"
+            for (position, term) in query.terms.enumerated() {
+                let probe = "EXISTS (SELECT 1 FROM listingWord WHERE listingWord.docID = listing.docID AND "
+                if position < query.terms.count - 1 {
+                    conditions.append(probe + "listingWord.word = ?)", [term])
+                } else if let upper = prefixUpperBound(term) {
+                    conditions.append(probe + "listingWord.word >= ? AND listingWord.word < ?)", [term, upper])
+                } else {
+                    conditions.append(
+                        probe + "listingWord.word >= ? AND substr(listingWord.word, 1, ?) = ?)",
+                        [term, term.unicodeScalars.count, term]
+                    )
+                }
+            }
+        } else if !query.terms.isEmpty {
+            if plan == .collect { from += " NOT INDEXED" }
             conditions.append(
                 "listing.docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)",
                 [SearchText.ftsExpression(query.terms)]

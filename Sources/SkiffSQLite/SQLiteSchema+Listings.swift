@@ -124,4 +124,78 @@ extension SQLiteSchema {
             )
         }
     }
+
+    /// "listings-v3": what lets a search page cost about its own rows whatever the table holds.
+    /// - Order indexes that also carry the filter columns (category, condition, price, made on campus),
+    ///   so that walking an order checks the filters in the index and reads a table row only for a match;
+    ///   and the same three orders led by the category, the filter the apps set most.
+    /// - `listingWord`: each listing's distinct search tokens, keyed (listing, token), so that a keyword
+    ///   is checked for one listing with one B-tree probe (`EXISTS`), a prefix too (a range of one
+    ///   listing's tokens). Kept by triggers from the `search*` columns, which hold the shared tokenizer's
+    ///   tokens (letters and numbers only) joined by spaces; `json_each` splits them.
+    /// - `listingWordCount`: how many listings hold each token (kept by triggers on `listingWord`), which
+    ///   decides between collecting a keyword's matches and walking an order (see `ListingSearchSQL.plan`).
+    static func registerListingsWalkIndexesMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("listings-v3") { db in
+            let words = """
+                SELECT new.docID, j.value FROM json_each(
+                    '["' || replace(new.searchTitle || ' ' || new.searchDescription || ' ' || new.searchTags,
+                                    ' ', '","') || '"]'
+                ) AS j WHERE j.value <> ''
+                """
+            try db.execute(
+                sql: """
+                    DROP INDEX listing_status_createdAt_id;
+                    DROP INDEX listing_status_priceCents;
+                    DROP INDEX listing_status_titleKey;
+                    CREATE INDEX listing_newest
+                        ON listing(status, createdAt, id, category, condition, priceCents, madeOnCampus);
+                    CREATE INDEX listing_price
+                        ON listing(status, priceCents, createdAt, id, category, condition, madeOnCampus);
+                    CREATE INDEX listing_title
+                        ON listing(status, titleKey, createdAt DESC, id DESC, category, condition, priceCents, madeOnCampus);
+                    CREATE INDEX listing_category_newest
+                        ON listing(status, category, createdAt, id, condition, priceCents, madeOnCampus);
+                    CREATE INDEX listing_category_price
+                        ON listing(status, category, priceCents, createdAt, id, condition, madeOnCampus);
+                    CREATE INDEX listing_category_title
+                        ON listing(status, category, titleKey, createdAt DESC, id DESC, condition, priceCents, madeOnCampus);
+                    CREATE TABLE listingWord (
+                        docID INTEGER NOT NULL,
+                        word TEXT NOT NULL,
+                        PRIMARY KEY (docID, word)
+                    ) WITHOUT ROWID, STRICT;
+                    CREATE TRIGGER listing_words_ai AFTER INSERT ON listing BEGIN
+                        INSERT OR IGNORE INTO listingWord (docID, word) \(words);
+                    END;
+                    CREATE TRIGGER listing_words_ad AFTER DELETE ON listing BEGIN
+                        DELETE FROM listingWord WHERE docID = old.docID;
+                    END;
+                    CREATE TRIGGER listing_words_au AFTER UPDATE OF searchTitle, searchDescription, searchTags ON listing
+                    BEGIN
+                        DELETE FROM listingWord WHERE docID = old.docID;
+                        INSERT OR IGNORE INTO listingWord (docID, word) \(words);
+                    END;
+                    INSERT OR IGNORE INTO listingWord (docID, word)
+                        SELECT listing.docID, j.value FROM listing, json_each(
+                            '["' || replace(listing.searchTitle || ' ' || listing.searchDescription || ' '
+                                            || listing.searchTags, ' ', '","') || '"]'
+                        ) AS j WHERE j.value <> '';
+                    CREATE TABLE listingWordCount (
+                        word TEXT PRIMARY KEY,
+                        listings INTEGER NOT NULL
+                    ) WITHOUT ROWID, STRICT;
+                    INSERT INTO listingWordCount (word, listings) SELECT word, COUNT(*) FROM listingWord GROUP BY word;
+                    CREATE TRIGGER listing_word_ai AFTER INSERT ON listingWord BEGIN
+                        INSERT INTO listingWordCount (word, listings) VALUES (new.word, 1)
+                            ON CONFLICT (word) DO UPDATE SET listings = listings + 1;
+                    END;
+                    CREATE TRIGGER listing_word_ad AFTER DELETE ON listingWord BEGIN
+                        UPDATE listingWordCount SET listings = listings - 1 WHERE word = old.word;
+                        DELETE FROM listingWordCount WHERE word = old.word AND listings <= 0;
+                    END;
+                    """
+            )
+        }
+    }
 }

@@ -25,6 +25,7 @@ public enum SQLiteSchema {
         registerAccountsPendingSignUpsMigration(in: &migrator)
         registerListingsSearchInstancesMigration(in: &migrator)
         registerBucketListTrendBoundMigration(in: &migrator)
+        registerListingsWalkIndexesMigration(in: &migrator)
         return migrator
     }
 

@@ -31,7 +31,7 @@ struct SQLiteDatabaseTests {
         #expect(
             SQLiteSchema.migrationIdentifiers == [
                 "accounts-v1", "listings-v1", "bids-v1", "chat-v1", "lostfound-v1", "bucketlist-v1", "accounts-v2",
-                "bids-v2", "bids-v3", "lostfound-v2", "accounts-v3", "listings-v2", "bucketlist-v2",
+                "bids-v2", "bids-v3", "lostfound-v2", "accounts-v3", "listings-v2", "bucketlist-v2", "listings-v3",
             ]
         )
     }
@@ -57,6 +57,32 @@ struct SQLiteDatabaseTests {
         #expect(foreignKeys == 1)
         #expect(integrity == ["ok"])
         #expect(try await database.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA foreign_keys") } == 1)
+        // Readers and the writer read through a memory map and keep their own page cache, as configured.
+        let (readerMap, readerCache) = try await database.pool.read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA mmap_size"), try Int.fetchOne(db, sql: "PRAGMA cache_size"))
+        }
+        #expect(readerMap == SQLiteDatabase.Configuration.defaults.memoryMapSize)
+        #expect(readerCache == -SQLiteDatabase.Configuration.defaults.pageCacheKiB)
+        let writerMap = try await database.pool.writeWithoutTransaction { db in
+            try Int.fetchOne(db, sql: "PRAGMA mmap_size")
+        }
+        #expect(writerMap == SQLiteDatabase.Configuration.defaults.memoryMapSize)
+    }
+
+    @Test("The memory map and page cache follow the configuration; 0 turns the map off")
+    func mapAndCacheConfigured() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(
+            atPath: directory.path("skiff.sqlite"),
+            configuration: SQLiteDatabase.Configuration(memoryMapSize: 0, pageCacheKiB: 1024)
+        )
+        defer { try? database.close() }
+        let (map, cache) = try await database.pool.read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA mmap_size"), try Int.fetchOne(db, sql: "PRAGMA cache_size"))
+        }
+        #expect(map == 0)
+        #expect(cache == -1024)
     }
 
     @Test("Tables are singular camelCase; the schema matches the migrations")
