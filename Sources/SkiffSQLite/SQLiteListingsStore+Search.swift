@@ -115,27 +115,14 @@ enum ListingSearchSQL {
             }
             matches *= min(Double(count), total) / total
         }
-        let walked = Double(size + 1) * total / max(matches * filterSelectivity(query), 1)
-        return matches * 8 < walked ? .collect : .walk(index: index)
-    }
-
-    /// A rough share of listings the filters a walk checks let through (the index's leading category
-    /// excepted): each condition or category listed counts for its share of the values, a price range
-    /// off the price order for a third, made-on-campus and posted-since for a half.
-    static func filterSelectivity(_ query: CompiledListingQuery) -> Double {
-        let filter = query.query.filter
-        var share = 1.0
-        if filter.categories.count > 1 {
-            share *= Double(filter.categories.count) / Double(ListingCategory.allCases.count)
-        }
-        if !filter.conditions.isEmpty {
-            share *= Double(filter.conditions.count) / Double(ListingCondition.allCases.count)
-        }
-        let priceOrder = query.query.sort == .priceAscending || query.query.sort == .priceDescending
-        if !priceOrder, filter.minPriceCents != nil || filter.maxPriceCents != nil { share /= 3 }
-        if filter.madeOnCampus != nil { share /= 2 }
-        if filter.postedSince != nil, query.query.sort != .newest { share /= 2 }
-        return min(1, share)
+        let cheaper = ListingSearchEngine.collectingIsCheaper(
+            matches: matches,
+            total: Int(total),
+            size: size,
+            selectivity: ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: true),
+            collectCost: 8
+        )
+        return cheaper ? .collect : .walk(index: index)
     }
 
     /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor.

@@ -21,12 +21,16 @@ struct ListingIndex: Sendable {
         var tokens: SearchText.DocumentTokens
     }
 
-    /// The key of a listing in the order indexes.
+    /// The key of a listing in the order indexes, with the filters a walk checks before it looks the
+    /// listing up (as SQLite's covering indexes carry them).
     struct OrderKey: Sendable {
         var price: Int64
         var title: String
         var createdAt: Int64
         var id: String
+        var status: ListingStatus = .active
+        var category: ListingCategory = .other
+        var condition: ListingCondition = .new
     }
 
     private(set) var entries: [String: Entry] = [:]
@@ -55,7 +59,10 @@ struct ListingIndex: Sendable {
             price: listing.priceCents,
             title: SearchText.sortKey(listing.title),
             createdAt: listing.createdAt.millisecondsSince1970,
-            id: listing.id
+            id: listing.id,
+            status: listing.status,
+            category: listing.category,
+            condition: listing.condition
         )
     }
 
@@ -166,30 +173,41 @@ struct ListingIndex: Sendable {
             }
             return false
         }
+        // The filters the key carries are checked before the listing is looked up.
+        let categories = filter.categories
+        let conditions = filter.conditions
+        let statuses = query.statuses
         var hits: [ListingSearchEngine.Hit] = []
-        var walked = 0
-        var gaveUp = false
         index.walk(from: start) { key in
             if isPastEnd(key) { return false }
+            guard statuses.contains(key.status), categories.isEmpty || categories.contains(key.category),
+                conditions.isEmpty || conditions.contains(key.condition)
+            else { return true }
             if let candidates, !candidates.contains(key.id) { return true }
-            walked += 1
-            // Words common overall can be rare among the other filters' listings: past the budget, collect
-            // the word matches instead (as SQLite does), so no page walks the whole index.
-            if walked > Self.walkBudget, !query.terms.isEmpty {
-                gaveUp = true
-                return false
-            }
             if let found = hit(key.id) { hits.append(found) }
             return hits.count <= size
-        }
-        if gaveUp, let all = self.candidates(query, size: size, needsEveryMatch: true) {
-            return ListingSearchEngine.page(all.compactMap(hit), query, size: size)
         }
         return ListingSearchEngine.page(ordered: hits, query, size: size)
     }
 
-    /// The most listings a walk checks for a keyword search before it collects the word matches instead.
-    static let walkBudget = 2_000
+    /// Whether collecting the keyword matches is cheaper than walking an order index and checking each
+    /// listing's words (``ListingSearchEngine/collectingIsCheaper(matches:total:size:selectivity:collectCost:)``):
+    /// matches are estimated from the index's counts, the rarest term times the others' frequencies.
+    func wordsAreFew(_ query: CompiledListingQuery, size: Int) -> Bool {
+        let total = max(1, entries.count)
+        var matches = Double(total)
+        for (position, term) in query.terms.enumerated() {
+            let count = position == query.terms.count - 1 ? words.count(prefix: term, limit: total) : words.count(term)
+            matches *= Double(min(count, total)) / Double(total)
+        }
+        return ListingSearchEngine.collectingIsCheaper(
+            matches: matches,
+            total: total,
+            size: size,
+            selectivity: ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false),
+            collectCost: 4
+        )
+    }
 
     /// Whether checking and sorting `count` candidates costs less than walking an order's index, where a
     /// page of `size` needs about `(size + 1) · total / count` steps.
@@ -203,12 +221,8 @@ struct ListingIndex: Sendable {
     /// (relevance, distance order).
     func candidates(_ query: CompiledListingQuery, size: Int, needsEveryMatch: Bool) -> Set<String>? {
         let total = entries.count
-        let limit = Int((Double((size + 1) * max(total, 1))).squareRoot()) + 1
         var sets: [Set<String>] = []
-        if !query.terms.isEmpty,
-            needsEveryMatch
-                || Self.isFew(words.estimatedCount(matching: query.terms, limit: limit), size: size, of: total)
-        {
+        if !query.terms.isEmpty, needsEveryMatch || wordsAreFew(query, size: size) {
             sets.append(words.documents(matching: query.terms))
         }
         for tag in Set(query.tags) { sets.append(tagged[tag] ?? []) }

@@ -99,6 +99,43 @@ package enum ListingSearchEngine {
         package var titleKey: String
     }
 
+    /// A rough share of listings that the filters an order walk checks let through: each category or
+    /// condition listed counts for its share of the values (a category that leads the walked index, as
+    /// SQLite's category indexes do, is not counted), a price range off the price order for a third,
+    /// made-on-campus and posted-since (off the newest order) for a half each. Both backends use it to
+    /// estimate how far a walk goes before its page is full.
+    package static func filterSelectivity(_ query: CompiledListingQuery, categoryLeadsIndex: Bool) -> Double {
+        let filter = query.query.filter
+        var share = 1.0
+        if !filter.categories.isEmpty, !(categoryLeadsIndex && filter.categories.count == 1) {
+            share *= Double(filter.categories.count) / Double(ListingCategory.allCases.count)
+        }
+        if !filter.conditions.isEmpty {
+            share *= Double(filter.conditions.count) / Double(ListingCondition.allCases.count)
+        }
+        let sort = query.query.sort
+        let priceOrder = sort == .priceAscending || sort == .priceDescending
+        if !priceOrder, filter.minPriceCents != nil || filter.maxPriceCents != nil { share /= 3 }
+        if filter.madeOnCampus != nil { share /= 2 }
+        if filter.postedSince != nil, sort != .newest { share /= 2 }
+        return min(1, share)
+    }
+
+    /// Whether collecting the keyword matches (about `matches` listings, each read, checked and sorted
+    /// at `collectCost` walk steps apiece) costs less than walking an order until a page of `size` is
+    /// full, about `(size + 1) · total / (matches · selectivity)` steps: the rule both backends use to
+    /// choose, so that a page costs the smaller of the two.
+    package static func collectingIsCheaper(
+        matches: Double,
+        total: Int,
+        size: Int,
+        selectivity: Double,
+        collectCost: Double
+    ) -> Bool {
+        let walked = Double(size + 1) * Double(max(total, 1)) / max(matches * selectivity, 1)
+        return matches * collectCost < walked
+    }
+
     /// The hit for a listing if it matches every filter and keyword, else `nil`. `tokens`, when given, are
     /// the listing's ``SearchText/DocumentTokens`` already computed (an index keeps them).
     package static func hit(
