@@ -69,6 +69,29 @@ package struct InvertedIndex: Sendable {
         return smallest == Int.max ? 0 : smallest
     }
 
+    /// The cheapest set that holds every document matching the terms (a superset, for callers that check
+    /// each document's own tokens afterwards), and its size: the postings of the rarest whole term, or
+    /// the union over the last term's prefix when it is the only term or is rarer. Costs no more than one
+    /// term's postings, where ``documents(matching:)`` reads every term's.
+    package func superset(matching terms: [String]) -> Set<String> {
+        var best: Set<String>?
+        for term in terms.dropLast() {
+            let set = documents(term)
+            if best == nil || set.count < best!.count { best = set }
+        }
+        guard let last = terms.last else { return best ?? [] }
+        if let best, best.count <= count(prefix: last, limit: best.count) { return best }
+        return documents(prefix: last)
+    }
+
+    /// The size of ``superset(matching:)``, without building it (a prefix counted up to `limit`).
+    package func supersetCount(matching terms: [String], limit: Int) -> Int {
+        var best = Int.max
+        for term in terms.dropLast() { best = min(best, count(term)) }
+        guard let last = terms.last else { return best == Int.max ? 0 : best }
+        return min(best, count(prefix: last, limit: min(best, limit)))
+    }
+
     /// The documents matching every term, the last one as a prefix (``TextSearch``'s rule): exactly the
     /// documents whose indexed tokens match.
     package func documents(matching terms: [String]) -> Set<String> {

@@ -116,6 +116,7 @@ enum ListingSearchSQL {
             matches *= min(Double(count), total) / total
         }
         let cheaper = ListingSearchEngine.collectingIsCheaper(
+            collected: matches,
             matches: matches,
             total: Int(total),
             size: size,

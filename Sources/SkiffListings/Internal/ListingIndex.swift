@@ -191,7 +191,8 @@ struct ListingIndex: Sendable {
     }
 
     /// Whether collecting the keyword matches is cheaper than walking an order index and checking each
-    /// listing's words (``ListingSearchEngine/collectingIsCheaper(matches:total:size:selectivity:collectCost:)``):
+    /// listing's words (``ListingSearchEngine/collectingIsCheaper(collected:matches:total:size:selectivity:collectCost:)``):
+    /// collecting reads the rarest term's listings (``SkiffDomain/InvertedIndex/superset(matching:)``);
     /// matches are estimated from the index's counts, the rarest term times the others' frequencies.
     func wordsAreFew(_ query: CompiledListingQuery, size: Int) -> Bool {
         let total = max(1, entries.count)
@@ -201,11 +202,12 @@ struct ListingIndex: Sendable {
             matches *= Double(min(count, total)) / Double(total)
         }
         return ListingSearchEngine.collectingIsCheaper(
+            collected: Double(words.supersetCount(matching: query.terms, limit: total)),
             matches: matches,
             total: total,
             size: size,
             selectivity: ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false),
-            collectCost: 4
+            collectCost: 2
         )
     }
 
@@ -223,7 +225,8 @@ struct ListingIndex: Sendable {
         let total = entries.count
         var sets: [Set<String>] = []
         if !query.terms.isEmpty, needsEveryMatch || wordsAreFew(query, size: size) {
-            sets.append(words.documents(matching: query.terms))
+            // A superset: `hit` checks each listing's own words.
+            sets.append(words.superset(matching: query.terms))
         }
         for tag in Set(query.tags) { sets.append(tagged[tag] ?? []) }
         if let seller = query.query.filter.sellerID { sets.append(bySeller[seller] ?? []) }

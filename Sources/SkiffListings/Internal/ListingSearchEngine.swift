@@ -121,11 +121,12 @@ package enum ListingSearchEngine {
         return min(1, share)
     }
 
-    /// Whether collecting the keyword matches (about `matches` listings, each read, checked and sorted
+    /// Whether collecting the keyword matches (reading `collected` listings, `matches` of which match,
     /// at `collectCost` walk steps apiece) costs less than walking an order until a page of `size` is
     /// full, about `(size + 1) · total / (matches · selectivity)` steps: the rule both backends use to
     /// choose, so that a page costs the smaller of the two.
     package static func collectingIsCheaper(
+        collected: Double,
         matches: Double,
         total: Int,
         size: Int,
@@ -133,7 +134,7 @@ package enum ListingSearchEngine {
         collectCost: Double
     ) -> Bool {
         let walked = Double(size + 1) * Double(max(total, 1)) / max(matches * selectivity, 1)
-        return matches * collectCost < walked
+        return collected * collectCost < walked
     }
 
     /// The hit for a listing if it matches every filter and keyword, else `nil`. `tokens`, when given, are
