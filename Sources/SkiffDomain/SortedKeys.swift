@@ -28,8 +28,8 @@ package struct SortedKeys<Key>: Sendable where Key: Sendable {
 
     /// A position: a chunk and an offset in it.
     package struct Position: Hashable, Sendable, Comparable {
-        var chunk: Int
-        var offset: Int
+        package var chunk: Int
+        package var offset: Int
 
         package static func < (lhs: Position, rhs: Position) -> Bool {
             (lhs.chunk, lhs.offset) < (rhs.chunk, rhs.offset)
@@ -116,16 +116,25 @@ package struct SortedKeys<Key>: Sendable where Key: Sendable {
         return result
     }
 
+    /// The keys, chunk by chunk, in order (a ``Position`` is a chunk and an offset in it): for hot loops
+    /// that walk keys of a concrete type in place, which a call of ``walk(from:_:)`` per key, generic
+    /// across modules, cannot do without copying each key.
+    package var orderedChunks: [[Key]] { chunks }
+
     /// Calls `body` with each key from `position` in order until it returns `false`.
     package func walk(from position: Position, _ body: (Key) -> Bool) {
         var chunk = position.chunk
         var offset = position.offset
         while chunk < chunks.count {
-            let keys = chunks[chunk]
-            while offset < keys.count {
-                if !body(keys[offset]) { return }
-                offset += 1
+            // Borrow each key in place: no copy (and no retain of what it holds) per key walked.
+            let finished = chunks[chunk].withUnsafeBufferPointer { keys in
+                while offset < keys.count {
+                    if !body(keys[offset]) { return true }
+                    offset += 1
+                }
+                return false
             }
+            if finished { return }
             chunk += 1
             offset = 0
         }

@@ -1,10 +1,10 @@
 import Foundation
 import SkiffDomain
-import Synchronization
 
 /// A ``ListingsStore`` that keeps everything in memory, for tests and demos.
 ///
-/// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
+/// All state sits behind one reader–writer lock (reads, searches included, run side by side; a write runs
+/// alone), and every method runs in one critical section without suspending,
 /// so each use case is atomic as a database transaction would be. Writes load what ``ListingLifecycle``
 /// needs, let it decide and save what it returns. Search runs on real indexes kept in the same critical
 /// section as the listings (`ListingIndex`: inverted, tag, seller, grid-cell and one sorted index per
@@ -50,7 +50,7 @@ public final class InMemoryListingsStore: ListingsStore {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = ReadWriteLock(State())
 
     /// Creates an empty store.
     public init() {}
@@ -58,7 +58,7 @@ public final class InMemoryListingsStore: ListingsStore {
     // MARK: Listings
 
     public func createListing(_ listing: Listing, requestID: String?) async throws -> Listing {
-        try state.withLock { (state) throws(DomainError) -> Listing in
+        try state.withWriteLock { (state) throws(DomainError) -> Listing in
             let earlier = requestID.flatMap { state.requests[RequestKey(sellerID: listing.sellerID, requestID: $0)] }
             let decision = try ListingLifecycle.create(
                 listing,
@@ -85,7 +85,7 @@ public final class InMemoryListingsStore: ListingsStore {
     }
 
     public func listing(id: String) async throws -> Listing? {
-        state.withLock { $0.listings[id] }
+        state.withReadLock { $0.listings[id] }
     }
 
     public func updateListing(
@@ -94,7 +94,7 @@ public final class InMemoryListingsStore: ListingsStore {
         changes: ListingChanges,
         now: Date
     ) async throws -> ListingUpdate {
-        try state.withLock { (state) throws(DomainError) -> ListingUpdate in
+        try state.withWriteLock { (state) throws(DomainError) -> ListingUpdate in
             let change = try ListingLifecycle.update(
                 state.listings[id],
                 sellerID: sellerID,
@@ -112,7 +112,7 @@ public final class InMemoryListingsStore: ListingsStore {
         by actor: StatusActor,
         now: Date
     ) async throws -> StatusTransition {
-        try state.withLock { (state) throws(DomainError) -> StatusTransition in
+        try state.withWriteLock { (state) throws(DomainError) -> StatusTransition in
             let change = try ListingLifecycle.setStatus(state.listings[id], to: status, by: actor, now: now)
             return StatusTransition(listing: change.listing, event: state.save(change))
         }
@@ -120,7 +120,7 @@ public final class InMemoryListingsStore: ListingsStore {
 
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
         let compiled = try CompiledListingQuery(query, page: page)
-        return state.withLock { $0.index.search(compiled, size: page.size) }
+        return state.withReadLock { $0.index.search(compiled, size: page.size) }
     }
 
     public func sellerListings(
@@ -129,7 +129,7 @@ public final class InMemoryListingsStore: ListingsStore {
         page: PageRequest
     ) async throws -> Page<Listing> {
         let cursor = try ListingsPaging.sellerCursor(page, sellerID: sellerID, statuses: statuses)
-        let fetched: [Listing] = state.withLock { state in
+        let fetched: [Listing] = state.withReadLock { state in
             var matches = state.index.listings(sellerID: sellerID).filter { listing in
                 (statuses.isEmpty || statuses.contains(listing.status))
                     && (cursor.map { ListingsPaging.isAfter(listing, $0) } ?? true)
@@ -143,27 +143,27 @@ public final class InMemoryListingsStore: ListingsStore {
     // MARK: Images
 
     public func putImage(_ image: StoredImage) async throws {
-        try state.withLock { (state) throws(DomainError) in
+        try state.withWriteLock { (state) throws(DomainError) in
             let stored = try ListingLifecycle.putImage(image, imageIDTaken: state.images[image.id] != nil)
             state.images[stored.id] = stored
         }
     }
 
     public func image(id: String) async throws -> StoredImage? {
-        state.withLock { $0.images[id] }
+        state.withReadLock { $0.images[id] }
     }
 
     public func imageHeader(id: String) async throws -> ImageHeader? {
-        state.withLock { $0.images[id]?.header }
+        state.withReadLock { $0.images[id]?.header }
     }
 
     public func imageBytes(id: String, offset: Int, length: Int) async throws -> Data? {
-        state.withLock { $0.images[id] }?.bytes(offset: offset, length: length)
+        state.withReadLock { $0.images[id] }?.bytes(offset: offset, length: length)
     }
 
     public func unattachedImageIDs(uploadedBefore date: Date, after id: String?, limit: Int) async throws -> [String] {
         let cutoff = date.roundedToMilliseconds
-        return state.withLock { state in
+        return state.withReadLock { state in
             let attached = Set(state.listings.values.flatMap(\.imageIDs))
             let ids = state.images.values
                 .filter { $0.createdAt < cutoff && !attached.contains($0.id) }
@@ -176,7 +176,7 @@ public final class InMemoryListingsStore: ListingsStore {
 
     public func deleteUnattachedImages(uploadedBefore date: Date, keeping: Set<String>) async throws -> Int {
         let cutoff = date.roundedToMilliseconds
-        return state.withLock { state in
+        return state.withWriteLock { state in
             let attached = Set(state.listings.values.flatMap(\.imageIDs))
             let doomed = state.images.values.filter { image in
                 image.createdAt < cutoff && !attached.contains(image.id) && !keeping.contains(image.id)
@@ -189,7 +189,7 @@ public final class InMemoryListingsStore: ListingsStore {
     // MARK: Saved listings
 
     public func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing {
-        try state.withLock { (state) throws(DomainError) -> SavedListing in
+        try state.withWriteLock { (state) throws(DomainError) -> SavedListing in
             let decision = try ListingLifecycle.save(
                 state.listings[listingID],
                 savedAt: state.saved[userID]?[listingID],
@@ -208,12 +208,12 @@ public final class InMemoryListingsStore: ListingsStore {
     }
 
     public func unsaveListing(userID: String, listingID: String) async throws {
-        state.withLock { _ = $0.saved[userID]?.removeValue(forKey: listingID) }
+        state.withWriteLock { _ = $0.saved[userID]?.removeValue(forKey: listingID) }
     }
 
     public func savedListings(userID: String, page: PageRequest) async throws -> Page<SavedListing> {
         let cursor = try ListingsPaging.savedCursor(page, userID: userID)
-        let fetched: [SavedListing] = state.withLock { state in
+        let fetched: [SavedListing] = state.withReadLock { state in
             var matches: [SavedListing] = []
             for (listingID, savedAt) in state.saved[userID] ?? [:] {
                 guard let listing = state.listings[listingID] else { continue }
@@ -235,7 +235,7 @@ public final class InMemoryListingsStore: ListingsStore {
     }
 
     public func savers(listingID: String) async throws -> [String] {
-        state.withLock { state in
+        state.withReadLock { state in
             state.saved.compactMap { $0.value[listingID] == nil ? nil : $0.key }.sorted()
         }
     }
@@ -244,7 +244,7 @@ public final class InMemoryListingsStore: ListingsStore {
 
     public func changes(forUser userID: String, after sequence: Int64, limit: Int) async throws -> [ListingChangeEvent]
     {
-        state.withLock { state in
+        state.withReadLock { state in
             let saved = state.saved[userID] ?? [:]
             return Array(
                 state.changes.lazy.filter { $0.sequence > sequence && saved[$0.listingID] != nil }.prefix(limit)
@@ -253,16 +253,16 @@ public final class InMemoryListingsStore: ListingsStore {
     }
 
     public func change(sequence: Int64) async throws -> ListingChangeEvent? {
-        state.withLock { state in state.changes.first { $0.sequence == sequence } }
+        state.withReadLock { state in state.changes.first { $0.sequence == sequence } }
     }
 
     public func changes(since date: Date, limit: Int) async throws -> [ListingChangeEvent] {
-        state.withLock { state in Array(state.changes.lazy.filter { $0.changedAt >= date }.prefix(max(limit, 0))) }
+        state.withReadLock { state in Array(state.changes.lazy.filter { $0.changedAt >= date }.prefix(max(limit, 0))) }
     }
 
     public func pruneChanges(before date: Date) async throws -> Int {
         let cutoff = date.millisecondsSince1970
-        return state.withLock { state in
+        return state.withWriteLock { state in
             let before = state.changes.count
             state.changes.removeAll { $0.changedAt.millisecondsSince1970 < cutoff }
             return before - state.changes.count

@@ -174,18 +174,38 @@ struct ListingIndex: Sendable {
             return false
         }
         // The filters the key carries are checked before the listing is looked up.
-        let categories = filter.categories
-        let conditions = filter.conditions
-        let statuses = query.statuses
+        // Small lists, not sets: no hashing per key walked.
+        let categories = Array(filter.categories)
+        let conditions = Array(filter.conditions)
+        let statuses = Array(query.statuses)
         var hits: [ListingSearchEngine.Hit] = []
-        index.walk(from: start) { key in
-            if isPastEnd(key) { return false }
-            guard statuses.contains(key.status), categories.isEmpty || categories.contains(key.category),
-                conditions.isEmpty || conditions.contains(key.condition)
-            else { return true }
-            if let candidates, !candidates.contains(key.id) { return true }
-            if let found = hit(key.id) { hits.append(found) }
-            return hits.count <= size
+        // The walk, over the keys in place (see `SortedKeys.orderedChunks`).
+        let chunks = index.orderedChunks
+        var chunk = start.chunk
+        var offset = start.offset
+        var full = false
+        while !full, chunk < chunks.count {
+            chunks[chunk].withUnsafeBufferPointer { keys in
+                while offset < keys.count {
+                    let key = keys[offset]
+                    offset += 1
+                    if isPastEnd(key) {
+                        full = true
+                        return
+                    }
+                    guard statuses.contains(key.status), categories.isEmpty || categories.contains(key.category),
+                        conditions.isEmpty || conditions.contains(key.condition)
+                    else { continue }
+                    if let candidates, !candidates.contains(key.id) { continue }
+                    if let found = hit(key.id) { hits.append(found) }
+                    if hits.count > size {
+                        full = true
+                        return
+                    }
+                }
+            }
+            chunk += 1
+            offset = 0
         }
         return ListingSearchEngine.page(ordered: hits, query, size: size)
     }
