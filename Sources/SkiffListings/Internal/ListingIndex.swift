@@ -15,10 +15,16 @@ import SkiffDomain
 /// Either way `ListingSearchEngine.hit` decides each listing, so results equal SQLite's; the cost follows the
 /// page and the candidates, not the table.
 struct ListingIndex: Sendable {
-    /// What the index keeps per listing.
-    struct Entry: Sendable {
-        var listing: Listing
-        var tokens: SearchText.DocumentTokens
+    /// What the index keeps per listing: a reference, so that looking one up on a walk costs one retain
+    /// rather than a copy of the listing and its tokens.
+    final class Entry: Sendable {
+        let listing: Listing
+        let tokens: SearchText.DocumentTokens
+
+        init(listing: Listing, tokens: SearchText.DocumentTokens) {
+            self.listing = listing
+            self.tokens = tokens
+        }
     }
 
     /// The key of a listing in the order indexes, with the filters a walk checks before it looks the
@@ -164,12 +170,12 @@ struct ListingIndex: Sendable {
         default: break
         }
         let since = filter.postedSince?.millisecondsSince1970
-        func isPastEnd(_ key: OrderKey) -> Bool {
+        func isPastEnd(price: Int64, createdAt: Int64) -> Bool {
             switch sort {
-            case .priceAscending: if let max = filter.maxPriceCents { return key.price > max }
-            case .priceDescending: if let min = filter.minPriceCents { return key.price < min }
+            case .priceAscending: if let max = filter.maxPriceCents { return price > max }
+            case .priceDescending: if let min = filter.minPriceCents { return price < min }
             case .title: break
-            default: if let since { return key.createdAt < since }
+            default: if let since { return createdAt < since }
             }
             return false
         }
@@ -187,17 +193,19 @@ struct ListingIndex: Sendable {
         while !full, chunk < chunks.count {
             chunks[chunk].withUnsafeBufferPointer { keys in
                 while offset < keys.count {
-                    let key = keys[offset]
+                    // Fields are read in place: binding the whole key would copy (and retain) its strings.
+                    let at = offset
                     offset += 1
-                    if isPastEnd(key) {
+                    if isPastEnd(price: keys[at].price, createdAt: keys[at].createdAt) {
                         full = true
                         return
                     }
-                    guard statuses.contains(key.status), categories.isEmpty || categories.contains(key.category),
-                        conditions.isEmpty || conditions.contains(key.condition)
+                    guard statuses.contains(keys[at].status),
+                        categories.isEmpty || categories.contains(keys[at].category),
+                        conditions.isEmpty || conditions.contains(keys[at].condition)
                     else { continue }
-                    if let candidates, !candidates.contains(key.id) { continue }
-                    if let found = hit(key.id) { hits.append(found) }
+                    if let candidates, !candidates.contains(keys[at].id) { continue }
+                    if let found = hit(keys[at].id) { hits.append(found) }
                     if hits.count > size {
                         full = true
                         return
