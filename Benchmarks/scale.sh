@@ -5,12 +5,15 @@
 # public RPCs by `skiff-load marketplace` up to each size in turn (100 users; listings), and at each size the
 # marketplace mix runs at 1 call in flight (1 connection) and at 64 in flight (4 connections). Reported per size:
 # the seeding rate of the step, the mix's calls/s, p50 and p99, each RPC's p50/p99 (SearchListings, GetListing,
-# CreateListing, PlaceBid, SendMessage, …) and the server's RSS. On SQLite, the server is then restarted on the
-# largest file and the time from exec to the first answered search is reported.
+# CreateListing, PlaceBid, SendMessage, …) and the server's RSS. Then `skiff-load campus` seeds as many
+# activities and lost-and-found items (and up-votes) and runs the BucketList/LostFound mix the same two ways
+# (nearby, trending, votes, lost-and-found search, reports, matches). On SQLite, the server is then restarted
+# on the largest file and the time from exec to the first answered search is reported.
 #
 #   Benchmarks/scale.sh                                   # 10k and 100k listings, SQLite and memory, 15 s runs
 #   Benchmarks/scale.sh --sizes 10000,100000,1000000      # the issue's full ladder (1M seeds for ~10 minutes)
 #   Benchmarks/scale.sh --backends sqlite --duration 30
+#   Benchmarks/scale.sh --mixes campus --votes-per-activity 10   # only the BucketList/LostFound mix
 #   Benchmarks/scale.sh --hash-rounds 600000               # passwords hashed as in production (see below)
 #
 # Scratch data goes to $SKIFF_SCRATCH (default: a temporary directory), removed at the end; results (JSON per
@@ -28,15 +31,22 @@ users=100
 # of CPU each) that alone caps the mix near 600 operations/s on 2 cores, whatever the storage does. To measure
 # the storage, the server hashes with 1,000 rounds unless --hash-rounds says otherwise.
 hash_rounds=1000
+# The campus mix (BucketList and LostFound) seeds, per listing size N, N activities, N lost-and-found items
+# and votes × N up-votes (the issue's proportion is 10 votes per activity; 2 keeps a 100k run near 10
+# minutes, as votes are seeded through the RPCs).
+mixes="marketplace,campus"
+votes=2
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --mixes) mixes="$2"; shift 2 ;;
+        --votes-per-activity) votes="$2"; shift 2 ;;
         --sizes) sizes="$2"; shift 2 ;;
         --backends) backends="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --warmup) warmup="$2"; shift 2 ;;
         --users) users="$2"; shift 2 ;;
         --hash-rounds) hash_rounds="$2"; shift 2 ;;
-        *) echo "usage: $0 [--sizes N,N,…] [--backends sqlite,memory] [--duration s] [--warmup s] [--users n] [--hash-rounds n]" >&2; exit 64 ;;
+        *) echo "usage: $0 [--sizes N,N,…] [--backends sqlite,memory] [--mixes marketplace,campus] [--votes-per-activity n] [--duration s] [--warmup s] [--users n] [--hash-rounds n]" >&2; exit 64 ;;
     esac
 done
 
@@ -97,14 +107,35 @@ for backend in "${backend_list[@]}"; do
         seeded="$(grep -o 'seeded [0-9]* listings in [0-9.]* s ([0-9]* listings/s' "$out/seed-$backend-$n.log" | tail -1 || true)"
         echo "$seeded" >&2
         echo "{\"backend\":\"$backend\",\"size\":$n,\"seeding\":\"$seeded\",\"rss_mb\":$(rss_mb)}" >> "$out/steps.jsonl"
-        for config in "1 1" "64 4"; do
-            read -r concurrency connections <<< "$config"
-            echo "== $backend $n: mix at $concurrency in flight" >&2
-            "$bin/skiff-load" marketplace --target "127.0.0.1:$port" --seed-users "$users" --seed-listings "$n" \
-                --state "$state" --concurrency "$concurrency" --connections "$connections" \
-                --duration "$duration" --warmup "$warmup" --quiet --allow-errors \
-                --json "$out/mix-$backend-$n-$concurrency.json" > "$out/mix-$backend-$n-$concurrency.txt" 2>&1
-        done
+        if [[ ",$mixes," == *",marketplace,"* ]]; then
+            for config in "1 1" "64 4"; do
+                read -r concurrency connections <<< "$config"
+                echo "== $backend $n: mix at $concurrency in flight" >&2
+                "$bin/skiff-load" marketplace --target "127.0.0.1:$port" --seed-users "$users" --seed-listings "$n" \
+                    --state "$state" --concurrency "$concurrency" --connections "$connections" \
+                    --duration "$duration" --warmup "$warmup" --quiet --allow-errors \
+                    --json "$out/mix-$backend-$n-$concurrency.json" > "$out/mix-$backend-$n-$concurrency.txt" 2>&1
+            done
+        fi
+        if [[ ",$mixes," == *",campus,"* ]]; then
+            echo "== $backend: seeding campus data to $n activities and items, $((n * votes)) votes" >&2
+            campus_start=$(date +%s%N)
+            "$bin/skiff-load" campus --target "127.0.0.1:$port" --seed-users "$users" --seed-activities "$n" \
+                --seed-items "$n" --seed-votes "$((n * votes))" --state "$state" --mail-log "$log" \
+                --seed-concurrency 64 --concurrency 1 --max-calls 1 --duration 1 --warmup 0 \
+                2> "$out/seed-campus-$backend-$n.log" > /dev/null
+            campus_s=$(( ($(date +%s%N) - campus_start) / 1000000 ))
+            echo "{\"backend\":\"$backend\",\"size\":$n,\"campus_seed_ms\":$campus_s}" >> "$out/steps.jsonl"
+            for config in "1 1" "64 4"; do
+                read -r concurrency connections <<< "$config"
+                echo "== $backend $n: campus mix at $concurrency in flight" >&2
+                "$bin/skiff-load" campus --target "127.0.0.1:$port" --seed-users "$users" --seed-activities "$n" \
+                    --seed-items "$n" --seed-votes "$((n * votes))" --state "$state" \
+                    --concurrency "$concurrency" --connections "$connections" \
+                    --duration "$duration" --warmup "$warmup" --quiet --allow-errors \
+                    --json "$out/campus-$backend-$n-$concurrency.json" > "$out/campus-$backend-$n-$concurrency.txt" 2>&1
+            done
+        fi
         echo "{\"backend\":\"$backend\",\"size\":$n,\"after_rss_mb\":$(rss_mb)}" >> "$out/steps.jsonl"
     done
     stop_server
@@ -149,6 +180,20 @@ for path in sorted(glob.glob(os.path.join(out, "mix-*.json")), key=lambda p: (p.
     print(f"| {backend} | {int(size):,} | {m.group(1) + '/s' if m else '–'} | {inflight} | {r['throughput']:.0f} | {ms(lat['p50'])} | {ms(lat['p99'])} "
           f"| {pair(sl, 'SearchListings')} | {pair(sl, 'GetListing')} | {pair(sl, 'CreateListing')} | {pair(sl, 'PlaceBid')} "
           f"| {pair(sl, 'SendMessage')} | {errors} | {rss if rss is not None else '–'} |")
+campus = sorted(glob.glob(os.path.join(out, "campus-*.json")), key=lambda p: (p.split("-")[-3], int(p.split("-")[-2]), int(p.split("-")[-1][:-5])))
+if campus:
+    print("\nCampus mix (BucketList and LostFound):\n")
+    print("| backend | size | campus seeding | in flight | mix calls/s | mix p50 | mix p99 | FindNearbyActivities p50 / p99 | ListTrendingActivities p50 / p99 | VoteActivity p50 / p99 | SearchItems p50 / p99 | ReportItem p50 / p99 | ListMatches p50 / p99 | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for path in campus:
+    _, backend, size, inflight = os.path.basename(path)[:-5].split("-")
+    r = json.load(open(path))
+    seed = next((s["campus_seed_ms"] for s in steps if s.get("backend") == backend and s.get("size") == int(size) and "campus_seed_ms" in s), None)
+    lat, sl = r["latency"], r.get("scenarioLatencies")
+    errors = sum(r.get("errors", {}).values())
+    print(f"| {backend} | {int(size):,} | {f'{seed / 1000:.0f} s' if seed is not None else '–'} | {inflight} | {r['throughput']:.0f} | {ms(lat['p50'])} | {ms(lat['p99'])} "
+          f"| {pair(sl, 'FindNearbyActivities')} | {pair(sl, 'ListTrendingActivities')} | {pair(sl, 'VoteActivity')} "
+          f"| {pair(sl, 'SearchItems')} | {pair(sl, 'ReportItem')} | {pair(sl, 'ListMatches')} | {errors} |")
 for s in steps:
     if "restart_to_serving_s" in s:
         print(f"\nRestart to serving on the largest SQLite file: {s['restart_to_serving_s']:.2f} s (exec → first answered SearchListings).")

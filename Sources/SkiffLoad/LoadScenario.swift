@@ -74,6 +74,12 @@ public struct ScenarioOptions: Sendable {
     public var seedUsers = 20
     /// Listings the marketplace scenario makes sure exist.
     public var seedListings = 200
+    /// Activities the campus scenario makes sure exist.
+    public var seedActivities = 200
+    /// Up-votes the campus scenario casts while seeding (each by a seeded account on a random activity).
+    public var seedVotes = 400
+    /// Lost-and-found items the campus scenario makes sure exist.
+    public var seedItems = 200
     /// Calls in flight while the marketplace scenario seeds listings (sign-ups use at most 8).
     public var seedConcurrency = 64
     /// Where the marketplace scenario keeps the seeded accounts and listings between runs.
@@ -100,6 +106,7 @@ public enum LoadScenarios {
         ("echo-bidi", { EchoBidiScenario(options: $0) }),
         ("marketplace", { MarketplaceScenario(options: $0, domain: $0.emailDomain) }),
         ("chat-fanout", { ChatFanoutScenario(options: $0, domain: $0.emailDomain) }),
+        ("campus", { CampusScenario(options: $0, domain: $0.emailDomain) }),
     ]
 
     /// The names of every scenario.

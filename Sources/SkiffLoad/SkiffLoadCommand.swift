@@ -84,6 +84,18 @@ public struct RunCommand: AsyncParsableCommand {
     @Option(help: "Listings the marketplace scenario makes sure exist.")
     public var seedListings = 200
 
+    /// Activities the campus scenario makes sure exist.
+    @Option(help: "Activities the campus scenario makes sure exist.")
+    public var seedActivities = 200
+
+    /// Up-votes the campus scenario casts while seeding.
+    @Option(help: "Up-votes the campus scenario casts while seeding (by seeded accounts, on random activities).")
+    public var seedVotes = 400
+
+    /// Lost-and-found items the campus scenario makes sure exist.
+    @Option(help: "Lost-and-found items the campus scenario makes sure exist.")
+    public var seedItems = 200
+
     /// Calls in flight while seeding listings (sign-ups use at most 8).
     @Option(help: "Calls in flight while seeding listings (sign-ups use at most 8).")
     public var seedConcurrency = 64
@@ -167,6 +179,9 @@ public struct RunCommand: AsyncParsableCommand {
         options.messagesPerCall = messages
         options.seedUsers = seedUsers
         options.seedListings = seedListings
+        options.seedActivities = seedActivities
+        options.seedVotes = seedVotes
+        options.seedItems = seedItems
         options.seedConcurrency = seedConcurrency
         options.statePath = state
         options.emailDomain = emailDomain

@@ -10,7 +10,7 @@ import SkiffDomain
 enum ActivityRow {
     static func insert(_ db: Database, _ activity: Activity) throws {
         let fields = activity.fields
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO activity (id, ownerID, title, description, placeName, latitude, longitude, startsAt,
                     imageID, tags, upVotes, downVotes, commentCount, createdAt, updatedAt)
@@ -27,7 +27,7 @@ enum ActivityRow {
 
     static func updateFields(_ db: Database, _ activity: Activity) throws {
         let fields = activity.fields
-        try db.execute(
+        try db.executeCached(
             sql: """
                 UPDATE activity SET title = ?, description = ?, placeName = ?, latitude = ?, longitude = ?,
                     startsAt = ?, imageID = ?, tags = ?, updatedAt = ?
@@ -42,7 +42,7 @@ enum ActivityRow {
     }
 
     static func fetchOne(_ db: Database, id: String) throws -> Activity? {
-        try Row.fetchOne(db, sql: "SELECT * FROM activity WHERE id = ?", arguments: [id]).map(activity)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM activity WHERE id = ?"), arguments: [id]).map(activity)
     }
 
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Activity] {

@@ -28,31 +28,34 @@ enum ListingRow {
         ]
     }
 
+    private static let insertSQL =
+        "INSERT INTO listing (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+    private static let updateSQL =
+        "UPDATE listing SET \(columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
+
     static func insert(_ db: Database, _ listing: Listing) throws {
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        try db.execute(
-            sql: "INSERT INTO listing (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
-            arguments: StatementArguments(values(listing))
-        )
+        try db.executeCached(sql: insertSQL, arguments: StatementArguments(values(listing)))
         try replaceTags(db, listing)
     }
 
     static func update(_ db: Database, _ listing: Listing) throws {
-        let assignments = columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
         let arguments = StatementArguments(Array(values(listing).dropFirst()) + [listing.id])
-        try db.execute(sql: "UPDATE listing SET \(assignments) WHERE id = ?", arguments: arguments)
+        try db.executeCached(sql: updateSQL, arguments: arguments)
         try replaceTags(db, listing)
     }
 
     private static func replaceTags(_ db: Database, _ listing: Listing) throws {
-        try db.execute(sql: "DELETE FROM listingTag WHERE listingID = ?", arguments: [listing.id])
+        try db.executeCached(sql: "DELETE FROM listingTag WHERE listingID = ?", arguments: [listing.id])
         for tag in listing.tags {
-            try db.execute(sql: "INSERT INTO listingTag (listingID, tag) VALUES (?, ?)", arguments: [listing.id, tag])
+            try db.executeCached(
+                sql: "INSERT INTO listingTag (listingID, tag) VALUES (?, ?)",
+                arguments: [listing.id, tag]
+            )
         }
     }
 
     static func fetchOne(_ db: Database, id: String) throws -> Listing? {
-        try Row.fetchOne(db, sql: "SELECT * FROM listing WHERE id = ?", arguments: [id]).map(listing)
+        try db.fetchOneCached(sql: "SELECT * FROM listing WHERE id = ?", arguments: [id]).map(listing)
     }
 
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Listing] {
@@ -99,7 +102,7 @@ enum ListingRow {
 enum ListingChangeRow {
     /// Numbers and inserts a change event: its sequence is the row id.
     static func insert(_ db: Database, _ draft: ListingChangeDraft) throws -> ListingChangeEvent {
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO listingChange (listingID, title, kind, newPriceCents, oldPriceCents, changedAt)
                 VALUES (?, ?, ?, ?, ?, ?)
@@ -140,7 +143,7 @@ enum ImageRow {
     static func owners(_ db: Database, _ ids: [String]) throws -> [String: String] {
         var owners: [String: String] = [:]
         for id in ids {
-            owners[id] = try String.fetchOne(db, sql: "SELECT ownerID FROM image WHERE id = ?", arguments: [id])
+            owners[id] = try db.fetchOneCached(sql: "SELECT ownerID FROM image WHERE id = ?", arguments: [id])?[0]
         }
         return owners
     }

@@ -41,7 +41,7 @@ enum LostFoundItemRow {
     }
 
     static func fetchOne(_ db: Database, id: String) throws -> LostFoundItem? {
-        try Row.fetchOne(db, sql: "SELECT * FROM lostFoundItem WHERE id = ?", arguments: [id]).map(item)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM lostFoundItem WHERE id = ?"), arguments: [id]).map(item)
     }
 
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments) throws -> [LostFoundItem] {
@@ -79,7 +79,7 @@ enum LostFoundItemRow {
 
 enum LostFoundMatchRow {
     static func insert(_ db: Database, _ match: LostFoundMatch) throws {
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO lostFoundMatch (foundItemID, lostItemID, score, distanceKm, matchedAt)
                 VALUES (?, ?, ?, ?, ?)

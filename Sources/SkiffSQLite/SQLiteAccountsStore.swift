@@ -94,13 +94,12 @@ public struct SQLiteAccountsStore: AccountsStore {
                 sellerID: sellerID,
                 itemsSold: try Self.itemsSold(db, sellerID),
                 recordedSellerID: try String.fetchOne(
-                    db,
-                    sql: "SELECT sellerID FROM completedSale WHERE saleID = ?",
+                    db.cachedStatement(sql: "SELECT sellerID FROM completedSale WHERE saleID = ?"),
                     arguments: [saleID]
                 )
             )
             guard record.newlyRecorded else { return record }
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO completedSale (saleID, sellerID, recordedAt) VALUES (?, ?, ?)",
                 arguments: [saleID, sellerID, date.millisecondsSince1970]
             )
@@ -165,7 +164,7 @@ public struct SQLiteAccountsStore: AccountsStore {
             )
             try Self.retireTokens(db, of: consumption.account.id, kind: .passwordReset, at: consumption.usedAt)
             try AccountRecord(consumption.account).update(db)
-            try db.execute(sql: "DELETE FROM session WHERE accountID = ?", arguments: [consumption.account.id])
+            try db.executeCached(sql: "DELETE FROM session WHERE accountID = ?", arguments: [consumption.account.id])
             return consumption.account
         }
     }
@@ -181,12 +180,12 @@ public struct SQLiteAccountsStore: AccountsStore {
                 newPasswordHash: newPasswordHash
             )
             try AccountRecord(account).update(db)
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM session WHERE accountID = ? AND tokenHash IS NOT ?",
                 arguments: [accountID, keepingSession?.rawValue]
             )
             let ended = db.changesCount
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM oneTimeToken WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
                 arguments: [accountID, OneTimeToken.Kind.passwordReset.rawValue]
             )
@@ -224,7 +223,7 @@ public struct SQLiteAccountsStore: AccountsStore {
 
     public func deleteAllSessions(accountID: String) async throws -> Int {
         try await pool.domainWrite { db in
-            try db.execute(sql: "DELETE FROM session WHERE accountID = ?", arguments: [accountID])
+            try db.executeCached(sql: "DELETE FROM session WHERE accountID = ?", arguments: [accountID])
             return db.changesCount
         }
     }
@@ -232,9 +231,9 @@ public struct SQLiteAccountsStore: AccountsStore {
     public func deleteExpired(now: Date) async throws -> Int {
         let now = now.millisecondsSince1970
         return try await pool.domainWrite { db in
-            try db.execute(sql: "DELETE FROM session WHERE expiresAt <= ?", arguments: [now])
+            try db.executeCached(sql: "DELETE FROM session WHERE expiresAt <= ?", arguments: [now])
             let sessions = db.changesCount
-            try db.execute(sql: "DELETE FROM oneTimeToken WHERE expiresAt <= ?", arguments: [now])
+            try db.executeCached(sql: "DELETE FROM oneTimeToken WHERE expiresAt <= ?", arguments: [now])
             return sessions + db.changesCount
         }
     }
@@ -308,8 +307,9 @@ public struct SQLiteAccountsStore: AccountsStore {
     public func ratingSummary(sellerID: String) async throws -> RatingSummary {
         try await pool.domainRead { db in
             let row = try Row.fetchOne(
-                db,
-                sql: "SELECT COUNT(*) AS count, COALESCE(SUM(stars), 0) AS total FROM rating WHERE sellerID = ?",
+                db.cachedStatement(
+                    sql: "SELECT COUNT(*) AS count, COALESCE(SUM(stars), 0) AS total FROM rating WHERE sellerID = ?"
+                ),
                 arguments: [sellerID]
             )
             return RatingSummary(count: row?["count"] ?? 0, totalStars: row?["total"] ?? 0)
@@ -347,11 +347,11 @@ public struct SQLiteAccountsStore: AccountsStore {
 
     /// An account's number of items sold, or `nil` if there is no such account.
     private static func itemsSold(_ db: Database, _ accountID: String) throws -> Int? {
-        try Int.fetchOne(db, sql: "SELECT itemsSold FROM account WHERE id = ?", arguments: [accountID])
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT itemsSold FROM account WHERE id = ?"), arguments: [accountID])
     }
 
     private static func setItemsSold(_ db: Database, _ accountID: String, _ itemsSold: Int) throws {
-        try db.execute(sql: "UPDATE account SET itemsSold = ? WHERE id = ?", arguments: [itemsSold, accountID])
+        try db.executeCached(sql: "UPDATE account SET itemsSold = ? WHERE id = ?", arguments: [itemsSold, accountID])
     }
 
     /// The one-time token with this hash and its account, each `nil` if there is none.
@@ -368,7 +368,7 @@ public struct SQLiteAccountsStore: AccountsStore {
         kind: OneTimeToken.Kind,
         at date: Date
     ) throws {
-        try db.execute(
+        try db.executeCached(
             sql: "UPDATE oneTimeToken SET usedAt = ? WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
             arguments: [date.millisecondsSince1970, accountID, kind.rawValue]
         )

@@ -25,11 +25,12 @@ extension SQLiteBidsStore {
     public func liveBidSummary(listingID: String) async throws -> LiveBidSummary {
         try await pool.domainRead { db in
             let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT COUNT(*) AS count, COALESCE(MAX(amountCents), 0) AS highest FROM bid
-                    WHERE listingID = ? AND state IN ('pending', 'countered')
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT COUNT(*) AS count, COALESCE(MAX(amountCents), 0) AS highest FROM bid
+                        WHERE listingID = ? AND state IN ('pending', 'countered')
+                        """
+                ),
                 arguments: [listingID]
             )
             return LiveBidSummary(count: row?["count"] ?? 0, highestAmountCents: row?["highest"] ?? 0)

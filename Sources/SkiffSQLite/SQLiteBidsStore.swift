@@ -112,7 +112,7 @@ public struct SQLiteBidsStore: BidsStore {
                 reason: reason,
                 now: now
             )
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT OR IGNORE INTO closedListing (listingID, closedAt) VALUES (?, ?)",
                 arguments: [listingID, now.millisecondsSince1970]
             )
@@ -152,7 +152,7 @@ public struct SQLiteBidsStore: BidsStore {
 
     public func releaseAcceptance(_ claim: AcceptanceClaim) async throws {
         try await pool.domainWrite { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM acceptanceClaim WHERE listingID = ? AND bidID = ? AND kind = ? AND claimedAt = ?",
                 arguments: [
                     claim.bid.listingID, claim.bid.id, claim.kind.rawValue, claim.claimedAt.millisecondsSince1970,
@@ -183,7 +183,7 @@ public struct SQLiteBidsStore: BidsStore {
                 now: now
             )
             guard try !SaleRecord.exists(db, key: acceptance.sale.id) else { throw BidsStoreError.saleIDTaken }
-            try db.execute(sql: "DELETE FROM acceptanceClaim WHERE listingID = ?", arguments: [listingID])
+            try db.executeCached(sql: "DELETE FROM acceptanceClaim WHERE listingID = ?", arguments: [listingID])
             for bid in acceptance.superseded { try BidRecord(bid).update(db) }
             try BidRecord(acceptance.bid).update(db)
             try SaleRecord(acceptance.sale).insert(db)
@@ -199,7 +199,7 @@ public struct SQLiteBidsStore: BidsStore {
 
     public func setConversation(saleID: String, conversationID: String) async throws -> Sale {
         try await pool.domainWrite { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE sale SET conversationID = ? WHERE id = ? AND conversationID = ''",
                 arguments: [conversationID, saleID]
             )
@@ -263,8 +263,7 @@ public struct SQLiteBidsStore: BidsStore {
     static func record(_ db: Database, _ drafts: [BidEventDraft], now: Date) throws -> [BidEvent] {
         try drafts.map { draft in
             let last = try Int64.fetchOne(
-                db,
-                sql: "SELECT MAX(sequence) FROM bidEvent WHERE userID = ?",
+                db.cachedStatement(sql: "SELECT MAX(sequence) FROM bidEvent WHERE userID = ?"),
                 arguments: [draft.userID]
             )
             let event = draft.numbered((last ?? 0) + 1, at: now)

@@ -11,15 +11,17 @@ extension SQLiteBucketListStore {
             let stored = try BucketListLifecycle.createList(
                 list,
                 ownedNameKeys: try String.fetchAll(
-                    db,
-                    sql: "SELECT nameKey FROM bucketList WHERE ownerID = ?",
+                    db.cachedStatement(sql: "SELECT nameKey FROM bucketList WHERE ownerID = ?"),
                     arguments: [list.ownerID]
                 ),
                 limit: limit,
-                listIDTaken: try Bool.fetchOne(db, sql: "SELECT 1 FROM bucketList WHERE id = ?", arguments: [list.id])
+                listIDTaken: try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT 1 FROM bucketList WHERE id = ?"),
+                    arguments: [list.id]
+                )
                     != nil
             )
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO bucketList (id, ownerID, name, nameKey, description, visibility, createdAt, updatedAt)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -52,15 +54,14 @@ extension SQLiteBucketListStore {
                 ownerID: ownerID,
                 changes: changes,
                 otherNameKeys: try String.fetchAll(
-                    db,
-                    sql: "SELECT nameKey FROM bucketList WHERE ownerID = ? AND id != ?",
+                    db.cachedStatement(sql: "SELECT nameKey FROM bucketList WHERE ownerID = ? AND id != ?"),
                     arguments: [ownerID, id]
                 ),
                 now: now
             )
             guard change.changed else { return change.value }
             let fields = change.value.fields
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     UPDATE bucketList SET name = ?, nameKey = ?, description = ?, visibility = ?, updatedAt = ?
                     WHERE id = ?
@@ -77,7 +78,7 @@ extension SQLiteBucketListStore {
     public func deleteList(id: String, ownerID: String) async throws {
         try await pool.domainWrite { db in
             _ = try BucketListLifecycle.ownedList(try BucketListRow.fetchOne(db, id: id), ownerID: ownerID)
-            try db.execute(sql: "DELETE FROM bucketList WHERE id = ?", arguments: [id])
+            try db.executeCached(sql: "DELETE FROM bucketList WHERE id = ?", arguments: [id])
         }
     }
 
@@ -119,14 +120,13 @@ extension SQLiteBucketListStore {
                 activity: try ActivityRow.fetchOne(db, id: activityID),
                 entryExists: try Self.entryExists(db, listID: listID, activityID: activityID),
                 entryCount: try Int.fetchOne(
-                    db,
-                    sql: "SELECT COUNT(*) FROM bucketListEntry WHERE listID = ?",
+                    db.cachedStatement(sql: "SELECT COUNT(*) FROM bucketListEntry WHERE listID = ?"),
                     arguments: [listID]
                 ) ?? 0,
                 limit: limit,
                 now: now
             )
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO bucketListEntry (listID, activityID, addedAt) VALUES (?, ?, ?)",
                 arguments: [listID, activityID, entry.addedAt.millisecondsSince1970]
             )
@@ -141,7 +141,7 @@ extension SQLiteBucketListStore {
                 ownerID: ownerID,
                 entryExists: try Self.entryExists(db, listID: listID, activityID: activityID)
             )
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM bucketListEntry WHERE listID = ? AND activityID = ?",
                 arguments: [listID, activityID]
             )
@@ -161,7 +161,7 @@ extension SQLiteBucketListStore {
                 entry: try EntryRow.fetchOne(db, listID: listID, activityID: activityID),
                 completion: completion
             )
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE bucketListEntry SET completedAt = ?, note = ? WHERE listID = ? AND activityID = ?",
                 arguments: [
                     entry.completion?.completedAt.millisecondsSince1970, entry.completion?.note ?? "", listID,
@@ -174,8 +174,7 @@ extension SQLiteBucketListStore {
 
     private static func entryExists(_ db: Database, listID: String, activityID: String) throws -> Bool {
         try Bool.fetchOne(
-            db,
-            sql: "SELECT 1 FROM bucketListEntry WHERE listID = ? AND activityID = ?",
+            db.cachedStatement(sql: "SELECT 1 FROM bucketListEntry WHERE listID = ? AND activityID = ?"),
             arguments: [listID, activityID]
         ) != nil
     }
@@ -183,7 +182,9 @@ extension SQLiteBucketListStore {
     public func entries(listID: String, page: PageRequest) async throws -> Page<BucketListEntry> {
         let cursor = try BucketListPaging.cursor(page, .entries, scope: listID)
         let fetched = try await pool.domainRead { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM bucketList WHERE id = ?", arguments: [listID]) != nil
+            guard
+                try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM bucketList WHERE id = ?"), arguments: [listID])
+                    != nil
             else { throw BucketListStoreError.listNotFound }
             var sql = EntryRow.select + " WHERE e.listID = ?"
             var arguments: StatementArguments = [listID]
@@ -205,8 +206,7 @@ extension SQLiteBucketListStore {
     public func follow(followerID: String, followeeID: String, now: Date) async throws -> Follow {
         try await pool.domainWrite { db in
             let since = try Int64.fetchOne(
-                db,
-                sql: "SELECT followedAt FROM userFollow WHERE followerID = ? AND followeeID = ?",
+                db.cachedStatement(sql: "SELECT followedAt FROM userFollow WHERE followerID = ? AND followeeID = ?"),
                 arguments: [followerID, followeeID]
             )
             let change = BucketListLifecycle.follow(
@@ -216,7 +216,7 @@ extension SQLiteBucketListStore {
                 now: now
             )
             if change.changed {
-                try db.execute(
+                try db.executeCached(
                     sql: "INSERT INTO userFollow (followerID, followeeID, followedAt) VALUES (?, ?, ?)",
                     arguments: [followerID, followeeID, change.value.followedAt.millisecondsSince1970]
                 )
@@ -227,7 +227,7 @@ extension SQLiteBucketListStore {
 
     public func unfollow(followerID: String, followeeID: String) async throws {
         try await pool.domainWrite { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM userFollow WHERE followerID = ? AND followeeID = ?",
                 arguments: [followerID, followeeID]
             )

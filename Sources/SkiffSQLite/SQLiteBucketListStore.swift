@@ -63,7 +63,7 @@ public struct SQLiteBucketListStore: BucketListStore {
         try await pool.domainWrite { db in
             try BucketListLifecycle.deleteActivity(try ActivityRow.fetchOne(db, id: id), ownerID: ownerID)
             // Votes, comments and entries go with it (ON DELETE CASCADE).
-            try db.execute(sql: "DELETE FROM activity WHERE id = ?", arguments: [id])
+            try db.executeCached(sql: "DELETE FROM activity WHERE id = ?", arguments: [id])
         }
     }
 
@@ -203,8 +203,7 @@ public struct SQLiteBucketListStore: BucketListStore {
     public func setVote(activityID: String, userID: String, vote: Vote, now: Date) async throws -> Activity {
         try await pool.domainWrite { db in
             let previous = try Int.fetchOne(
-                db,
-                sql: "SELECT value FROM activityVote WHERE activityID = ? AND userID = ?",
+                db.cachedStatement(sql: "SELECT value FROM activityVote WHERE activityID = ? AND userID = ?"),
                 arguments: [activityID, userID]
             )
             let change = try BucketListLifecycle.setVote(
@@ -217,12 +216,12 @@ public struct SQLiteBucketListStore: BucketListStore {
             case nil:
                 return change.activity
             case .clear:
-                try db.execute(
+                try db.executeCached(
                     sql: "DELETE FROM activityVote WHERE activityID = ? AND userID = ?",
                     arguments: [activityID, userID]
                 )
             case .cast(let vote, let castAt):
-                try db.execute(
+                try db.executeCached(
                     sql: """
                         INSERT INTO activityVote (activityID, userID, value, castAt) VALUES (?, ?, ?, ?)
                         ON CONFLICT (activityID, userID) DO UPDATE SET value = excluded.value, castAt = excluded.castAt
@@ -230,17 +229,16 @@ public struct SQLiteBucketListStore: BucketListStore {
                     arguments: [activityID, userID, vote.rawValue, castAt.millisecondsSince1970]
                 )
             }
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE activity SET upVotes = ?, downVotes = ? WHERE id = ?",
                 arguments: [change.activity.upVotes, change.activity.downVotes, activityID]
             )
             if case .cast(.up, let castAt) = change.write {
                 let bound = try Double.fetchOne(
-                    db,
-                    sql: "SELECT trendBound FROM activity WHERE id = ?",
+                    db.cachedStatement(sql: "SELECT trendBound FROM activity WHERE id = ?"),
                     arguments: [activityID]
                 )
-                try db.execute(
+                try db.executeCached(
                     sql: "UPDATE activity SET trendBound = ? WHERE id = ?",
                     arguments: [TrendingScore.raisedBound(bound, upVoteAt: castAt), activityID]
                 )
@@ -275,18 +273,17 @@ public struct SQLiteBucketListStore: BucketListStore {
                 comment,
                 activityExists: try ActivityRow.fetchOne(db, id: comment.activityID) != nil,
                 commentIDTaken: try Bool.fetchOne(
-                    db,
-                    sql: "SELECT 1 FROM activityComment WHERE id = ?",
+                    db.cachedStatement(sql: "SELECT 1 FROM activityComment WHERE id = ?"),
                     arguments: [comment.id]
                 ) != nil
             )
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO activityComment (id, activityID, authorID, text, createdAt) VALUES (?, ?, ?, ?, ?)",
                 arguments: [
                     stored.id, stored.activityID, stored.authorID, stored.text, stored.createdAt.millisecondsSince1970,
                 ]
             )
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE activity SET commentCount = commentCount + 1 WHERE id = ?",
                 arguments: [stored.activityID]
             )
@@ -317,22 +314,24 @@ public struct SQLiteBucketListStore: BucketListStore {
 
     public func deleteComment(id: String, by userID: String) async throws {
         try await pool.domainWrite { db in
-            let comment = try Row.fetchOne(db, sql: "SELECT * FROM activityComment WHERE id = ?", arguments: [id])
-                .map(CommentRow.comment)
+            let comment = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM activityComment WHERE id = ?"),
+                arguments: [id]
+            )
+            .map(CommentRow.comment)
             try BucketListLifecycle.deleteComment(
                 comment,
                 activityOwnerID: try comment.flatMap { comment in
                     try String.fetchOne(
-                        db,
-                        sql: "SELECT ownerID FROM activity WHERE id = ?",
+                        db.cachedStatement(sql: "SELECT ownerID FROM activity WHERE id = ?"),
                         arguments: [comment.activityID]
                     )
                 },
                 by: userID
             )
-            try db.execute(sql: "DELETE FROM activityComment WHERE id = ?", arguments: [id])
+            try db.executeCached(sql: "DELETE FROM activityComment WHERE id = ?", arguments: [id])
             if let comment {
-                try db.execute(
+                try db.executeCached(
                     sql: "UPDATE activity SET commentCount = commentCount - 1 WHERE id = ?",
                     arguments: [comment.activityID]
                 )

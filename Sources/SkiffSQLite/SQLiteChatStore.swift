@@ -23,8 +23,7 @@ public struct SQLiteChatStore: ChatStore {
         return try await pool.domainWrite { db in
             if let clientID = draft.clientMessageID,
                 let row = try Row.fetchOne(
-                    db,
-                    sql: "SELECT * FROM message WHERE senderID = ? AND clientMessageID = ?",
+                    db.cachedStatement(sql: "SELECT * FROM message WHERE senderID = ? AND clientMessageID = ?"),
                     arguments: [draft.senderID, clientID]
                 )
             {
@@ -41,7 +40,7 @@ public struct SQLiteChatStore: ChatStore {
             )
             let message = conversation.append(draft, at: now)
             try Self.save(db, conversation)
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO message (conversationID, sequence, senderID, recipientID, text, imageID, listingID,
                         sentAt, clientMessageID)
@@ -74,7 +73,7 @@ public struct SQLiteChatStore: ChatStore {
 
     public func conversation(id: String) async throws -> ConversationSummary? {
         try await pool.domainRead { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM conversation WHERE id = ?", arguments: [id])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM conversation WHERE id = ?"), arguments: [id])
                 .map { try Self.summary(db, Self.conversation($0)) }
         }
     }
@@ -110,14 +109,17 @@ public struct SQLiteChatStore: ChatStore {
         return try await pool.domainRead { db in
             if let after {
                 return try Row.fetchAll(
-                    db,
-                    sql: "SELECT * FROM message WHERE conversationID = ? AND sequence > ? ORDER BY sequence LIMIT ?",
+                    db.cachedStatement(
+                        sql: "SELECT * FROM message WHERE conversationID = ? AND sequence > ? ORDER BY sequence LIMIT ?"
+                    ),
                     arguments: [conversationID, after, limit]
                 ).map(Self.message)
             }
             return try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM message WHERE conversationID = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?",
+                db.cachedStatement(
+                    sql:
+                        "SELECT * FROM message WHERE conversationID = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?"
+                ),
                 arguments: [conversationID, before ?? Int64.max, limit]
             ).map(Self.message).reversed()
         }
@@ -135,8 +137,7 @@ public struct SQLiteChatStore: ChatStore {
         return try await pool.domainWrite { db in
             guard
                 var conversation = try Row.fetchOne(
-                    db,
-                    sql: "SELECT * FROM conversation WHERE id = ?",
+                    db.cachedStatement(sql: "SELECT * FROM conversation WHERE id = ?"),
                     arguments: [conversationID]
                 ).map(Self.conversation)
             else { throw ChatStoreError.conversationNotFound }
@@ -161,19 +162,19 @@ public struct SQLiteChatStore: ChatStore {
         try await pool.domainWrite { db in
             let exists =
                 try Bool.fetchOne(
-                    db,
-                    sql: "SELECT EXISTS (SELECT 1 FROM userBlock WHERE blockerID = ? AND blockedID = ?)",
+                    db.cachedStatement(
+                        sql: "SELECT EXISTS (SELECT 1 FROM userBlock WHERE blockerID = ? AND blockedID = ?)"
+                    ),
                     arguments: [blockerID, blockedID]
                 ) ?? false
             guard !exists else { return }
             let count =
                 try Int.fetchOne(
-                    db,
-                    sql: "SELECT COUNT(*) FROM userBlock WHERE blockerID = ?",
+                    db.cachedStatement(sql: "SELECT COUNT(*) FROM userBlock WHERE blockerID = ?"),
                     arguments: [blockerID]
                 ) ?? 0
             guard count < limit else { throw ChatStoreError.tooManyBlocks(limit) }
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO userBlock (blockerID, blockedID, blockedAt) VALUES (?, ?, ?)",
                 arguments: [blockerID, blockedID, now.millisecondsSince1970]
             )
@@ -182,7 +183,7 @@ public struct SQLiteChatStore: ChatStore {
 
     public func unblock(blockerID: String, blockedID: String) async throws {
         try await pool.domainWrite { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM userBlock WHERE blockerID = ? AND blockedID = ?",
                 arguments: [blockerID, blockedID]
             )
@@ -215,8 +216,9 @@ public struct SQLiteChatStore: ChatStore {
             try notifications.compactMap { notification in
                 let seen =
                     try Bool.fetchOne(
-                        db,
-                        sql: "SELECT EXISTS (SELECT 1 FROM feedEvent WHERE userID = ? AND idempotencyKey = ?)",
+                        db.cachedStatement(
+                            sql: "SELECT EXISTS (SELECT 1 FROM feedEvent WHERE userID = ? AND idempotencyKey = ?)"
+                        ),
                         arguments: [notification.userID, notification.idempotencyKey]
                     ) ?? false
                 guard !seen else { return nil }
@@ -234,8 +236,9 @@ public struct SQLiteChatStore: ChatStore {
     public func feedEvents(userID: String, after sequence: Int64, limit: Int) async throws -> [FeedEvent] {
         try await pool.domainRead { db in
             try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM feedEvent WHERE userID = ? AND sequence > ? ORDER BY sequence LIMIT ?",
+                db.cachedStatement(
+                    sql: "SELECT * FROM feedEvent WHERE userID = ? AND sequence > ? ORDER BY sequence LIMIT ?"
+                ),
                 arguments: [userID, sequence, max(limit, 0)]
             ).map(Self.event)
         }
@@ -243,14 +246,17 @@ public struct SQLiteChatStore: ChatStore {
 
     public func lastFeedSequence(userID: String) async throws -> Int64 {
         try await pool.domainRead { db in
-            try Int64.fetchOne(db, sql: "SELECT lastSequence FROM feedHead WHERE userID = ?", arguments: [userID]) ?? 0
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT lastSequence FROM feedHead WHERE userID = ?"),
+                arguments: [userID]
+            ) ?? 0
         }
     }
 
     @discardableResult
     public func pruneFeed(before date: Date) async throws -> Int {
         try await pool.domainWrite { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM feedEvent WHERE occurredAt < ?",
                 arguments: [date.roundedToMilliseconds.millisecondsSince1970]
             )
@@ -274,11 +280,12 @@ public struct SQLiteChatStore: ChatStore {
 
     private static func isBlocked(_ db: Database, _ a: String, _ b: String) throws -> Bool {
         try Bool.fetchOne(
-            db,
-            sql: """
-                SELECT EXISTS (SELECT 1 FROM userBlock
-                    WHERE (blockerID = ? AND blockedID = ?) OR (blockerID = ? AND blockedID = ?))
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM userBlock
+                        WHERE (blockerID = ? AND blockedID = ?) OR (blockerID = ? AND blockedID = ?))
+                    """
+            ),
             arguments: [a, b, b, a]
         ) ?? false
     }
@@ -293,8 +300,9 @@ public struct SQLiteChatStore: ChatStore {
     ) throws -> Conversation {
         let (first, second) = Conversation.pair(a, b)
         if let row = try Row.fetchOne(
-            db,
-            sql: "SELECT * FROM conversation WHERE firstUserID = ? AND secondUserID = ? AND listingID = ?",
+            db.cachedStatement(
+                sql: "SELECT * FROM conversation WHERE firstUserID = ? AND secondUserID = ? AND listingID = ?"
+            ),
             arguments: [first, second, listingID ?? ""]
         ) {
             return conversation(row)
@@ -306,7 +314,7 @@ public struct SQLiteChatStore: ChatStore {
             listingID: listingID,
             createdAt: now
         )
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO conversation (id, firstUserID, secondUserID, listingID, createdAt, lastActivityAt)
                 VALUES (?, ?, ?, ?, ?, ?)
@@ -317,7 +325,7 @@ public struct SQLiteChatStore: ChatStore {
     }
 
     private static func save(_ db: Database, _ conversation: Conversation) throws {
-        try db.execute(
+        try db.executeCached(
             sql: """
                 UPDATE conversation SET lastSequence = ?, lastActivityAt = ?, firstReadUpTo = ?, secondReadUpTo = ?
                 WHERE id = ?
@@ -337,12 +345,11 @@ public struct SQLiteChatStore: ChatStore {
         at now: Date
     ) throws -> FeedEvent {
         let last = try Int64.fetchOne(
-            db,
-            sql: "SELECT lastSequence FROM feedHead WHERE userID = ?",
+            db.cachedStatement(sql: "SELECT lastSequence FROM feedHead WHERE userID = ?"),
             arguments: [userID]
         )
         let sequence = (last ?? 0) + 1
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO feedHead (userID, lastSequence) VALUES (?, ?)
                 ON CONFLICT (userID) DO UPDATE SET lastSequence = excluded.lastSequence
@@ -350,7 +357,7 @@ public struct SQLiteChatStore: ChatStore {
             arguments: [userID, sequence]
         )
         let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
-        try db.execute(
+        try db.executeCached(
             sql: "INSERT INTO feedEvent (userID, sequence, occurredAt, payload, idempotencyKey) VALUES (?, ?, ?, ?, ?)",
             arguments: [userID, sequence, now.millisecondsSince1970, json, key]
         )
@@ -362,8 +369,7 @@ public struct SQLiteChatStore: ChatStore {
             conversation.lastSequence == 0
             ? nil
             : try Row.fetchOne(
-                db,
-                sql: "SELECT * FROM message WHERE conversationID = ? AND sequence = ?",
+                db.cachedStatement(sql: "SELECT * FROM message WHERE conversationID = ? AND sequence = ?"),
                 arguments: [conversation.id, conversation.lastSequence]
             ).map(message)
         return ConversationSummary(conversation: conversation, lastMessage: last)

@@ -11,8 +11,9 @@ extension SQLiteListingsStore {
     public func imageHeader(id: String) async throws -> ImageHeader? {
         try await pool.domainRead { db in
             try Row.fetchOne(
-                db,
-                sql: "SELECT id, ownerID, contentType, sizeBytes, createdAt FROM image WHERE id = ?",
+                db.cachedStatement(
+                    sql: "SELECT id, ownerID, contentType, sizeBytes, createdAt FROM image WHERE id = ?"
+                ),
                 arguments: [id]
             ).map { row in
                 ImageHeader(
@@ -28,7 +29,11 @@ extension SQLiteListingsStore {
 
     public func imageBytes(id: String, offset: Int, length: Int) async throws -> Data? {
         try await pool.domainRead { db in
-            guard let rowID = try Int64.fetchOne(db, sql: "SELECT rowid FROM image WHERE id = ?", arguments: [id])
+            guard
+                let rowID = try Int64.fetchOne(
+                    db.cachedStatement(sql: "SELECT rowid FROM image WHERE id = ?"),
+                    arguments: [id]
+                )
             else { return nil }
             var blob: OpaquePointer?
             let opened = sqlite3_blob_open(db.sqliteConnection, "main", "image", "bytes", rowID, 0, &blob)

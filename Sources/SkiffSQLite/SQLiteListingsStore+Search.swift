@@ -7,8 +7,10 @@ extension SQLiteListingsStore {
     /// Searches with one SQL statement per query shape (``ListingSearchSQL``): the filters, keywords (FTS5),
     /// circle (a bounding box on the coordinate index, then the distance function), order, keyset cursor and
     /// `LIMIT page + 1` all run inside SQLite, so a page costs what its rows cost plus what the indexes
-    /// touch, not the table. The page's rows are then checked by `ListingSearchEngine.hit` (the shared
-    /// definition, which also supplies the distance shown) and paged with its cursors.
+    /// touch, not the table. How the statement finds its rows (``ListingSearchSQL/Plan``: walk an order
+    /// index, collect the keyword matches, or leave it to SQLite's planner) is chosen first, in the same
+    /// read. The page's rows are then checked by `ListingSearchEngine.hit` (the shared definition, which
+    /// also supplies the distance shown) and paged with its cursors.
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
         let compiled = try CompiledListingQuery(query, page: page)
         let size = page.size
@@ -33,10 +35,13 @@ extension SQLiteListingsStore {
 /// The SQL of listing search, one statement per query, built from a ``CompiledListingQuery``.
 ///
 /// Every shape the RPC allows is answered from indexes (a test reads `EXPLAIN QUERY PLAN` for each):
-/// - filters on `status` (always present) lead every statement, so SQLite walks the
-///   `(status, sort key, createdAt, id)` index of the order, or the FTS5 match, never the table;
-/// - keywords: `docID IN (FTS5 MATCH)`; every term must match a token, the last one as a prefix (the
-///   matches' row ids are collected first: a page costs about the number of matches, not the table);
+/// - filters on `status` (always present) lead every statement, so SQLite walks the order's index
+///   (`listing_newest`, `listing_price`, `listing_title`, or their `listing_category_…` forms, which also
+///   carry the category, condition and price filters), or the FTS5 match, never the table;
+/// - keywords, collected (``Plan/collect``, or in the planner's shapes): `docID IN (FTS5 MATCH)`; every
+///   term must match a token, the last one as a prefix (a page costs about the number of matches);
+/// - keywords, walked (``Plan/walk(index:)``): one `EXISTS` probe of `listingWord` (listing, token) per
+///   term, on the listings the walk reaches (a page costs about `page · listings / matches` entries);
 /// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
 ///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
 ///   for each tag token, 1 for each description token;
@@ -96,21 +101,25 @@ enum ListingSearchSQL {
     static func plan(_ query: CompiledListingQuery, size: Int, _ db: Database) throws -> Plan {
         guard let index = walkIndex(query) else { return .planner }
         guard !query.terms.isEmpty else { return .walk(index: index) }
-        let total = Double(max(1, try Int.fetchOne(db, sql: "SELECT MAX(docID) FROM listing") ?? 1))
+        let total = Double(max(1, try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(docID) FROM listing")) ?? 1))
         var matches = total
         for (position, term) in query.terms.enumerated() {
             let count: Int
             if position == query.terms.count - 1 {
                 let upper = prefixUpperBound(term) ?? term + "\u{10FFFF}"
                 let rows = try Int.fetchAll(
-                    db,
-                    sql: "SELECT listings FROM listingWordCount WHERE word >= ? AND word < ? LIMIT ?",
+                    db.cachedStatement(
+                        sql: "SELECT listings FROM listingWordCount WHERE word >= ? AND word < ? LIMIT ?"
+                    ),
                     arguments: [term, upper, prefixEstimateWords + 1]
                 )
                 count = rows.count > prefixEstimateWords ? Int(total) : rows.reduce(0, +)
             } else {
                 count =
-                    try Int.fetchOne(db, sql: "SELECT listings FROM listingWordCount WHERE word = ?", arguments: [term])
+                    try Int.fetchOne(
+                        db.cachedStatement(sql: "SELECT listings FROM listingWordCount WHERE word = ?"),
+                        arguments: [term]
+                    )
                     ?? 0
             }
             matches *= min(Double(count), total) / total

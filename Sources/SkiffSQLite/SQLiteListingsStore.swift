@@ -25,8 +25,7 @@ public struct SQLiteListingsStore: ListingsStore {
     public func createListing(_ listing: Listing, requestID: String?) async throws -> Listing {
         try await pool.domainWrite { db in
             let earlier = try requestID.flatMap { requestID in
-                try Row.fetchOne(
-                    db,
+                try db.fetchOneCached(
                     sql: "SELECT listingID, fingerprint FROM listingRequest WHERE sellerID = ? AND requestID = ?",
                     arguments: [listing.sellerID, requestID]
                 )
@@ -49,7 +48,7 @@ public struct SQLiteListingsStore: ListingsStore {
             case .create(let stored, let request):
                 try ListingRow.insert(db, stored)
                 if let request {
-                    try db.execute(
+                    try db.executeCached(
                         sql: """
                             INSERT INTO listingRequest (sellerID, requestID, listingID, fingerprint)
                             VALUES (?, ?, ?, ?)
@@ -101,7 +100,7 @@ public struct SQLiteListingsStore: ListingsStore {
             )
             guard let draft = change.event else { return StatusTransition(listing: change.listing, event: nil) }
             // The status guard makes the transition exactly-once even if this ever ran concurrently.
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE listing SET status = ?, updatedAt = ? WHERE id = ? AND status = 'active'",
                 arguments: [change.listing.status.rawValue, change.listing.updatedAt.millisecondsSince1970, id]
             )
@@ -152,7 +151,7 @@ public struct SQLiteListingsStore: ListingsStore {
                 image,
                 imageIDTaken: try Bool(exists: db, "SELECT 1 FROM image WHERE id = ?", [image.id])
             )
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO image (id, ownerID, contentType, sizeBytes, bytes, createdAt)
                     VALUES (?, ?, ?, ?, ?, ?)
@@ -167,21 +166,24 @@ public struct SQLiteListingsStore: ListingsStore {
 
     public func image(id: String) async throws -> StoredImage? {
         try await pool.domainRead { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM image WHERE id = ?", arguments: [id]).map(ImageRow.image)
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM image WHERE id = ?"), arguments: [id]).map(
+                ImageRow.image
+            )
         }
     }
 
     public func unattachedImageIDs(uploadedBefore date: Date, after id: String?, limit: Int) async throws -> [String] {
         try await pool.domainRead { db in
             try String.fetchAll(
-                db,
-                sql: """
-                    SELECT id FROM image
-                    WHERE createdAt < ? AND id > ?
-                      AND id NOT IN (SELECT value FROM listing, json_each(listing.imageIDs))
-                    ORDER BY id
-                    LIMIT ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT id FROM image
+                        WHERE createdAt < ? AND id > ?
+                          AND id NOT IN (SELECT value FROM listing, json_each(listing.imageIDs))
+                        ORDER BY id
+                        LIMIT ?
+                        """
+                ),
                 arguments: [date.millisecondsSince1970, id ?? "", max(limit, 0)]
             )
         }
@@ -190,7 +192,7 @@ public struct SQLiteListingsStore: ListingsStore {
     public func deleteUnattachedImages(uploadedBefore date: Date, keeping: Set<String>) async throws -> Int {
         let kept = String(decoding: try JSONEncoder().encode(keeping.sorted()), as: UTF8.self)
         return try await pool.domainWrite { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     DELETE FROM image
                     WHERE createdAt < ?
@@ -208,13 +210,11 @@ public struct SQLiteListingsStore: ListingsStore {
     public func saveListing(userID: String, listingID: String, now: Date, limit: Int) async throws -> SavedListing {
         try await pool.domainWrite { db in
             let savedAt = try Int64.fetchOne(
-                db,
-                sql: "SELECT savedAt FROM savedListing WHERE userID = ? AND listingID = ?",
+                db.cachedStatement(sql: "SELECT savedAt FROM savedListing WHERE userID = ? AND listingID = ?"),
                 arguments: [userID, listingID]
             )
             let count = try Int.fetchOne(
-                db,
-                sql: "SELECT COUNT(*) FROM savedListing WHERE userID = ?",
+                db.cachedStatement(sql: "SELECT COUNT(*) FROM savedListing WHERE userID = ?"),
                 arguments: [userID]
             )
             let decision = try ListingLifecycle.save(
@@ -228,7 +228,7 @@ public struct SQLiteListingsStore: ListingsStore {
             case .kept(let saved):
                 return saved
             case .save(let saved):
-                try db.execute(
+                try db.executeCached(
                     sql: "INSERT INTO savedListing (userID, listingID, savedAt) VALUES (?, ?, ?)",
                     arguments: [userID, listingID, saved.savedAt.millisecondsSince1970]
                 )
@@ -239,7 +239,7 @@ public struct SQLiteListingsStore: ListingsStore {
 
     public func unsaveListing(userID: String, listingID: String) async throws {
         try await pool.domainWrite { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM savedListing WHERE userID = ? AND listingID = ?",
                 arguments: [userID, listingID]
             )
@@ -270,8 +270,7 @@ public struct SQLiteListingsStore: ListingsStore {
     public func savers(listingID: String) async throws -> [String] {
         try await pool.domainRead { db in
             try String.fetchAll(
-                db,
-                sql: "SELECT userID FROM savedListing WHERE listingID = ? ORDER BY userID",
+                db.cachedStatement(sql: "SELECT userID FROM savedListing WHERE listingID = ? ORDER BY userID"),
                 arguments: [listingID]
             )
         }
@@ -283,12 +282,13 @@ public struct SQLiteListingsStore: ListingsStore {
     {
         try await pool.domainRead { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT c.* FROM listingChange c
-                    JOIN savedListing s ON s.listingID = c.listingID AND s.userID = ?
-                    WHERE c.sequence > ? ORDER BY c.sequence LIMIT ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT c.* FROM listingChange c
+                        JOIN savedListing s ON s.listingID = c.listingID AND s.userID = ?
+                        WHERE c.sequence > ? ORDER BY c.sequence LIMIT ?
+                        """
+                ),
                 arguments: [userID, sequence, limit]
             ).map(ListingChangeRow.event)
         }
@@ -296,16 +296,18 @@ public struct SQLiteListingsStore: ListingsStore {
 
     public func change(sequence: Int64) async throws -> ListingChangeEvent? {
         try await pool.domainRead { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM listingChange WHERE sequence = ?", arguments: [sequence])
-                .map(ListingChangeRow.event)
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM listingChange WHERE sequence = ?"),
+                arguments: [sequence]
+            )
+            .map(ListingChangeRow.event)
         }
     }
 
     public func changes(since date: Date, limit: Int) async throws -> [ListingChangeEvent] {
         try await pool.domainRead { db in
             try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM listingChange WHERE changedAt >= ? ORDER BY sequence LIMIT ?",
+                db.cachedStatement(sql: "SELECT * FROM listingChange WHERE changedAt >= ? ORDER BY sequence LIMIT ?"),
                 arguments: [date.millisecondsSince1970, max(limit, 0)]
             ).map(ListingChangeRow.event)
         }
@@ -313,7 +315,7 @@ public struct SQLiteListingsStore: ListingsStore {
 
     public func pruneChanges(before date: Date) async throws -> Int {
         try await pool.domainWrite { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM listingChange WHERE changedAt < ?",
                 arguments: [date.millisecondsSince1970]
             )
@@ -325,6 +327,6 @@ public struct SQLiteListingsStore: ListingsStore {
 extension Bool {
     /// Whether a query returns a row.
     init(exists db: Database, _ sql: String, _ arguments: StatementArguments) throws {
-        self = try Row.fetchOne(db, sql: sql, arguments: arguments) != nil
+        self = try db.fetchOneCached(sql: sql, arguments: arguments) != nil
     }
 }

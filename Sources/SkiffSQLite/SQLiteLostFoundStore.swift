@@ -203,11 +203,12 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     public func matches(recordedSince date: Date, limit: Int) async throws -> [LostFoundMatch] {
         try await pool.domainRead { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM lostFoundMatch WHERE matchedAt >= ?
-                    ORDER BY matchedAt, foundItemID, lostItemID LIMIT ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM lostFoundMatch WHERE matchedAt >= ?
+                        ORDER BY matchedAt, foundItemID, lostItemID LIMIT ?
+                        """
+                ),
                 arguments: [date.millisecondsSince1970, max(limit, 0)]
             ).map { row in
                 LostFoundMatch(
