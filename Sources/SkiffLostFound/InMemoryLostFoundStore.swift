@@ -36,7 +36,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
             let report = try LostFoundLifecycle.report(
                 item,
                 itemIDTaken: state.items[item.id] != nil,
-                candidates: state.index.matchCandidates(for: item.rounded),
+                candidates: state.index.matchCandidates(for: item.rounded, matcher: matcher),
                 matcher: matcher
             )
             state.index.put(report.item)

@@ -27,6 +27,12 @@ import SkiffDomain
 /// of title and description, without ``stopWords`` and one-character tokens. The score is rounded to 4
 /// decimals; a pair is a **match** when its score is at least ``threshold`` (0.5).
 ///
+/// Reporting an item scores at most ``maximumCandidates`` (500) of its candidates: those whose `occurredAt` is
+/// latest (ties: the greater id), among the open items of the other kind in the same category, reported by
+/// someone else, sharing a keyword, within the time window and (when the new item has a point) without a
+/// point or within the distance limit's box. So one report costs a bounded amount of work however many
+/// similar items exist; in a real campus far fewer than 500 items compete for one match.
+///
 /// For example "Blue Hydro Flask bottle" lost and "Found a blue bottle" found 200 m apart in the same grid
 /// cell and one day apart: K = 2/4, D = 1, T = 0.87, score = 0.3 + 0.2 + 0.173 = 0.673, a match. With only one word of ten in
 /// common and everything else perfect, the score is 0.06 + 0.2 + 0.2 = 0.46: no match.
@@ -51,6 +57,8 @@ public struct LostFoundMatcher: Hashable, Sendable {
     public var sameBuildingCloseness = 1.0
     /// Closeness when the items lack a point and name different buildings.
     public var unknownCloseness = 0.3
+    /// The most candidates one report scores (the latest to occur; see above).
+    public var maximumCandidates = 500
 
     /// The standard matcher, with the weights documented above.
     public static let standard = LostFoundMatcher()
@@ -164,5 +172,33 @@ public struct LostFoundMatch: Hashable, Sendable {
     /// The id of the other item of the pair, seen from `item`.
     func candidateKey(for item: LostFoundItem) -> String {
         item.kind == .found ? lostItemID : foundItemID
+    }
+}
+
+extension LostFoundMatcher {
+    /// The time window, in milliseconds either side of an item's `occurredAt`, in which candidates lie
+    /// (one millisecond wider than ``maximumTimeGapDays``, which the score checks exactly).
+    package var candidateWindowMilliseconds: Int64 { Int64(maximumTimeGapDays * 86_400_000) + 1 }
+
+    /// The box around a point in which candidates with a point lie: the distance limit widened by a grid
+    /// cell's shift at both ends (the score measures between grid cells), or `nil` without a point.
+    package func candidateBox(
+        _ item: LostFoundItem
+    ) -> (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?)? {
+        guard let point = item.point else { return nil }
+        let box = GreatCircle.boundingBox(
+            latitude: point.latitude,
+            longitude: point.longitude,
+            radiusKm: maximumDistanceKm + 2 * ApproximateLocation.maximumShiftKm
+        )
+        return (box.latitude, box.longitude)
+    }
+
+    /// Whether `candidate` comes before `other` in the order candidates are taken: latest `occurredAt`
+    /// first, then the greater id (UTF-8 order).
+    package static func takenBefore(_ candidate: LostFoundItem, _ other: LostFoundItem) -> Bool {
+        let a = candidate.occurredAt.millisecondsSince1970
+        let b = other.occurredAt.millisecondsSince1970
+        return a != b ? a > b : other.id.utf8.lexicographicallyPrecedes(candidate.id.utf8)
     }
 }

@@ -50,7 +50,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     ) throws -> [LostFoundItem] {
         let keywords = LostFoundMatcher.keywords(item.fields).sorted()
         guard !keywords.isEmpty else { return [] }
-        let window = Int64(matcher.maximumTimeGapDays * 86_400_000) + 1
+        let window = matcher.candidateWindowMilliseconds
         let occurred = item.occurredAt.millisecondsSince1970
         let opposite = item.kind.opposite
         var sql = """
@@ -63,13 +63,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             opposite.openStatus.rawValue, opposite.rawValue, item.category.rawValue, item.reporterID,
             occurred - window, occurred + window, keywords.map { "\"\($0)\"" }.joined(separator: " OR "),
         ]
-        if let point = item.point {
-            // The matcher measures between grid cells: widen by a cell's shift at both ends.
-            let box = GreatCircle.boundingBox(
-                latitude: point.latitude,
-                longitude: point.longitude,
-                radiusKm: matcher.maximumDistanceKm + 2 * ApproximateLocation.maximumShiftKm
-            )
+        if let box = matcher.candidateBox(item) {
             var near = "latitude BETWEEN ? AND ?"
             arguments += [box.latitude.lowerBound, box.latitude.upperBound]
             if let longitude = box.longitude {
@@ -78,6 +72,9 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             }
             sql += " AND (latitude IS NULL OR (\(near)))"
         }
+        // At most `maximumCandidates`, latest first: one report's work is bounded (see `LostFoundMatcher`).
+        sql += " ORDER BY occurredAt DESC, id DESC LIMIT ?"
+        arguments += [matcher.maximumCandidates]
         return try LostFoundItemRow.fetchAll(db, sql: sql, arguments: arguments)
     }
 

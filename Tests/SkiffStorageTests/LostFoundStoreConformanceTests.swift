@@ -107,6 +107,46 @@ struct LostFoundStoreConformanceTests {
         }
     }
 
+    @Test(
+        "A report scores at most maximumCandidates candidates: the latest to occur, ties by the greater id",
+        arguments: StoreKind.allCases
+    )
+    func candidatesAreBounded(kind: StoreKind) async throws {
+        try await withLostFoundStore(kind) { store in
+            var matcher = LostFoundMatcher.standard
+            matcher.maximumCandidates = 3
+            // Six lost wallets, a day apart (two on the same day, ids ordering them); one too far away, one
+            // of another category: neither counts towards the three.
+            var lost: [LostFoundItem] = []
+            for (day, id) in [(6, "lfi_a"), (5, "lfi_b"), (4, "lfi_c"), (4, "lfi_d"), (3, "lfi_e"), (2, "lfi_f")] {
+                let item = F.item(.lost, "Black leather wallet", id: id) {
+                    $0.occurredAt = F.t0.addingTimeInterval(-Double(day) * 86_400)
+                }
+                lost.append(try await store.reportItem(item, matcher: matcher).item)
+            }
+            _ = try await store.reportItem(
+                F.item(.lost, "Black leather wallet", id: "lfi_z") {
+                    $0.occurredAt = F.t0
+                    $0.point = LostFoundPoint(latitude: F.library.latitude + 1, longitude: F.library.longitude)
+                },
+                matcher: matcher
+            )
+            _ = try await store.reportItem(
+                F.item(.lost, "Black leather wallet", id: "lfi_y") { $0.category = .bags },
+                matcher: matcher
+            )
+            let report = try await store.reportItem(F.item(.found, "Black leather wallet", at: 10), matcher: matcher)
+            // The latest three: f (2 days), e (3 days), then d before c (same day, greater id).
+            #expect(Set(report.matches.map(\.lostItemID)) == ["lfi_f", "lfi_e", "lfi_d"])
+            // The bound only limits what one report scores: with the standard matcher all six match.
+            let all = try await store.reportItem(
+                F.item(.found, "Black leather wallet", reporter: "usr_other_finder", at: 20),
+                matcher: .standard
+            )
+            #expect(Set(all.matches.map(\.lostItemID)) == Set(lost.map(\.id)))
+        }
+    }
+
     @Test("Reporting records matches in both directions, only with open candidates", arguments: StoreKind.allCases)
     func matching(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in

@@ -42,7 +42,10 @@ import SwiftProtobuf
 /// apart or more than 30 days apart never match. Pairs scoring at least 0.5 are recorded as matches
 /// (see ListMatches); when a FOUND item is reported, the reporter of each matching LOST item gets a
 /// lost-item-match event on their live feed (skiff.chat), once per pair. Matches are computed when
-/// an item is reported; later edits do not recompute them.
+/// an item is reported; later edits do not recompute them. One report scores at most 500 candidates:
+/// those that occurred latest (ties: the greater item id) among the open items of the other kind in
+/// the same category, reported by someone else, sharing a word, within 30 days and, when the new item
+/// has a point, without a point or within about 5 km of it.
 ///
 /// Errors use gRPC status codes; each RPC lists its own. The message of an INVALID_ARGUMENT names
 /// the field and what to fix.
@@ -140,7 +143,10 @@ public enum Skiff_Lostfound_V1_LostFound {
     /// apart or more than 30 days apart never match. Pairs scoring at least 0.5 are recorded as matches
     /// (see ListMatches); when a FOUND item is reported, the reporter of each matching LOST item gets a
     /// lost-item-match event on their live feed (skiff.chat), once per pair. Matches are computed when
-    /// an item is reported; later edits do not recompute them.
+    /// an item is reported; later edits do not recompute them. One report scores at most 500 candidates:
+    /// those that occurred latest (ties: the greater item id) among the open items of the other kind in
+    /// the same category, reported by someone else, sharing a word, within 30 days and, when the new item
+    /// has a point, without a point or within about 5 km of it.
     ///
     /// Errors use gRPC status codes; each RPC lists its own. The message of an INVALID_ARGUMENT names
     /// the field and what to fix.

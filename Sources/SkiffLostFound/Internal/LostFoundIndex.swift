@@ -50,16 +50,29 @@ struct LostFoundIndex: Sendable {
 
     /// The items that can match `item` (a superset of its matches): those sharing one of its keywords,
     /// of the other kind, still open, in the same category, by someone else.
-    func matchCandidates(for item: LostFoundItem) -> [LostFoundItem] {
+    func matchCandidates(for item: LostFoundItem, matcher: LostFoundMatcher) -> [LostFoundItem] {
         var ids: Set<String> = []
         for keyword in LostFoundMatcher.keywords(item.fields) { ids.formUnion(words.documents(keyword)) }
-        return ids.compactMap { id in
+        let occurred = item.occurredAt.millisecondsSince1970
+        let window = matcher.candidateWindowMilliseconds
+        let box = matcher.candidateBox(item)
+        // The same candidates as SQLite's: open, other kind, same category, someone else's, in the window,
+        // without a point or in the box; the latest `maximumCandidates` of them.
+        let candidates = ids.compactMap { id -> LostFoundItem? in
             guard let candidate = items[id], candidate.kind == item.kind.opposite,
                 candidate.status == candidate.kind.openStatus, candidate.category == item.category,
-                candidate.reporterID != item.reporterID
+                candidate.reporterID != item.reporterID,
+                abs(candidate.occurredAt.millisecondsSince1970 - occurred) <= window
             else { return nil }
+            if let box, let point = candidate.point {
+                guard box.latitude.contains(point.latitude), box.longitude?.contains(point.longitude) ?? true else {
+                    return nil
+                }
+            }
             return candidate
         }
+        guard candidates.count > matcher.maximumCandidates else { return candidates }
+        return Array(candidates.sorted(by: LostFoundMatcher.takenBefore).prefix(matcher.maximumCandidates))
     }
 
     /// One page of search results, as `LostFoundSearchEngine` defines them.
