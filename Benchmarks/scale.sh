@@ -36,17 +36,21 @@ hash_rounds=1000
 # minutes, as votes are seeded through the RPCs).
 mixes="marketplace,campus"
 votes=2
+# Lost-and-found items per 100 listings (the issue's proportion is 100): each report scores up to 500
+# candidates inside the one writer, so 100k items seed for a quarter of an hour on SQLite.
+items_percent=100
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --mixes) mixes="$2"; shift 2 ;;
         --votes-per-activity) votes="$2"; shift 2 ;;
+        --items-percent) items_percent="$2"; shift 2 ;;
         --sizes) sizes="$2"; shift 2 ;;
         --backends) backends="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --warmup) warmup="$2"; shift 2 ;;
         --users) users="$2"; shift 2 ;;
         --hash-rounds) hash_rounds="$2"; shift 2 ;;
-        *) echo "usage: $0 [--sizes N,N,…] [--backends sqlite,memory] [--mixes marketplace,campus] [--votes-per-activity n] [--duration s] [--warmup s] [--users n] [--hash-rounds n]" >&2; exit 64 ;;
+        *) echo "usage: $0 [--sizes N,N,…] [--backends sqlite,memory] [--mixes marketplace,campus] [--votes-per-activity n] [--items-percent n] [--duration s] [--warmup s] [--users n] [--hash-rounds n]" >&2; exit 64 ;;
     esac
 done
 
@@ -118,10 +122,11 @@ for backend in "${backend_list[@]}"; do
             done
         fi
         if [[ ",$mixes," == *",campus,"* ]]; then
-            echo "== $backend: seeding campus data to $n activities and items, $((n * votes)) votes" >&2
+            items=$((n * items_percent / 100))
+            echo "== $backend: seeding campus data to $n activities, $items items, $((n * votes)) votes" >&2
             campus_start=$(date +%s%N)
             "$bin/skiff-load" campus --target "127.0.0.1:$port" --seed-users "$users" --seed-activities "$n" \
-                --seed-items "$n" --seed-votes "$((n * votes))" --state "$state" --mail-log "$log" \
+                --seed-items "$items" --seed-votes "$((n * votes))" --state "$state" --mail-log "$log" \
                 --seed-concurrency 64 --concurrency 1 --max-calls 1 --duration 1 --warmup 0 \
                 2> "$out/seed-campus-$backend-$n.log" > /dev/null
             campus_s=$(( ($(date +%s%N) - campus_start) / 1000000 ))
@@ -130,7 +135,7 @@ for backend in "${backend_list[@]}"; do
                 read -r concurrency connections <<< "$config"
                 echo "== $backend $n: campus mix at $concurrency in flight" >&2
                 "$bin/skiff-load" campus --target "127.0.0.1:$port" --seed-users "$users" --seed-activities "$n" \
-                    --seed-items "$n" --seed-votes "$((n * votes))" --state "$state" \
+                    --seed-items "$items" --seed-votes "$((n * votes))" --state "$state" \
                     --concurrency "$concurrency" --connections "$connections" \
                     --duration "$duration" --warmup "$warmup" --quiet --allow-errors \
                     --json "$out/campus-$backend-$n-$concurrency.json" > "$out/campus-$backend-$n-$concurrency.txt" 2>&1

@@ -213,14 +213,19 @@ public final class CampusScenario: LoadScenario {
         }
     }
 
+    /// A lost or found item as people describe them: a colour and an object in the title; the brand and a
+    /// distinguishing mark in the description; the category follows the object.
     static func newItem(using rng: inout SystemRandomNumberGenerator) -> Skiff_Lostfound_V1_ReportItemRequest {
-        let words = (0..<3).map { _ in lostWords.randomElement(using: &rng)! }
+        let (object, category) = lostObjects.randomElement(using: &rng)!
+        let colour = lostColours.randomElement(using: &rng)!
+        let brand = lostBrands.randomElement(using: &rng)!
+        let mark = lostMarks.randomElement(using: &rng)!
         let point = campusPoint(using: &rng)
         return .with {
             $0.item.kind = Bool.random(using: &rng) ? .lost : .found
-            $0.item.title = words.joined(separator: " ").capitalized
-            $0.item.description_p = "Load-test item: \(words.joined(separator: ", "))."
-            $0.item.category = Skiff_Lostfound_V1_ItemCategory(rawValue: Int.random(in: 1...7, using: &rng)) ?? .other
+            $0.item.title = "\(colour.capitalized) \(object)"
+            $0.item.description_p = "\(brand.capitalized) \(object), \(mark)."
+            $0.item.category = category
             $0.item.building = ["Library", "Student Center", "Gym", "Engineering Hall"].randomElement(using: &rng)!
             $0.item.point.latitude = point.latitude
             $0.item.point.longitude = point.longitude
@@ -235,8 +240,13 @@ public final class CampusScenario: LoadScenario {
         using rng: inout SystemRandomNumberGenerator
     ) -> Skiff_Lostfound_V1_SearchItemsRequest {
         .with {
-            $0.query = (0..<Int.random(in: 0...2, using: &rng)).map { _ in lostWords.randomElement(using: &rng)! }
-                .joined(separator: " ")
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0: $0.query = ""
+            case 1: $0.query = lostObjects.randomElement(using: &rng)!.name
+            case 2:
+                $0.query = lostColours.randomElement(using: &rng)! + " " + lostObjects.randomElement(using: &rng)!.name
+            default: $0.query = lostBrands.randomElement(using: &rng)!
+            }
             if Bool.random(using: &rng) {
                 $0.filter.categories = [
                     Skiff_Lostfound_V1_ItemCategory(rawValue: Int.random(in: 1...7, using: &rng)) ?? .other
@@ -261,10 +271,38 @@ let campusWords = [
     "stargazing", "brunch", "climbing", "frisbee", "poetry", "film", "market", "garden", "chess", "dance",
 ]
 
-/// Words lost-and-found titles are made of.
-let lostWords = [
-    "black", "blue", "red", "wallet", "phone", "keys", "umbrella", "laptop", "charger", "jacket", "bottle",
-    "headphones", "backpack", "card", "glasses", "notebook", "scarf", "watch", "ring", "calculator",
+/// Objects people lose, with their category.
+let lostObjects: [(name: String, category: Skiff_Lostfound_V1_ItemCategory)] = [
+    ("phone", .electronics), ("laptop", .electronics), ("charger", .electronics), ("headphones", .electronics),
+    ("earbuds", .electronics), ("calculator", .electronics), ("tablet", .electronics), ("watch", .electronics),
+    ("jacket", .clothing), ("hoodie", .clothing), ("scarf", .clothing), ("beanie", .clothing), ("gloves", .clothing),
+    ("sweater", .clothing), ("cap", .clothing), ("raincoat", .clothing), ("wallet", .idCard), ("badge", .idCard),
+    ("passport", .idCard), ("licence", .idCard), ("keys", .keys), ("keyring", .keys), ("fob", .keys),
+    ("backpack", .bags), ("tote", .bags), ("purse", .bags), ("duffel", .bags), ("satchel", .bags),
+    ("textbook", .books), ("notebook", .books), ("novel", .books), ("planner", .books), ("binder", .books),
+    ("umbrella", .other), ("bottle", .other), ("glasses", .other), ("ring", .other), ("bracelet", .other),
+    ("mug", .other), ("skateboard", .other),
+]
+
+/// Colours people describe things by.
+let lostColours = [
+    "black", "white", "grey", "navy", "blue", "red", "green", "yellow", "orange", "purple", "pink", "brown",
+]
+
+/// Brands people name.
+let lostBrands = [
+    "apple", "samsung", "sony", "bose", "dell", "lenovo", "nike", "adidas", "patagonia", "northface",
+    "jansport", "herschel", "fjallraven", "hydroflask", "yeti", "rayban", "casio", "fossil", "moleskine",
+    "pearson", "levis", "uniqlo", "columbia", "timbuk2", "anker", "logitech", "garmin", "fitbit", "kindle",
+    "swatch",
+]
+
+/// What sets one apart.
+let lostMarks = [
+    "sticker on the back", "cracked corner", "name tag inside", "scratched lid", "blue keychain",
+    "initials engraved", "torn strap", "coffee stain", "pin badge", "rubber case", "frayed edge",
+    "missing button", "glitter cover", "university logo", "red lanyard", "dented side", "taped handle",
+    "faded print", "padded sleeve", "bike reflector",
 ]
 
 /// The activities, votes and items the campus scenario seeded, kept between runs.
