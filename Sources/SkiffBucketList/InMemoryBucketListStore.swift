@@ -1,13 +1,14 @@
 import Foundation
 import SkiffDomain
-import Synchronization
 
 /// A ``BucketListStore`` that keeps everything in memory, for tests and demos.
 ///
-/// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
+/// All state sits behind one reader–writer lock (reads, nearby and trending included, run side by side; a
+/// write runs alone), and every method runs in one critical section without suspending,
 /// so each use case is atomic as a database transaction would be (vote counts included). Writes load what
-/// ``BucketListLifecycle`` needs, let it decide and save what it returns. Nearby and
-/// trending scan every activity through `ActivityRanking`, the same code that decides SQLite's results.
+/// ``BucketListLifecycle`` needs, let it decide and save what it returns. Nearby reads the activities in the
+/// circle's grid cells and trending walks the activities by trend bound, both through `ActivityRanking`,
+/// the same code that decides SQLite's results.
 public final class InMemoryBucketListStore: BucketListStore {
     private struct StoredVote {
         var vote: Vote
@@ -98,7 +99,7 @@ public final class InMemoryBucketListStore: BucketListStore {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = ReadWriteLock(State())
 
     /// Creates an empty store.
     public init() {}
@@ -106,7 +107,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Activities
 
     public func createActivity(_ activity: Activity) async throws -> Activity {
-        try state.withLock { (state) throws(DomainError) -> Activity in
+        try state.withWriteLock { (state) throws(DomainError) -> Activity in
             let stored = try BucketListLifecycle.createActivity(
                 activity,
                 activityIDTaken: state.activities[activity.id] != nil
@@ -117,7 +118,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func activity(id: String) async throws -> Activity? {
-        state.withLock { $0.activities[id] }
+        state.withReadLock { $0.activities[id] }
     }
 
     public func updateActivity(
@@ -128,7 +129,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     ) async throws
         -> Activity
     {
-        try state.withLock { (state) throws(DomainError) -> Activity in
+        try state.withWriteLock { (state) throws(DomainError) -> Activity in
             let change = try BucketListLifecycle.updateActivity(
                 state.activities[id],
                 ownerID: ownerID,
@@ -141,7 +142,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func deleteActivity(id: String, ownerID: String) async throws {
-        try state.withLock { (state) throws(DomainError) in
+        try state.withWriteLock { (state) throws(DomainError) in
             try BucketListLifecycle.deleteActivity(state.activities[id], ownerID: ownerID)
             state.removeActivity(id)
             state.votes[id] = nil
@@ -152,7 +153,7 @@ public final class InMemoryBucketListStore: BucketListStore {
 
     public func nearbyActivities(_ query: NearbyQuery, page: PageRequest) async throws -> Page<NearbyHit> {
         _ = try ActivityRanking.nearbyCursor(page, query)
-        let activities = state.withLock { state in
+        let activities = state.withReadLock { state in
             let box = Geo.boundingBox(center: query.center, radiusKm: query.radiusKm)
             guard let ids = state.grid.documents(latitude: box.latitude, longitude: box.longitude) else {
                 return Array(state.activities.values)
@@ -163,7 +164,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func trendingActivities(_ query: TrendingQuery) async throws -> [TrendingHit] {
-        state.withLock { state in
+        state.withReadLock { state in
             let inCircle = query.center.flatMap { center in
                 let box = Geo.boundingBox(center: center, radiusKm: query.radiusKm)
                 return state.grid.documents(latitude: box.latitude, longitude: box.longitude)
@@ -193,7 +194,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Votes
 
     public func setVote(activityID: String, userID: String, vote: Vote, now: Date) async throws -> Activity {
-        try state.withLock { (state) throws(DomainError) -> Activity in
+        try state.withWriteLock { (state) throws(DomainError) -> Activity in
             let change = try BucketListLifecycle.setVote(
                 state.activities[activityID],
                 previous: state.votes[activityID]?[userID]?.vote ?? .noVote,
@@ -213,7 +214,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func votes(userID: String, activityIDs: [String]) async throws -> [String: Vote] {
-        state.withLock { state in
+        state.withReadLock { state in
             var result: [String: Vote] = [:]
             for id in activityIDs {
                 if let vote = state.votes[id]?[userID]?.vote { result[id] = vote }
@@ -225,7 +226,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Comments
 
     public func addComment(_ comment: Comment) async throws -> Comment {
-        try state.withLock { (state) throws(DomainError) -> Comment in
+        try state.withWriteLock { (state) throws(DomainError) -> Comment in
             let stored = try BucketListLifecycle.addComment(
                 comment,
                 activityExists: state.activities[comment.activityID] != nil,
@@ -238,7 +239,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func comments(activityID: String, page: PageRequest) async throws -> Page<Comment> {
-        let comments = try state.withLock { (state) throws(DomainError) -> [Comment] in
+        let comments = try state.withReadLock { (state) throws(DomainError) -> [Comment] in
             guard state.activities[activityID] != nil else { throw BucketListStoreError.activityNotFound }
             return state.comments.values.filter { $0.activityID == activityID }
         }
@@ -248,7 +249,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func deleteComment(id: String, by userID: String) async throws {
-        try state.withLock { (state) throws(DomainError) in
+        try state.withWriteLock { (state) throws(DomainError) in
             let comment = state.comments[id]
             try BucketListLifecycle.deleteComment(
                 comment,
@@ -263,7 +264,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Bucket lists
 
     public func createList(_ list: BucketList, limit: Int) async throws -> BucketList {
-        try state.withLock { (state) throws(DomainError) -> BucketList in
+        try state.withWriteLock { (state) throws(DomainError) -> BucketList in
             let stored = try BucketListLifecycle.createList(
                 list,
                 ownedNameKeys: state.lists.values.filter { $0.ownerID == list.ownerID }.map(\.fields.nameKey),
@@ -276,7 +277,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func list(id: String) async throws -> BucketList? {
-        state.withLock { state in state.lists[id].map { state.withCounts($0) } }
+        state.withReadLock { state in state.lists[id].map { state.withCounts($0) } }
     }
 
     public func updateList(
@@ -287,7 +288,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     ) async throws
         -> BucketList
     {
-        try state.withLock { (state) throws(DomainError) -> BucketList in
+        try state.withWriteLock { (state) throws(DomainError) -> BucketList in
             let change = try BucketListLifecycle.updateList(
                 state.lists[id],
                 ownerID: ownerID,
@@ -301,7 +302,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func deleteList(id: String, ownerID: String) async throws {
-        try state.withLock { (state) throws(DomainError) in
+        try state.withWriteLock { (state) throws(DomainError) in
             _ = try BucketListLifecycle.ownedList(state.lists[id], ownerID: ownerID)
             state.lists[id] = nil
             state.entries[id] = nil
@@ -309,7 +310,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func lists(ownerID: String, includePrivate: Bool, page: PageRequest) async throws -> Page<BucketList> {
-        let lists = state.withLock { state in
+        let lists = state.withReadLock { state in
             state.lists.values.filter { $0.ownerID == ownerID && (includePrivate || $0.isPublic) }
                 .map { state.withCounts($0) }
         }
@@ -328,7 +329,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     ) async throws
         -> BucketListEntry
     {
-        try state.withLock { (state) throws(DomainError) -> BucketListEntry in
+        try state.withWriteLock { (state) throws(DomainError) -> BucketListEntry in
             let entries = state.entries[listID] ?? [:]
             let entry = try BucketListLifecycle.addEntry(
                 list: state.lists[listID],
@@ -345,7 +346,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func removeEntry(listID: String, ownerID: String, activityID: String) async throws {
-        try state.withLock { (state) throws(DomainError) in
+        try state.withWriteLock { (state) throws(DomainError) in
             try BucketListLifecycle.removeEntry(
                 list: state.lists[listID],
                 ownerID: ownerID,
@@ -361,7 +362,7 @@ public final class InMemoryBucketListStore: BucketListStore {
         activityID: String,
         completion: Completion?
     ) async throws -> BucketListEntry {
-        try state.withLock { (state) throws(DomainError) -> BucketListEntry in
+        try state.withWriteLock { (state) throws(DomainError) -> BucketListEntry in
             let entry = try BucketListLifecycle.setCompletion(
                 list: state.lists[listID],
                 ownerID: ownerID,
@@ -376,7 +377,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func entries(listID: String, page: PageRequest) async throws -> Page<BucketListEntry> {
-        let entries = try state.withLock { (state) throws(DomainError) -> [BucketListEntry] in
+        let entries = try state.withReadLock { (state) throws(DomainError) -> [BucketListEntry] in
             guard state.lists[listID] != nil else { throw BucketListStoreError.listNotFound }
             return (state.entries[listID] ?? [:]).compactMap {
                 state.entry(listID: listID, activityID: $0.key, $0.value)
@@ -390,7 +391,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     // MARK: Follows
 
     public func follow(followerID: String, followeeID: String, now: Date) async throws -> Follow {
-        state.withLock { state in
+        state.withWriteLock { state in
             let change = BucketListLifecycle.follow(
                 followerID: followerID,
                 followeeID: followeeID,
@@ -403,11 +404,11 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func unfollow(followerID: String, followeeID: String) async throws {
-        state.withLock { _ = $0.follows[followerID]?.removeValue(forKey: followeeID) }
+        state.withWriteLock { _ = $0.follows[followerID]?.removeValue(forKey: followeeID) }
     }
 
     public func followers(userID: String, page: PageRequest) async throws -> Page<Follow> {
-        let follows = state.withLock { state in
+        let follows = state.withReadLock { state in
             state.follows.compactMap { follower, followees in
                 followees[userID].map { Follow(userID: follower, followedAt: $0) }
             }
@@ -418,7 +419,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func following(userID: String, page: PageRequest) async throws -> Page<Follow> {
-        let follows = state.withLock { state in
+        let follows = state.withReadLock { state in
             (state.follows[userID] ?? [:]).map { Follow(userID: $0.key, followedAt: $0.value) }
         }
         return try BucketListPaging.page(follows, .following, scope: userID, page: page) {
@@ -427,7 +428,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func profile(userID: String, viewerID: String?) async throws -> ProfileCounts {
-        state.withLock { state in
+        state.withReadLock { state in
             let lists = state.lists.values.filter { $0.ownerID == userID && $0.isVisible(to: viewerID) }
             var completed = Set<String>()
             for list in lists {

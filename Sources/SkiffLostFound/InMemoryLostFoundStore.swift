@@ -1,10 +1,10 @@
 import Foundation
 import SkiffDomain
-import Synchronization
 
 /// A ``LostFoundStore`` that keeps everything in memory, for tests and demos.
 ///
-/// All state sits behind one `Mutex`, and every method runs in one critical section without suspending,
+/// All state sits behind one reader–writer lock (reads and searches run side by side; a write runs alone),
+/// and every method runs in one critical section without suspending,
 /// so each use case is atomic as a database transaction would be. Writes load what ``LostFoundLifecycle``
 /// needs, let it decide and save what it returns. Search and matching use real indexes
 /// kept in the same critical section (`LostFoundIndex`: keywords, grid cells, newest first; matches by
@@ -26,13 +26,13 @@ public final class InMemoryLostFoundStore: LostFoundStore {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = ReadWriteLock(State())
 
     /// Creates an empty store.
     public init() {}
 
     public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
-        try state.withLock { (state) throws(DomainError) -> LostFoundReport in
+        try state.withWriteLock { (state) throws(DomainError) -> LostFoundReport in
             let report = try LostFoundLifecycle.report(
                 item,
                 itemIDTaken: state.items[item.id] != nil,
@@ -46,7 +46,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     }
 
     public func matches(recordedSince date: Date, limit: Int) async throws -> [LostFoundMatch] {
-        state.withLock { state in
+        state.withReadLock { state in
             let recent = state.matches.values.filter { $0.matchedAt >= date }
             let sorted = recent.sorted {
                 ($0.matchedAt, $0.foundItemID, $0.lostItemID) < ($1.matchedAt, $1.foundItemID, $1.lostItemID)
@@ -56,7 +56,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     }
 
     public func item(id: String) async throws -> LostFoundItem? {
-        state.withLock { $0.items[id] }
+        state.withReadLock { $0.items[id] }
     }
 
     public func updateItem(
@@ -65,7 +65,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
         changes: LostFoundItemChanges,
         now: Date
     ) async throws -> LostFoundItem {
-        try state.withLock { (state) throws(DomainError) -> LostFoundItem in
+        try state.withWriteLock { (state) throws(DomainError) -> LostFoundItem in
             let change = try LostFoundLifecycle.update(
                 state.items[id],
                 reporterID: reporterID,
@@ -78,7 +78,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     }
 
     public func markReturned(id: String, reporterID: String, now: Date) async throws -> LostFoundItem {
-        try state.withLock { (state) throws(DomainError) -> LostFoundItem in
+        try state.withWriteLock { (state) throws(DomainError) -> LostFoundItem in
             let change = try LostFoundLifecycle.markReturned(state.items[id], reporterID: reporterID, now: now)
             if change.changed { state.index.put(change.item) }
             return change.item
@@ -87,12 +87,12 @@ public final class InMemoryLostFoundStore: LostFoundStore {
 
     public func search(_ query: LostFoundQuery, page: PageRequest) async throws -> Page<LostFoundSearchHit> {
         let compiled = try CompiledLostFoundQuery(query, page: page)
-        return state.withLock { $0.index.search(compiled, size: page.size) }
+        return state.withReadLock { $0.index.search(compiled, size: page.size) }
     }
 
     public func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit> {
         let cursor = try LostFoundSearchEngine.matchCursor(page, itemID: itemID)
-        let hits = try state.withLock { (state) throws(DomainError) -> [LostFoundMatchHit] in
+        let hits = try state.withReadLock { (state) throws(DomainError) -> [LostFoundMatchHit] in
             guard let item = state.items[itemID] else { throw LostFoundStoreError.itemNotFound }
             return (state.matchKeys[itemID] ?? []).compactMap { key -> LostFoundMatchHit? in
                 guard let match = state.matches[key] else { return nil }
