@@ -128,17 +128,24 @@ public enum BucketListLifecycle {
     /// - Parameters:
     ///   - activityExists: Whether the comment's activity exists.
     ///   - commentIDTaken: Whether a comment with the comment's id exists.
-    /// - Returns: The comment to insert, its date rounded to milliseconds.
+    ///   - latestCommentAt: The latest `createdAt` of the activity's comments so far, if any.
+    /// - Returns: The comment to insert, its date rounded to milliseconds and at least a millisecond after
+    ///   `latestCommentAt`: comments posted one after the other list in that order ("oldest first") even
+    ///   within one millisecond, where ties would otherwise fall to their random ids.
     /// - Throws: `notFound` for an unknown activity; `alreadyExists` if the id is taken.
     public static func addComment(
         _ comment: Comment,
         activityExists: Bool,
-        commentIDTaken: Bool
+        commentIDTaken: Bool,
+        latestCommentAt: Date? = nil
     ) throws(DomainError) -> Comment {
         guard activityExists else { throw BucketListStoreError.activityNotFound }
         guard !commentIDTaken else { throw BucketListStoreError.commentIDTaken }
         var stored = comment
         stored.createdAt = comment.createdAt.roundedToMilliseconds
+        if let latest = latestCommentAt?.roundedToMilliseconds, stored.createdAt <= latest {
+            stored.createdAt = latest.addingTimeInterval(0.001).roundedToMilliseconds
+        }
         return stored
     }
 

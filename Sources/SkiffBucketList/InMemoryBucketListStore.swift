@@ -56,6 +56,7 @@ public final class InMemoryBucketListStore: BucketListStore {
             if let bound = trendBounds.removeValue(forKey: id) {
                 byTrend.remove(TrendKey(bound: bound, id: id)) { $0.id == id }
             }
+            latestCommentAt[id] = nil
         }
 
         /// Changes an activity's comment count.
@@ -74,6 +75,8 @@ public final class InMemoryBucketListStore: BucketListStore {
         /// Votes per activity, then per user.
         var votes: [String: [String: StoredVote]] = [:]
         var comments: [String: Comment] = [:]
+        /// The latest `createdAt` of each activity's comments (so that new ones sort after them).
+        var latestCommentAt: [String: Date] = [:]
         var lists: [String: BucketList] = [:]
         /// Entries per list, then per activity.
         var entries: [String: [String: StoredEntry]] = [:]
@@ -230,9 +233,14 @@ public final class InMemoryBucketListStore: BucketListStore {
             let stored = try BucketListLifecycle.addComment(
                 comment,
                 activityExists: state.activities[comment.activityID] != nil,
-                commentIDTaken: state.comments[comment.id] != nil
+                commentIDTaken: state.comments[comment.id] != nil,
+                latestCommentAt: state.latestCommentAt[comment.activityID]
             )
             state.comments[stored.id] = stored
+            state.latestCommentAt[stored.activityID] = max(
+                stored.createdAt,
+                state.latestCommentAt[stored.activityID] ?? stored.createdAt
+            )
             state.countComments(of: stored.activityID, by: 1)
             return stored
         }

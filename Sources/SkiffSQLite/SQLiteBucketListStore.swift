@@ -275,7 +275,11 @@ public struct SQLiteBucketListStore: BucketListStore {
                 commentIDTaken: try Bool.fetchOne(
                     db.cachedStatement(sql: "SELECT 1 FROM activityComment WHERE id = ?"),
                     arguments: [comment.id]
-                ) != nil
+                ) != nil,
+                latestCommentAt: try Int64.fetchOne(
+                    db.cachedStatement(sql: "SELECT MAX(createdAt) FROM activityComment WHERE activityID = ?"),
+                    arguments: [comment.activityID]
+                ).map { Date(millisecondsSince1970: $0) }
             )
             try db.executeCached(
                 sql: "INSERT INTO activityComment (id, activityID, authorID, text, createdAt) VALUES (?, ?, ?, ?, ?)",

@@ -179,6 +179,33 @@ struct BucketListLifecycleTests {
         }
     }
 
+    @Test("A comment posted in the millisecond of the activity's latest one (or before it) comes a millisecond after")
+    func commentsKeepPostingOrder() throws {
+        let now = Self.now.roundedToMilliseconds
+        let comment = Comment(id: "cmt_2", activityID: "act_1", authorID: "author", text: "Me too", createdAt: now)
+        let same = try BucketListLifecycle.addComment(
+            comment,
+            activityExists: true,
+            commentIDTaken: false,
+            latestCommentAt: now
+        )
+        #expect(same.createdAt == now.addingTimeInterval(0.001).roundedToMilliseconds)
+        let behind = try BucketListLifecycle.addComment(
+            comment,
+            activityExists: true,
+            commentIDTaken: false,
+            latestCommentAt: now.addingTimeInterval(0.005)
+        )
+        #expect(behind.createdAt == now.addingTimeInterval(0.006).roundedToMilliseconds)
+        let later = try BucketListLifecycle.addComment(
+            comment,
+            activityExists: true,
+            commentIDTaken: false,
+            latestCommentAt: now.addingTimeInterval(-1)
+        )
+        #expect(later.createdAt == now)
+    }
+
     @Test("A comment is deleted by its author or the activity's poster only")
     func deleteComment() {
         let comment = Comment(id: "cmt_1", activityID: "act_1", authorID: "author", text: "Nice", createdAt: Self.now)

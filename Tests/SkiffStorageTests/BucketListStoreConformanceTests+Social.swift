@@ -12,8 +12,9 @@ extension BucketListStoreConformanceTests {
                 _ = try await store.addComment(F.comment(on: "act_missing"))
             }
             var written: [SkiffBucketList.Comment] = []
-            // Two at the same millisecond: ordered by id.
-            for (index, seconds) in [3.0, 1, 2, 2, 0.000_4].enumerated() {
+            // Clocks that step back or repeat a millisecond: each comment is stored a millisecond after the
+            // activity's latest, so the list keeps the posting order.
+            for (index, seconds) in [1.0, 3, 2, 3, 0.000_4].enumerated() {
                 written.append(
                     try await store.addComment(F.comment(on: activity.id, by: "usr_\(index)", "c\(index)", at: seconds))
                 )
@@ -21,15 +22,14 @@ extension BucketListStoreConformanceTests {
             await #expect(throws: BucketListStoreError.commentIDTaken) {
                 _ = try await store.addComment(F.comment(on: activity.id, id: written[0].id))
             }
-            #expect(written[4].createdAt == F.t0)
-            let expected = written.sorted {
-                $0.createdAt == $1.createdAt
-                    ? $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) : $0.createdAt < $1.createdAt
-            }
+            #expect(
+                written.map(\.createdAt)
+                    == [1, 3, 3.001, 3.002, 3.003].map { F.t0.addingTimeInterval($0).roundedToMilliseconds }
+            )
             let listed = try await store.all(pageSize: 2) {
                 try await store.comments(activityID: activity.id, page: $0)
             }
-            #expect(listed == expected)
+            #expect(listed == written)
             #expect(try await store.activity(id: activity.id)?.commentCount == 5)
 
             // Tokens belong to one activity.

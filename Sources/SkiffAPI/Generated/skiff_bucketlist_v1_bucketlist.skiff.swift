@@ -313,7 +313,8 @@ public enum Skiff_Bucketlist_V1_BucketList {
         /// or over 1000 characters; NOT_FOUND for an unknown activity.
         func addComment(request: Skiff_Bucketlist_V1_AddCommentRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Bucketlist_V1_AddCommentResponse
 
-        /// An activity's comments, oldest first. Guests allowed.
+        /// An activity's comments, oldest first: in the order they were posted (a comment posted within
+        /// the millisecond of the previous one is dated a millisecond after it). Guests allowed.
         ///
         /// Errors: INVALID_ARGUMENT for an empty `activity_id`, a negative page size or a bad page token;
         /// NOT_FOUND for an unknown activity.
@@ -589,7 +590,8 @@ public enum Skiff_Bucketlist_V1_BucketList {
             ).message
         }
 
-        /// An activity's comments, oldest first. Guests allowed.
+        /// An activity's comments, oldest first: in the order they were posted (a comment posted within
+        /// the millisecond of the previous one is dated a millisecond after it). Guests allowed.
         ///
         /// Errors: INVALID_ARGUMENT for an empty `activity_id`, a negative page size or a bad page token;
         /// NOT_FOUND for an unknown activity.
