@@ -1,5 +1,4 @@
 import Foundation
-public import Histogram
 import SkiffAPI
 public import SkiffCore
 import SwiftProtobuf
@@ -14,13 +13,13 @@ import Synchronization
 /// ``prepare(_:)`` seeds accounts as `marketplace` does (no listings), then makes sure
 /// `seedActivities` activities, `seedVotes` votes and `seedItems` items exist; what it seeded is kept
 /// beside the marketplace state, in `<state>.campus.json`.
-public final class CampusScenario: LoadScenario {
+public final class CampusScenario: MethodTimedScenario {
     public var name: String { "campus" }
     let options: ScenarioOptions
     let domain: String
     private let prepared = Mutex<Prepared?>(nil)
     /// Latency per RPC (a mix operation makes one or two calls).
-    let timings = MethodTimings()
+    public let timings = MethodTimings()
 
     struct Prepared: Sendable {
         var state: CampusState
@@ -42,14 +41,6 @@ public final class CampusScenario: LoadScenario {
         let sessions = try await marketplace.logIn(users.users.prefix(32), accounts)
         let state = try await seed(context, sessions: sessions, marketplace: marketplace)
         prepared.withLock { $0 = Prepared(state: state, sessions: sessions) }
-    }
-
-    public func measurementStarted() {
-        timings.start()
-    }
-
-    public func measurements() -> [String: Histogram<UInt64>] {
-        timings.histograms
     }
 
     public func perform(_ untimed: any ClientTransport) async throws {

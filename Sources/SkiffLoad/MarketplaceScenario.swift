@@ -1,5 +1,4 @@
 import Foundation
-public import Histogram
 import SkiffAPI
 public import SkiffCore
 import SwiftProtobuf
@@ -12,14 +11,14 @@ import Synchronization
 ///
 /// ``prepare(_:)`` makes sure `seedUsers` verified accounts and `seedListings` listings exist,
 /// reusing the ones in the state file (see ``MarketplaceState``) and seeding only the rest.
-public final class MarketplaceScenario: LoadScenario {
+public final class MarketplaceScenario: MethodTimedScenario {
     public var name: String { "marketplace" }
     let options: ScenarioOptions
     /// The e-mail domain of seeded accounts (must pass the server's `--email-domain` allow-list).
     let domain: String
     private let prepared = Mutex<Prepared?>(nil)
     /// Latency per RPC (a mix operation makes one to three calls).
-    let timings = MethodTimings()
+    public let timings = MethodTimings()
 
     struct Session: Sendable {
         var userID: String
@@ -43,14 +42,6 @@ public final class MarketplaceScenario: LoadScenario {
         let sessions = try await logIn(state.users.prefix(32), accounts)
         guard !state.listings.isEmpty else { throw SeedingError("no seeded listings: pass --seed-listings 1 or more") }
         prepared.withLock { $0 = Prepared(state: state, sessions: sessions) }
-    }
-
-    public func measurementStarted() {
-        timings.start()
-    }
-
-    public func measurements() -> [String: Histogram<UInt64>] {
-        timings.histograms
     }
 
     public func perform(_ untimed: any ClientTransport) async throws {

@@ -87,3 +87,20 @@ public struct MethodTimingTransport: ClientTransport {
         )
     }
 }
+
+/// A scenario that times each RPC of its mix with ``MethodTimings`` (through ``MethodTimingTransport``):
+/// measuring starts with the measured window, and the per-method histograms are its measurements.
+public protocol MethodTimedScenario: LoadScenario {
+    /// The scenario's per-method latencies.
+    var timings: MethodTimings { get }
+}
+
+extension MethodTimedScenario {
+    public func measurementStarted() {
+        timings.start()
+    }
+
+    public func measurements() -> [String: Histogram<UInt64>] {
+        timings.histograms
+    }
+}
