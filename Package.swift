@@ -391,6 +391,7 @@ let package = Package(
                 "SkiffServer",
                 "SkiffServerApp",
                 "SkiffSQLite",
+                "SkiffStandardServices",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -492,7 +493,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-            // The load harness against an in-process server.
+        // The load harness against an in-process server.
         .testTarget(
             name: "SkiffLoadTests",
             dependencies: [

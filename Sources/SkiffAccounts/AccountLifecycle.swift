@@ -28,8 +28,8 @@ public enum AccountLifecycle {
     public struct Consumption: Hashable, Sendable {
         /// The account after the change, to save.
         public var account: Account
-        /// When the token was used: the store marks every unused token of the account of the token's kind
-        /// (this one included) used at this time.
+        /// When the token was used: the store marks this token used at this time, and retires the account's
+        /// other unused tokens of its kind (reset tokens: marked used; verification tokens: deleted).
         public var usedAt: Date
 
         /// Creates a consumption.
@@ -87,7 +87,9 @@ public enum AccountLifecycle {
         }
         token.accountID = existing.id
         if existing.verified {
+            // Born used and expired: the token is never mailed, and never counts as the one that verified.
             token.usedAt = token.createdAt
+            token.expiresAt = token.createdAt
             return SignUp(registration: .alreadyVerified(existing), token: token)
         }
         existing.passwordHash = Account.noPasswordHash
@@ -155,17 +157,29 @@ public enum AccountLifecycle {
     /// Decides consuming an e-mail verification token: the account becomes verified and takes the
     /// sign-up's password hash and display name the token carries.
     ///
+    /// Using the token that verified the account again (a second click on the link) succeeds without changing
+    /// anything until the token expires: the result is then `nil`, and the store saves nothing. The store
+    /// deletes the account's other verification tokens when one is consumed, so only the token that verified
+    /// the account answers so.
+    ///
     /// - Parameters:
     ///   - token: The token with the hash presented, or `nil` if there is none.
     ///   - account: The token's account, or `nil` if there is none.
+    /// - Returns: The consumption to save, or `nil` when the token already verified the account.
     /// - Throws: `notFound` (``AccountsStoreError/linkNotValid``) if the token is unknown, of another kind or
-    ///   its account is gone; `failedPrecondition` if it was used (``AccountsStoreError/linkUsed``) or has
-    ///   expired (``AccountsStoreError/linkExpired``, `expiresAt <= now`).
+    ///   its account is gone; `failedPrecondition` if it was used and its account is not verified
+    ///   (``AccountsStoreError/linkUsed``) or it has expired (``AccountsStoreError/linkExpired``,
+    ///   `expiresAt <= now`).
     public static func verifyEmail(
         token: OneTimeToken?,
         account: Account?,
         now: Date
-    ) throws(DomainError) -> Consumption {
+    ) throws(DomainError) -> Consumption? {
+        if let token, token.kind == .emailVerification, token.usedAt != nil, let account,
+            account.id == token.accountID, account.verified, token.expiresAt > now.roundedToMilliseconds
+        {
+            return nil
+        }
         let (token, account, usedAt) = try consume(token, kind: .emailVerification, account: account, now: now)
         var verified = account
         verified.verified = true
@@ -245,18 +259,25 @@ public enum AccountLifecycle {
 
     /// Decides recording a report.
     ///
+    /// Every report stays open (no moderation RPC closes one yet), so a reporter has at most one report about
+    /// each user.
+    ///
+    /// - Parameter reportOpen: Whether the reporter already has an open report about the reported account.
     /// - Returns: The report to insert, its date rounded to milliseconds.
     /// - Throws: `alreadyExists` if the id is taken; `notFound` if the reporter or the reported account does
-    ///   not exist (checked in that order).
+    ///   not exist; `alreadyExists` (``AccountsStoreError/reportAlreadyOpen``) if the reporter has an open
+    ///   report about that account (checked in that order).
     public static func addReport(
         _ report: Report,
         reportIDTaken: Bool,
         reporterExists: Bool,
-        reportedExists: Bool
+        reportedExists: Bool,
+        reportOpen: Bool
     ) throws(DomainError) -> Report {
         guard !reportIDTaken else { throw AccountsStoreError.reportIDTaken }
         guard reporterExists else { throw AccountsStoreError.reporterNotFound }
         guard reportedExists else { throw AccountsStoreError.reportedNotFound }
+        guard !reportOpen else { throw AccountsStoreError.reportAlreadyOpen }
         var stored = report
         stored.createdAt = report.createdAt.roundedToMilliseconds
         return stored

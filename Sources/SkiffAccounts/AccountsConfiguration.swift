@@ -15,8 +15,8 @@ public import SkiffDomain
 ///
 /// Attempts are counted before the password is hashed, so the limits hold under any concurrency.
 public struct AccountsConfiguration: Sendable {
-    /// How long a session lasts.
-    public var sessionLifetime: Duration = .seconds(7 * 24 * 3600)
+    /// How long a session without "remember me" lasts (the proto documents 24 hours).
+    public var sessionLifetime: Duration = .seconds(24 * 3600)
     /// How long a "remember me" session lasts.
     public var rememberedSessionLifetime: Duration = .seconds(30 * 24 * 3600)
     /// How long an e-mail verification token is valid.

@@ -46,7 +46,19 @@ extension AccountsService {
                 )
             }
         }
-        let account = try await store.updateProfile(id: user.id, changes: try AccountRules.validate(changes))
+        let validated = try AccountRules.validate(changes)
+        if let imageID = validated.avatarImageID, !imageID.isEmpty {
+            guard let owner = try await images.ownerOfImage(id: imageID) else {
+                throw DomainError(
+                    .notFound,
+                    "No image has the id \"\(imageID)\": upload the picture with Listings.UploadImage first."
+                )
+            }
+            guard owner == user.id else {
+                throw DomainError(.permissionDenied, "avatar_image_id must be an image you uploaded yourself.")
+            }
+        }
+        let account = try await store.updateProfile(id: user.id, changes: validated)
         return .with { $0.account = account.proto }
     }
 

@@ -16,6 +16,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     let mailer: any Mailer
     let sales: any SaleDirectory
     let blockedUsers: any BlockedUserDirectory
+    let images: any ImageDirectory
     let time: any TimeSource
     let configuration: AccountsConfiguration
     let rules: AccountRules
@@ -39,6 +40,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         mailer: any Mailer,
         sales: any SaleDirectory = NoSales(),
         blockedUsers: any BlockedUserDirectory = NoBlockedUsers(),
+        images: any ImageDirectory = NoImages(),
         time: any TimeSource = SystemTimeSource(),
         configuration: AccountsConfiguration = AccountsConfiguration(),
         logger: Logger = Logger(label: "skiff.accounts")
@@ -48,6 +50,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         self.mailer = mailer
         self.sales = sales
         self.blockedUsers = blockedUsers
+        self.images = images
         self.time = time
         self.configuration = configuration
         self.rules = AccountRules(allowedEmailDomains: configuration.allowedEmailDomains)

@@ -79,17 +79,20 @@ public protocol AccountsStore: Sendable {
     /// carries a sign-up's ``OneTimeToken/passwordHash`` or ``OneTimeToken/displayName`` sets them on the
     /// account in the same step.
     ///
-    /// Consuming also retires the account's other unused verification tokens.
+    /// Consuming also deletes the account's other unused verification tokens. The token that verified the
+    /// account can be used again until it expires (a second click on the link): that changes nothing and
+    /// returns the account as it is (see ``AccountLifecycle/verifyEmail(token:account:now:)``).
     ///
     /// - Returns: The verified account.
     /// - Throws: `notFound` if the token is unknown or not a verification token; `failedPrecondition` if it
-    ///   was used already or has expired (`expiresAt <= now`).
+    ///   was used and did not verify the account, or has expired (`expiresAt <= now`).
     func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account
 
     /// Consumes a password-reset token, sets the new password hash, marks the account verified (the reset
     /// proved the address) and ends every session of the account, atomically.
     ///
-    /// Consuming also retires the account's other unused reset tokens.
+    /// Consuming also retires the account's other unused reset tokens, and deletes its unused verification
+    /// tokens (a pending sign-up's link must not set that sign-up's password afterwards).
     ///
     /// - Returns: The account, with the new hash.
     /// - Throws: as ``verifyEmail(tokenHash:now:)``, for reset tokens.
@@ -163,7 +166,8 @@ public protocol AccountsStore: Sendable {
     /// Records a report.
     ///
     /// - Throws: `alreadyExists` if the id is taken; `notFound` if the reporter or the reported account does
-    ///   not exist (checked in that order).
+    ///   not exist; `alreadyExists` (``AccountsStoreError/reportAlreadyOpen``) if the reporter has an open
+    ///   report about that account (checked in that order).
     func addReport(_ report: Report) async throws
 
     /// The reports about an account, oldest first (ties broken by id).
@@ -197,6 +201,11 @@ public enum AccountsStoreError {
     )
     /// The sale has a rating already.
     public static let saleAlreadyRated = DomainError(.alreadyExists, "This sale has already been rated.")
+    /// The reporter has an open report about the account already.
+    public static let reportAlreadyOpen = DomainError(
+        .alreadyExists,
+        "You already reported this user; the moderators have your report and will look at it."
+    )
     /// The report id is taken.
     public static let reportIDTaken = DomainError(.alreadyExists, "A report with this id already exists.")
     /// The one-time token is unknown or of another kind.

@@ -17,6 +17,8 @@ public final class InMemoryAccountsStore: AccountsStore {
         var tokens: [TokenHash: OneTimeToken] = [:]
         var ratings: [String: Rating] = [:]
         var reports: [String: Report] = [:]
+        /// The reported accounts of each reporter's (open) reports.
+        var reportedBy: [String: Set<String>] = [:]
         /// The seller of each completed sale recorded.
         var completedSales: [String: String] = [:]
 
@@ -27,11 +29,18 @@ public final class InMemoryAccountsStore: AccountsStore {
             idByEmail[account.email] = account.id
         }
 
-        /// Marks the account's unused one-time tokens of `kind` used.
-        mutating func retireTokens(of accountID: String, kind: OneTimeToken.Kind, at date: Date) {
-            for (hash, token) in tokens where token.accountID == accountID && token.kind == kind && token.usedAt == nil
-            {
-                tokens[hash]!.usedAt = date
+        /// Marks the token `used` used at `date` and retires the account's other unused tokens: verification
+        /// tokens are deleted whichever kind was used (both prove the address; only the one that verified answers
+        /// a second click, and a pending sign-up's password can no longer be set), reset tokens are marked used
+        /// when a reset token was used.
+        mutating func consumeToken(_ used: TokenHash, of accountID: String, kind: OneTimeToken.Kind, at date: Date) {
+            tokens[used]?.usedAt = date
+            for (hash, token) in tokens where hash != used && token.accountID == accountID && token.usedAt == nil {
+                if token.kind == .emailVerification {
+                    tokens[hash] = nil
+                } else if token.kind == kind {
+                    tokens[hash]!.usedAt = date
+                }
             }
         }
     }
@@ -140,12 +149,11 @@ public final class InMemoryAccountsStore: AccountsStore {
     public func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account {
         try state.withLock { (state) throws(DomainError) -> Account in
             let token = state.tokens[tokenHash]
-            let consumption = try AccountLifecycle.verifyEmail(
-                token: token,
-                account: token.flatMap { state.accounts[$0.accountID] },
-                now: now
-            )
-            state.retireTokens(of: consumption.account.id, kind: .emailVerification, at: consumption.usedAt)
+            let account = token.flatMap { state.accounts[$0.accountID] }
+            guard let consumption = try AccountLifecycle.verifyEmail(token: token, account: account, now: now) else {
+                return account!  // verified by this token already: nothing changes
+            }
+            state.consumeToken(tokenHash, of: consumption.account.id, kind: .emailVerification, at: consumption.usedAt)
             state.save(consumption.account)
             return consumption.account
         }
@@ -160,7 +168,7 @@ public final class InMemoryAccountsStore: AccountsStore {
                 newPasswordHash: newPasswordHash,
                 now: now
             )
-            state.retireTokens(of: consumption.account.id, kind: .passwordReset, at: consumption.usedAt)
+            state.consumeToken(tokenHash, of: consumption.account.id, kind: .passwordReset, at: consumption.usedAt)
             state.save(consumption.account)
             state.sessions = state.sessions.filter { $0.value.accountID != consumption.account.id }
             return consumption.account
@@ -305,9 +313,11 @@ public final class InMemoryAccountsStore: AccountsStore {
                 report,
                 reportIDTaken: state.reports[report.id] != nil,
                 reporterExists: state.accounts[report.reporterID] != nil,
-                reportedExists: state.accounts[report.reportedID] != nil
+                reportedExists: state.accounts[report.reportedID] != nil,
+                reportOpen: state.reportedBy[report.reporterID]?.contains(report.reportedID) ?? false
             )
             state.reports[stored.id] = stored
+            state.reportedBy[stored.reporterID, default: []].insert(stored.reportedID)
         }
     }
 

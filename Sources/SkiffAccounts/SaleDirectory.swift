@@ -40,3 +40,17 @@ public struct NoBlockedUsers: BlockedUserDirectory {
     public init() {}
     public func blockedUserIDs(of userID: String) async throws -> Set<String> { [] }
 }
+
+/// Who uploaded images; the Listings service provides it (images are uploaded with
+/// skiff.listings.v1.Listings.UploadImage). Accounts accepts only the caller's own images as a profile picture.
+public protocol ImageDirectory: Sendable {
+    /// The id of the user who uploaded the image, or `nil` when there is no image with that id.
+    func ownerOfImage(id: String) async throws -> String?
+}
+
+/// A directory with no images, for a server that runs Accounts without Listings: every avatar image id is
+/// unknown (NOT_FOUND), and a profile picture can only be cleared.
+public struct NoImages: ImageDirectory {
+    public init() {}
+    public func ownerOfImage(id: String) async throws -> String? { nil }
+}

@@ -3,7 +3,7 @@ public import SkiffDomain
 
 /// A notification for one user about a bid or a sale, recorded by the store in the same transaction as
 /// the change, and numbered per user (1, 2, 3, …) so a live feed can resume after a reconnect with no
-/// gaps: replay ``BidsStore/events(userID:afterSequence:limit:)``, then follow ``BidEventHub``.
+/// gaps: replay ``BidsStore/events(userID:afterSequence:limit:)``; live delivery is the users' feed.
 public struct BidEvent: Hashable, Sendable {
     /// What happened.
     public enum Kind: String, CaseIterable, Hashable, Sendable, Codable {

@@ -37,7 +37,7 @@ extension BidsService {
             )
         }
         let recorded = try await store.closeListing(listingID: request.listingID, reason: reason, now: time.now())
-        hub.publish(recorded.events)
+        await announce(recorded.events)
         return .with { $0.rejectedBids = recorded.value.map(\.proto) }
     }
 
@@ -56,7 +56,7 @@ extension BidsService {
                 reason: Self.closedReason,
                 now: time.now()
             )
-            hub.publish(recorded.events)
+            await announce(recorded.events)
         } catch {
             logger.warning(
                 "Could not reject the bids of a closed listing",

@@ -10,7 +10,8 @@ import SwiftProtobuf
 /// The rules are in ``BidLifecycle`` (run by the store inside its transactions) and here; storage goes
 /// through ``BidsStore``; listings, conversations and payment handles through small collaborator
 /// protocols implemented over the other services' typed clients. Wire types are converted at this edge
-/// only. Every event a store records is published to ``BidEventHub`` after its transaction commits.
+/// only. Every event a store records is published to the users' feeds (``FeedPublisher``, the Chat
+/// service) after its transaction commits, and again by ``republishEvents(since:batchSize:)``.
 public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     /// The largest amount a bid or counter-offer may have, in cents.
     public static let maximumAmountCents: Int64 = 100_000_000
@@ -27,7 +28,6 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     let listings: any ListingDirectory
     let conversations: any ConversationOpener
     let paymentHandles: any PaymentHandleDirectory
-    let hub: BidEventHub
     let feed: any FeedPublisher
     let time: any TimeSource
     let onSaleCompleted: @Sendable (Sale) async throws -> Void
@@ -41,7 +41,6 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     ///   - listings: Reads listings and marks them sold.
     ///   - conversations: Opens the buyer–seller conversation at acceptance.
     ///   - paymentHandles: The sellers' payment handles, shown on sales.
-    ///   - hub: Where recorded events are published for live delivery in this process.
     ///   - feed: Where recorded events are published for users' live feeds (the Chat service).
     ///   - time: The clock.
     ///   - onSaleCompleted: Called once per sale, when it completes (e.g. to count the seller's items
@@ -53,7 +52,6 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         listings: any ListingDirectory,
         conversations: any ConversationOpener,
         paymentHandles: any PaymentHandleDirectory = NoPaymentHandles(),
-        hub: BidEventHub = BidEventHub(),
         feed: any FeedPublisher = NoFeed(),
         time: any TimeSource = SystemTimeSource(),
         onSaleCompleted: @escaping @Sendable (Sale) async throws -> Void = { _ in },
@@ -64,7 +62,6 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         self.listings = listings
         self.conversations = conversations
         self.paymentHandles = paymentHandles
-        self.hub = hub
         self.feed = feed
         self.time = time
         self.onSaleCompleted = onSaleCompleted
@@ -72,12 +69,10 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         self.placeBidLimiter = UserRateLimiter(configuration.placeBidLimit, what: "bids placed")
     }
 
-    /// Hands events the store recorded to live subscribers and to the users' feeds. The feed is
-    /// best effort here: the events stay in the Bids store, and publishing is idempotent per user
+    /// Hands events the store recorded to the users' feeds. The feed is best effort here: the events stay in the Bids store, and publishing is idempotent per user
     /// and sequence, so a failure is logged, not returned.
     func announce(_ events: [BidEvent]) async {
         guard !events.isEmpty else { return }
-        hub.publish(events)
         do {
             try await feed.publish(events.map(\.feedNotification))
         } catch {

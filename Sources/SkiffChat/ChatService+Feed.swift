@@ -23,6 +23,8 @@ extension ChatService {
         let user = try context.requireUser()
         let follower = try await FeedFollower.start(service: self, userID: user.id, request: request)
         defer { hub.unsubscribe(follower.subscription) }
+        let draining = follower.endOnDrain(context.drain)
+        defer { context.drain.cancel(draining) }
         try await follower.run { delivery in
             if case .event(let event) = delivery { try await response.write(event.proto) }
         }
@@ -43,6 +45,8 @@ extension ChatService {
         }
         let follower = try await FeedFollower.start(service: self, userID: user.id, request: subscribe)
         defer { hub.unsubscribe(follower.subscription) }
+        let draining = follower.endOnDrain(context.drain)
+        defer { context.drain.cancel(draining) }
         // One task reads requests and acts on them; this one writes everything the client receives,
         // so writes never overlap. Answers come back through the subscription, in feed order.
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -159,10 +163,20 @@ struct FeedFollower: Sendable {
         }
     }
 
-    /// Delivers until cancelled or cut off, or until the ``FeedDelivery/endOfRequests`` mark.
+    /// What a subscription is finished with when its connection drains.
+    static let drained = DomainError(.unavailable, "The server is draining this connection.")
+
+    /// Ends the feed when the connection drains (the server restarts): after what is buffered, ``run(_:)``
+    /// throws UNAVAILABLE with `skiff-resume-after`.
+    func endOnDrain(_ signal: DrainSignal) -> DrainSignal.Registration {
+        signal.onDrain { [subscription] in subscription.finish(throwing: Self.drained) }
+    }
+
+    /// Delivers until cancelled, cut off or drained, or until the ``FeedDelivery/endOfRequests`` mark.
     ///
-    /// - Throws: ABORTED with `skiff-resume-after` when the subscriber fell behind; FAILED_PRECONDITION
-    ///   when the events to replay were deleted.
+    /// - Throws: ABORTED with `skiff-resume-after` when the subscriber fell behind; UNAVAILABLE with
+    ///   `skiff-resume-after` when the connection drains; FAILED_PRECONDITION when the events to replay were
+    ///   deleted.
     func run(_ emit: (FeedDelivery) async throws -> Void) async throws {
         var last = start
         if replay {
@@ -177,6 +191,13 @@ struct FeedFollower: Sendable {
                     code: .aborted,
                     message:
                         "This feed fell too far behind (the client reads too slowly): subscribe again with after_sequence \(last).",
+                    metadata: ["skiff-resume-after": .string("\(last)")]
+                )
+            } catch let error as DomainError where error == Self.drained {
+                throw RPCError(
+                    code: .unavailable,
+                    message:
+                        "The server is restarting: subscribe again on a new connection with after_sequence \(last).",
                     metadata: ["skiff-resume-after": .string("\(last)")]
                 )
             }

@@ -20,6 +20,9 @@ public struct ServerContext: Sendable {
     public let streamID: UInt32
     /// Values attached by interceptors (e.g. the authenticated user).
     public var attributes: Attributes
+    /// Fires when the call's connection starts draining: long-lived calls end promptly (see ``DrainSignal``).
+    /// In-process calls get a signal that never fires.
+    public let drain: DrainSignal
 
     @usableFromInline let sink: any ResponseMetadataSink
 
@@ -30,6 +33,7 @@ public struct ServerContext: Sendable {
         peer: String,
         deadline: ContinuousClock.Instant?,
         streamID: UInt32,
+        drain: DrainSignal = DrainSignal(),
         sink: any ResponseMetadataSink
     ) {
         self.descriptor = descriptor
@@ -38,6 +42,7 @@ public struct ServerContext: Sendable {
         self.deadline = deadline
         self.streamID = streamID
         self.attributes = Attributes()
+        self.drain = drain
         self.sink = sink
     }
 

@@ -24,6 +24,7 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
             case resourceExhausted
             case aborted
             case outOfRange
+            case unavailable
         }
 
         private let value: Value
@@ -48,6 +49,9 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A position or amount lies past the valid range (e.g. beyond the last message), whatever
         /// else is right with the request.
         public static let outOfRange = Code(.outOfRange)
+        /// The call cannot go on here now (e.g. the server drains its connection to restart); retrying on a
+        /// new connection, with back-off, may succeed.
+        public static let unavailable = Code(.unavailable)
 
         /// The status code this maps to on the wire.
         public var statusCode: StatusCode {
@@ -61,6 +65,7 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
             case .resourceExhausted: .resourceExhausted
             case .aborted: .aborted
             case .outOfRange: .outOfRange
+            case .unavailable: .unavailable
             }
         }
 

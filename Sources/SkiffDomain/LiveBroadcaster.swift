@@ -53,6 +53,8 @@ public final class LiveSubscription<Event: Sendable>: Sendable {
         var waiter: CheckedContinuation<Event, any Error>?
         var overflowed = false
         var cancelled = false
+        /// Set by ``finish(throwing:)``: thrown once the buffer is empty.
+        var finished: (any Error)?
     }
 
     /// The user whose events these are.
@@ -71,7 +73,7 @@ public final class LiveSubscription<Event: Sendable>: Sendable {
     /// same stream). Never suspends; an overflow cuts the subscriber off.
     public func enqueue(_ event: Event) {
         let waiter: CheckedContinuation<Event, any Error>? = state.withLock { state in
-            guard !state.overflowed, !state.cancelled else { return nil }
+            guard !state.overflowed, !state.cancelled, state.finished == nil else { return nil }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return waiter
@@ -87,16 +89,29 @@ public final class LiveSubscription<Event: Sendable>: Sendable {
         waiter?.resume(returning: event)
     }
 
+    /// Ends the subscription: ``next()`` returns what is buffered, then throws `error` (for example when the
+    /// server drains: see `DrainSignal`). Events enqueued afterwards are dropped. Never suspends.
+    public func finish(throwing error: any Error) {
+        let waiter: CheckedContinuation<Event, any Error>? = state.withLock { state in
+            guard state.finished == nil else { return nil }
+            state.finished = error
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(throwing: error)
+    }
+
     /// The next event, waiting for one if none is buffered.
     ///
-    /// - Throws: the subscription's `fellBehind` error after an overflow; `CancellationError` when the
-    ///   task is cancelled.
+    /// - Throws: the subscription's `fellBehind` error after an overflow; the error given to
+    ///   ``finish(throwing:)`` once the buffer is empty; `CancellationError` when the task is cancelled.
     public func next() async throws -> Event {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Event, any Error>) in
                 let ready: Result<Event, any Error>? = state.withLock { state in
                     if let event = state.buffer.popFirst() { return .success(event) }
                     if state.overflowed { return .failure(fellBehind) }
+                    if let finished = state.finished { return .failure(finished) }
                     if state.cancelled { return .failure(CancellationError()) }
                     state.waiter = continuation
                     return nil

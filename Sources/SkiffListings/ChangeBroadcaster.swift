@@ -14,6 +14,14 @@ extension LiveSubscription where Event == ListingChangeEvent {
             "This watch fell too far behind: watch again with the resume_token of the last change you received."
         )
     }
+
+    /// What a watch gets when its connection drains (the server restarts).
+    public static var drained: DomainError {
+        DomainError(
+            .unavailable,
+            "The server is restarting: watch again on a new connection with the resume_token of the last change you received."
+        )
+    }
 }
 
 extension LiveBroadcaster where Event == ListingChangeEvent {

@@ -105,6 +105,11 @@ public enum ListingsRequestBounds {
         try RequestBounds.check(request.imageID, "image_id", atMost: idBytes)
     }
 
+    /// GetImageOwner: the image id.
+    public static func check(_ request: Skiff_Listings_V1_GetImageOwnerRequest) throws(DomainError) {
+        try RequestBounds.check(request.imageID, "image_id", atMost: idBytes)
+    }
+
     /// SaveListing: the listing id.
     public static func check(_ request: Skiff_Listings_V1_SaveListingRequest) throws(DomainError) {
         try RequestBounds.check(request.listingID, "listing_id", atMost: idBytes)

@@ -77,4 +77,17 @@ extension ListingsService {
             offset += chunk.count
         }
     }
+
+    public func getImageOwner(
+        request: Skiff_Listings_V1_GetImageOwnerRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_GetImageOwnerResponse {
+        try context.requireService()
+        try ListingsRequestBounds.check(request)
+        guard !request.imageID.isEmpty else { throw DomainError(.invalidArgument, "image_id is empty.") }
+        guard let image = try await store.imageHeader(id: request.imageID) else {
+            throw DomainError(.notFound, "No image has the id \"\(request.imageID)\".")
+        }
+        return .with { $0.ownerID = image.ownerID }
+    }
 }

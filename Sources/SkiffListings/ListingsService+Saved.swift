@@ -61,6 +61,9 @@ extension ListingsService {
         let after = try resumePoint(request.resumeToken)
         let watcher = broadcaster.subscribe(userID: user.id)
         defer { broadcaster.unsubscribe(watcher) }
+        // When the connection drains (the server restarts) the watch ends after what is buffered.
+        let draining = context.drain.onDrain { watcher.finish(throwing: ChangeWatcher.drained) }
+        defer { context.drain.cancel(draining) }
         var replayedUpTo: Int64 = 0
         if let after {
             replayedUpTo = after

@@ -146,8 +146,16 @@ public struct SQLiteAccountsStore: AccountsStore {
     public func verifyEmail(tokenHash: TokenHash, now: Date) async throws -> Account {
         try await pool.domainWrite { db in
             let (token, account) = try Self.tokenAndAccount(db, tokenHash)
-            let consumption = try AccountLifecycle.verifyEmail(token: token, account: account, now: now)
-            try Self.retireTokens(db, of: consumption.account.id, kind: .emailVerification, at: consumption.usedAt)
+            guard let consumption = try AccountLifecycle.verifyEmail(token: token, account: account, now: now) else {
+                return account!  // verified by this token already: nothing changes
+            }
+            try Self.consumeToken(
+                db,
+                tokenHash,
+                of: consumption.account.id,
+                kind: .emailVerification,
+                at: consumption.usedAt
+            )
             try AccountRecord(consumption.account).update(db)
             return consumption.account
         }
@@ -162,7 +170,13 @@ public struct SQLiteAccountsStore: AccountsStore {
                 newPasswordHash: newPasswordHash,
                 now: now
             )
-            try Self.retireTokens(db, of: consumption.account.id, kind: .passwordReset, at: consumption.usedAt)
+            try Self.consumeToken(
+                db,
+                tokenHash,
+                of: consumption.account.id,
+                kind: .passwordReset,
+                at: consumption.usedAt
+            )
             try AccountRecord(consumption.account).update(db)
             try db.executeCached(sql: "DELETE FROM session WHERE accountID = ?", arguments: [consumption.account.id])
             return consumption.account
@@ -322,7 +336,11 @@ public struct SQLiteAccountsStore: AccountsStore {
                 report,
                 reportIDTaken: try ReportRecord.exists(db, key: report.id),
                 reporterExists: try AccountRecord.exists(db, key: report.reporterID),
-                reportedExists: try AccountRecord.exists(db, key: report.reportedID)
+                reportedExists: try AccountRecord.exists(db, key: report.reportedID),
+                reportOpen: try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT 1 FROM report WHERE reporterID = ? AND reportedID = ? LIMIT 1"),
+                    arguments: [report.reporterID, report.reportedID]
+                ) != nil
             )
             try ReportRecord(stored).insert(db)
         }
@@ -361,16 +379,30 @@ public struct SQLiteAccountsStore: AccountsStore {
         return (token, account)
     }
 
-    /// Marks the account's unused one-time tokens of `kind` used.
-    private static func retireTokens(
+    /// Marks the token `used` used at `date` and retires the account's other unused tokens: verification tokens
+    /// are deleted whichever kind was used (both prove the address; only the one that verified answers a second
+    /// click, and a pending sign-up's password can no longer be set), reset tokens are marked used when a reset
+    /// token was used.
+    private static func consumeToken(
         _ db: Database,
+        _ used: TokenHash,
         of accountID: String,
         kind: OneTimeToken.Kind,
         at date: Date
     ) throws {
         try db.executeCached(
-            sql: "UPDATE oneTimeToken SET usedAt = ? WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
-            arguments: [date.millisecondsSince1970, accountID, kind.rawValue]
+            sql: "UPDATE oneTimeToken SET usedAt = ? WHERE tokenHash = ?",
+            arguments: [date.millisecondsSince1970, used.rawValue]
         )
+        try db.executeCached(
+            sql: "DELETE FROM oneTimeToken WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
+            arguments: [accountID, OneTimeToken.Kind.emailVerification.rawValue]
+        )
+        if kind == .passwordReset {
+            try db.executeCached(
+                sql: "UPDATE oneTimeToken SET usedAt = ? WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
+                arguments: [date.millisecondsSince1970, accountID, kind.rawValue]
+            )
+        }
     }
 }

@@ -26,6 +26,7 @@ public enum SQLiteSchema {
         registerListingsSearchInstancesMigration(in: &migrator)
         registerBucketListTrendBoundMigration(in: &migrator)
         registerListingsWalkIndexesMigration(in: &migrator)
+        registerAccountsReportPairsMigration(in: &migrator)
         return migrator
     }
 
@@ -131,6 +132,19 @@ public enum SQLiteSchema {
                 sql: """
                     ALTER TABLE oneTimeToken ADD COLUMN passwordHash TEXT;
                     ALTER TABLE oneTimeToken ADD COLUMN displayName TEXT;
+                    """
+            )
+        }
+    }
+
+    static func registerAccountsReportPairsMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. ReportUser refuses a second open report by one reporter about one user: the
+        // check is one probe of (reporterID, reportedID), which also serves look-ups by reporter alone.
+        migrator.registerMigration("accounts-v4") { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX report_reporterID;
+                    CREATE INDEX report_reporterID_reportedID ON report(reporterID, reportedID);
                     """
             )
         }

@@ -39,6 +39,8 @@ extension ServerConnectionHandler {
         outbound.writeGoAway(lastStreamID: 0x7FFF_FFFF, status: .ok, debug: "server draining")
         outbound.writePing(Self.drainPingData, ack: false)
         flushNow()
+        // Subscriptions and other calls that never end by themselves end now (UNAVAILABLE, with how to resume).
+        drainSignal.fire()
         graceTimer = eventLoop.assumeIsolated().scheduleTask(
             in: .nanoseconds(configuration.drainGracePeriod.nanoseconds)
         ) {

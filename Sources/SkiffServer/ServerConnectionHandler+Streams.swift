@@ -73,6 +73,7 @@ extension ServerConnectionHandler {
             peer: peer,
             deadline: deadline,
             streamID: id,
+            drain: drainSignal,
             sink: stream
         )
         streams[id] = stream

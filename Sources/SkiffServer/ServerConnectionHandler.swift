@@ -84,6 +84,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     // Drain
     var draining = false
+    /// Fired when the drain begins, so that calls that never end by themselves end promptly.
+    let drainSignal = DrainSignal()
     var finalLastStreamID: UInt32?
 
     // Timers

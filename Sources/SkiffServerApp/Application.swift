@@ -130,6 +130,7 @@ public struct Application: Sendable {
             mailer: mailer,
             sales: BidsClientSaleDirectory(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
             blockedUsers: ChatClientBlockedUsers(client: Skiff_Chat_V1_Chat.Client(transport: asCaller)),
+            images: ListingsClientImages(client: Skiff_Listings_V1_Listings.Client(transport: asService)),
             configuration: accountsConfiguration,
             logger: logger
         )

@@ -37,6 +37,19 @@ struct ListingsClientDirectory: ListingDirectory {
     }
 }
 
+/// Accounts asks Listings who uploaded an image before taking it as someone's profile picture.
+struct ListingsClientImages: ImageDirectory {
+    let client: Skiff_Listings_V1_Listings.Client
+
+    func ownerOfImage(id: String) async throws -> String? {
+        do {
+            return try await client.getImageOwner(.with { $0.imageID = id }).ownerID
+        } catch let error as RPCError where error.code == .notFound {
+            return nil
+        }
+    }
+}
+
 /// Bids opens the buyer–seller conversation through the Chat client (service token).
 struct ChatClientConversations: ConversationOpener {
     let client: Skiff_Chat_V1_Chat.Client

@@ -61,6 +61,17 @@ public final class HealthService: Skiff_Health_V1_Health.ServiceProtocol {
             return (id, state.statuses[request.service] ?? .serviceUnknown)
         }
         defer { _ = state.withLock { $0.watchers.removeValue(forKey: id) } }
+        // When the connection drains (the server shuts down): NOT_SERVING, then the call ends with UNAVAILABLE.
+        let draining = context.drain.onDrain {
+            queue.push(.notServing)
+            queue.finish(
+                throwing: RPCError(
+                    code: .unavailable,
+                    message: "The server is shutting down: watch again on a new connection."
+                )
+            )
+        }
+        defer { context.drain.cancel(draining) }
         var last = current
         try await response.write(.with { $0.status = current })
         while let status = try await queue.next() {

@@ -173,11 +173,65 @@ struct AccountLifecycleTests {
 
     @Test("Verifying an e-mail verifies the account and applies the sign-up's password and name")
     func verifyEmail() throws {
-        let consumption = try AccountLifecycle.verifyEmail(token: Self.token(), account: Self.account(), now: Self.now)
+        let consumption = try #require(
+            try AccountLifecycle.verifyEmail(token: Self.token(), account: Self.account(), now: Self.now)
+        )
         #expect(consumption.usedAt == Self.now.roundedToMilliseconds)
         #expect(consumption.account.verified)
         #expect(consumption.account.passwordHash == "signup-hash")
         #expect(consumption.account.displayName == "Jane Doe")
+    }
+
+    @Test("The token that verified the account works again until it expires, changing nothing")
+    func verifyEmailAgain() throws {
+        var verified = Self.account()
+        verified.verified = true
+        let used = Self.token(usedAt: Self.created)
+        #expect(try AccountLifecycle.verifyEmail(token: used, account: verified, now: Self.now) == nil)
+        // Expired (at `now` exactly): refused like any other use of a used link.
+        #expect(throws: AccountsStoreError.linkUsed) {
+            try AccountLifecycle.verifyEmail(
+                token: Self.token(expiresAt: Self.now.roundedToMilliseconds, usedAt: Self.created),
+                account: verified,
+                now: Self.now
+            )
+        }
+        // A used token of an account that is not verified, or of another account, is refused.
+        #expect(throws: AccountsStoreError.linkUsed) {
+            try AccountLifecycle.verifyEmail(token: used, account: Self.account(), now: Self.now)
+        }
+        var stranger = verified
+        stranger.id = "usr_2"
+        #expect(throws: AccountsStoreError.linkNotValid) {
+            try AccountLifecycle.verifyEmail(token: used, account: stranger, now: Self.now)
+        }
+        // A reset token is never "used again".
+        #expect(throws: AccountsStoreError.linkUsed) {
+            try AccountLifecycle.resetPassword(
+                token: Self.token(.passwordReset, usedAt: Self.created),
+                account: verified,
+                newPasswordHash: "h",
+                now: Self.now
+            )
+        }
+    }
+
+    @Test("A sign-up for a verified address stores a token born used and expired: it never verifies")
+    func signUpForVerifiedAddress() throws {
+        var verified = Self.account()
+        verified.verified = true
+        let decision = try AccountLifecycle.registerSignUp(
+            Self.account(),
+            token: Self.token(),
+            tokenTaken: false,
+            existing: verified,
+            accountIDTaken: false
+        )
+        #expect(decision.token.usedAt == Self.now.roundedToMilliseconds)
+        #expect(decision.token.expiresAt == Self.now.roundedToMilliseconds)
+        #expect(throws: AccountsStoreError.linkUsed) {
+            try AccountLifecycle.verifyEmail(token: decision.token, account: verified, now: Self.now)
+        }
     }
 
     @Test("A password reset sets the new hash and verifies the account")
@@ -289,17 +343,45 @@ struct AccountLifecycleTests {
             report,
             reportIDTaken: false,
             reporterExists: true,
-            reportedExists: true
+            reportedExists: true,
+            reportOpen: false
         )
         #expect(stored.createdAt == Self.now.roundedToMilliseconds)
         #expect(throws: AccountsStoreError.reportIDTaken) {
-            try AccountLifecycle.addReport(report, reportIDTaken: true, reporterExists: false, reportedExists: false)
+            try AccountLifecycle.addReport(
+                report,
+                reportIDTaken: true,
+                reporterExists: false,
+                reportedExists: false,
+                reportOpen: true
+            )
         }
         #expect(throws: AccountsStoreError.reporterNotFound) {
-            try AccountLifecycle.addReport(report, reportIDTaken: false, reporterExists: false, reportedExists: false)
+            try AccountLifecycle.addReport(
+                report,
+                reportIDTaken: false,
+                reporterExists: false,
+                reportedExists: false,
+                reportOpen: true
+            )
         }
         #expect(throws: AccountsStoreError.reportedNotFound) {
-            try AccountLifecycle.addReport(report, reportIDTaken: false, reporterExists: true, reportedExists: false)
+            try AccountLifecycle.addReport(
+                report,
+                reportIDTaken: false,
+                reporterExists: true,
+                reportedExists: false,
+                reportOpen: true
+            )
+        }
+        #expect(throws: AccountsStoreError.reportAlreadyOpen) {
+            try AccountLifecycle.addReport(
+                report,
+                reportIDTaken: false,
+                reporterExists: true,
+                reportedExists: true,
+                reportOpen: true
+            )
         }
     }
 }

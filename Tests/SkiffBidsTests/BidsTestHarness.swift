@@ -16,7 +16,6 @@ struct BidsTestHarness {
     let store = InMemoryBidsStore()
     let listings = DictionaryListingDirectory()
     let conversations = CountingConversations()
-    let hub = BidEventHub()
     let time = ManualTimeSource()
     let completed = CompletedSales()
     let feed = FlakyFeed()
@@ -30,7 +29,6 @@ struct BidsTestHarness {
             listings: listings,
             conversations: conversations,
             paymentHandles: DictionaryPaymentHandles(handles: ["usr_seller": "@seller-pays"]),
-            hub: hub,
             feed: feed,
             time: time,
             onSaleCompleted: { sale in completed.append(sale.id) },
@@ -142,6 +140,14 @@ final class FlakyFeed: FeedPublisher {
 
     /// What was recorded, once each.
     var notifications: [FeedNotification] { state.withLock { $0.notifications } }
+
+    /// The bid notifications recorded for `userID`, in order.
+    func bids(of userID: String) -> [FeedNotification.Bid] {
+        notifications.compactMap { notification in
+            guard notification.userID == userID, case .bid(let bid) = notification.kind else { return nil }
+            return bid
+        }
+    }
 
     func publish(_ notifications: [FeedNotification]) async throws {
         try state.withLock { state in

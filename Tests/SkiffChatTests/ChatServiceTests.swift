@@ -43,8 +43,9 @@ struct ChatHarness {
     static func auth(_ user: String) -> Metadata { ["authorization": .string("Bearer tok-\(user)")] }
     static let service: Metadata = ["authorization": "Bearer service-token"]
 
-    /// A server context for calling the service directly, signed in as `usr_<user>`.
-    static func context(_ user: String) -> ServerContext {
+    /// A server context for calling the service directly, signed in as `usr_<user>`, on a connection whose
+    /// drain is `drain`.
+    static func context(_ user: String, drain: DrainSignal = DrainSignal()) -> ServerContext {
         var context = ServerContext(
             descriptor: MethodDescriptor(
                 service: "skiff.chat.v1.Chat",
@@ -55,6 +56,7 @@ struct ChatHarness {
             peer: "test",
             deadline: nil,
             streamID: 1,
+            drain: drain,
             sink: DiscardingSink()
         )
         context.attributes[AuthenticatedUserKey.self] = AuthenticatedUser(
@@ -285,6 +287,40 @@ struct ChatServiceTests {
                 try await $0.messages.collect()
             }
         }
+    }
+
+    @Test("A drain ends the feed after what was sent, with UNAVAILABLE and its resume point")
+    func drainedSubscriber() async throws {
+        let chat = ChatHarness()
+        let written = Collected<Int64>()
+        let writer = RPCWriter<Skiff_Chat_V1_FeedEvent> { event in written.append(event.sequence) }
+        let drain = DrainSignal()
+        let feed = Task {
+            try await chat.service.subscribeFeed(
+                request: .init(),
+                response: writer,
+                context: ChatHarness.context("bob", drain: drain)
+            )
+        }
+        #expect(await waitForSubscriber(chat.service))
+        for index in 0..<3 { try await chat.send("ann", to: "bob", "m\(index)") }
+        for _ in 0..<500 where written.all.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        drain.fire()
+        let error = await #expect(throws: RPCError.self) { try await feed.value }
+        #expect(error?.code == .unavailable)
+        #expect(error?.metadata.first("skiff-resume-after") == "3")
+        #expect(error?.message.contains("after_sequence 3") == true)
+        #expect(written.all == [1, 2, 3])
+        #expect(chat.service.hub.subscriberCount == 0)
+        // A call that starts on a connection already draining ends at once, from where it was asked to start.
+        let late = await #expect(throws: RPCError.self) {
+            try await chat.service.subscribeFeed(
+                request: .with { $0.afterSequence = 3 },
+                response: writer,
+                context: ChatHarness.context("bob", drain: drain)
+            )
+        }
+        #expect(late?.metadata.first("skiff-resume-after") == "3")
     }
 
     @Test("A subscriber that reads too slowly is cut off with its resume point")

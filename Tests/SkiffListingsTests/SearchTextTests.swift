@@ -83,4 +83,35 @@ struct SearchTextTests {
         broadcaster.unsubscribe(fast)
         #expect(broadcaster.subscriberCount == 0)
     }
+
+    @Test("A finished watcher hands out what is buffered, then the error; later changes are dropped")
+    func finishedWatcher() async throws {
+        let broadcaster = ChangeBroadcaster(bufferSize: 8)
+        let watcher = broadcaster.subscribe(userID: "usr_1")
+        func event(_ sequence: Int64) -> ListingChangeEvent {
+            ListingChangeEvent(
+                sequence: sequence,
+                listingID: "lst_1",
+                title: "T",
+                kind: .updated,
+                newPriceCents: 1,
+                oldPriceCents: 1,
+                changedAt: Date(millisecondsSince1970: 0)
+            )
+        }
+        broadcaster.publish(event(1), to: ["usr_1"])
+        watcher.finish(throwing: ChangeWatcher.drained)
+        broadcaster.publish(event(2), to: ["usr_1"])
+        #expect(try await watcher.next().sequence == 1)
+        await #expect(throws: ChangeWatcher.drained) { _ = try await watcher.next() }
+        await #expect(throws: ChangeWatcher.drained) { _ = try await watcher.next() }
+        // A reader already waiting is woken by the finish.
+        let other = broadcaster.subscribe(userID: "usr_2")
+        let waiting = Task { try await other.next() }
+        try await Task.sleep(for: .milliseconds(20))
+        other.finish(throwing: ChangeWatcher.drained)
+        await #expect(throws: ChangeWatcher.drained) { _ = try await waiting.value }
+        broadcaster.unsubscribe(watcher)
+        broadcaster.unsubscribe(other)
+    }
 }

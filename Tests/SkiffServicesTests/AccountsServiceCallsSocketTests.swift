@@ -92,19 +92,24 @@ struct AccountsServiceCallsSocketTests {
             #expect(try await accounts.getProfile(.with { $0.userID = other.id }).profile.itemsSold == 0)
 
             // Profile pictures among image ids.
+            let avatar = try await ListingsServiceTests.upload(
+                ListingsClient(transport: connection),
+                seller.auth,
+                ListingsServiceTests.png
+            ).imageID
             _ = try await accounts.updateProfile(
                 .with {
-                    $0.account.avatarImageID = "img_sel_avatar"
+                    $0.account.avatarImageID = avatar
                     $0.updateMask.paths = ["avatar_image_id"]
                 },
                 metadata: seller.auth
             )
             let filter = Skiff_Accounts_V1_FilterProfilePicturesRequest.with {
-                $0.imageIds = ["img_other", "img_sel_avatar"]
+                $0.imageIds = ["img_other", avatar]
             }
             #expect(
                 try await accounts.filterProfilePictures(filter, metadata: serviceAuth).profilePictureIds
-                    == ["img_sel_avatar"]
+                    == [avatar]
             )
             #expect(try await accounts.filterProfilePictures(.init(), metadata: serviceAuth).profilePictureIds.isEmpty)
             await expectStatus(.unauthenticated) { _ = try await accounts.filterProfilePictures(filter) }

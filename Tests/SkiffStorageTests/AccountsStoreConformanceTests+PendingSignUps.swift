@@ -33,13 +33,14 @@ extension AccountsStoreConformanceTests {
             // Search follows the new name.
             #expect(try await store.searchAll("zed", pageSize: 10).map(\.id) == [account.id])
             #expect(try await store.searchAll("first", pageSize: 10).isEmpty)
-            // The competing sign-up's token no longer works.
-            await #expect(throws: AccountsStoreError.linkUsed) {
+            // The competing sign-up's token no longer works: retired tokens are deleted.
+            await #expect(throws: AccountsStoreError.linkNotValid) {
                 _ = try await store.verifyEmail(tokenHash: first.hash, now: Fixture.t0)
             }
-            await #expect(throws: AccountsStoreError.linkUsed) {
+            await #expect(throws: AccountsStoreError.linkNotValid) {
                 _ = try await store.verifyEmail(tokenHash: plain.hash, now: Fixture.t0)
             }
+            #expect(try await store.account(id: account.id) == verified)
         }
     }
 
@@ -62,17 +63,30 @@ extension AccountsStoreConformanceTests {
         }
     }
 
-    @Test("A password reset marks the account verified", arguments: StoreKind.allCases)
+    @Test(
+        "A password reset marks the account verified and retires its pending sign-ups' verification tokens",
+        arguments: StoreKind.allCases
+    )
     func resetVerifies(kind: StoreKind) async throws {
         try await withAccountsStore(kind) { store in
             let account = try await store.createAccount(Fixture.account("Unverified"))
             #expect(!account.verified)
+            // A sign-up's token (perhaps someone else's, carrying their password) waits in the inbox.
+            let pending = SecretToken.generate()
+            try await store.insertOneTimeToken(
+                Self.signUpToken(pending, hash: "someone-else's", name: "Impostor", account: account.id)
+            )
             let reset = SecretToken.generate()
             try await store.insertOneTimeToken(Fixture.oneTimeToken(.passwordReset, for: account.id, token: reset))
             let after = try await store.resetPassword(tokenHash: reset.hash, newPasswordHash: "chosen", now: Fixture.t0)
             #expect(after.verified)
             #expect(after.passwordHash == "chosen")
             #expect(try await store.account(id: account.id)?.verified == true)
+            // Clicking the old link afterwards cannot set the sign-up's password.
+            await #expect(throws: AccountsStoreError.linkNotValid) {
+                _ = try await store.verifyEmail(tokenHash: pending.hash, now: Fixture.t0)
+            }
+            #expect(try await store.account(id: account.id)?.passwordHash == "chosen")
         }
     }
 
@@ -113,11 +127,18 @@ extension AccountsStoreConformanceTests {
 }
 
 extension AccountsStoreConformanceTests {
-    static func signUpToken(_ token: SecretToken, hash: String, name: String) -> OneTimeToken {
+    static func signUpToken(
+        _ token: SecretToken,
+        hash: String,
+        name: String,
+        account: String = "ignored"
+    )
+        -> OneTimeToken
+    {
         OneTimeToken(
             tokenHash: token.hash,
             kind: .emailVerification,
-            accountID: "ignored",
+            accountID: account,
             expiresAt: Fixture.date(plusSeconds: 3600),
             createdAt: Fixture.t0,
             passwordHash: hash,

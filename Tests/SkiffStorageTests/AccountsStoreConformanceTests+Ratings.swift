@@ -99,11 +99,14 @@ extension AccountsStoreConformanceTests {
         }
     }
 
-    @Test("Reports are kept, oldest first, ids unique", arguments: StoreKind.allCases)
+    @Test(
+        "Reports are kept, oldest first, ids unique, one open report per reporter and reported user",
+        arguments: StoreKind.allCases
+    )
     func reports(kind: StoreKind) async throws {
         try await withAccountsStore(kind) { store in
-            let people = try await store.createAccounts(["Reporter", "Troll", "Witness"])
-            let (reporter, troll, witness) = (people[0], people[1], people[2])
+            let people = try await store.createAccounts(["Reporter", "Troll", "Witness", "Bystander"])
+            let (reporter, troll, witness, bystander) = (people[0], people[1], people[2], people[3])
             let late = Report(
                 id: "rep_b",
                 reporterID: reporter.id,
@@ -122,7 +125,7 @@ extension AccountsStoreConformanceTests {
             )
             let tie = Report(
                 id: "rep_a",
-                reporterID: witness.id,
+                reporterID: bystander.id,
                 reportedID: troll.id,
                 reason: "spam",
                 details: "",
@@ -130,6 +133,14 @@ extension AccountsStoreConformanceTests {
             )
             for report in [late, early, tie] { try await store.addReport(report) }
             await #expect(throws: AccountsStoreError.reportIDTaken) { try await store.addReport(late) }
+            var again = late
+            again.id = "rep_d"
+            again.reason = "spam"
+            await #expect(throws: AccountsStoreError.reportAlreadyOpen) { try await store.addReport(again) }
+            // The same reporter about someone else is a new report.
+            again.reportedID = witness.id
+            try await store.addReport(again)
+            #expect(try await store.reports(reportedID: witness.id) == [again])
             #expect(try await store.reports(reportedID: troll.id) == [tie, early, late])
             #expect(try await store.reports(reportedID: reporter.id) == [])
         }

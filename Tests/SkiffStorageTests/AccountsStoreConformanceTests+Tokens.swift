@@ -19,9 +19,11 @@ extension AccountsStoreConformanceTests {
             expected.verified = true
             #expect(verified == expected)
             #expect(try await store.account(id: account.id) == expected)
-            await #expect(throws: AccountsStoreError.linkUsed) {
-                _ = try await store.verifyEmail(tokenHash: link.hash, now: Fixture.t0)
-            }
+            // The link that verified works again until it expires, and changes nothing.
+            _ = try await store.changePassword(accountID: account.id, newPasswordHash: "changed", keepingSession: nil)
+            expected.passwordHash = "changed"
+            #expect(try await store.verifyEmail(tokenHash: link.hash, now: Fixture.t0) == expected)
+            #expect(try await store.account(id: account.id) == expected)
         }
     }
 
@@ -89,7 +91,10 @@ extension AccountsStoreConformanceTests {
         }
     }
 
-    @Test("Using a link retires the account's other links of that kind only", arguments: StoreKind.allCases)
+    @Test(
+        "A reset retires the account's other reset links and its verification links; verifying leaves reset links",
+        arguments: StoreKind.allCases
+    )
     func consumingRetiresSiblings(kind: StoreKind) async throws {
         try await withAccountsStore(kind) { store in
             let account = try await store.createAccount(Fixture.account("Sib"))
@@ -107,7 +112,15 @@ extension AccountsStoreConformanceTests {
                 _ = try await store.resetPassword(tokenHash: first.hash, newPasswordHash: "h1", now: Fixture.t0)
             }
             #expect(try await store.account(id: account.id)?.passwordHash == "h2")
-            #expect(try await store.verifyEmail(tokenHash: verify.hash, now: Fixture.t0).verified)
+            await #expect(throws: AccountsStoreError.linkNotValid) {
+                _ = try await store.verifyEmail(tokenHash: verify.hash, now: Fixture.t0)
+            }
+            // Verifying another account leaves that account's reset links alone.
+            let otherVerify = SecretToken.generate()
+            try await store.insertOneTimeToken(
+                Fixture.oneTimeToken(.emailVerification, for: other.id, token: otherVerify)
+            )
+            #expect(try await store.verifyEmail(tokenHash: otherVerify.hash, now: Fixture.t0).verified)
             #expect(
                 try await store.resetPassword(tokenHash: othersReset.hash, newPasswordHash: "o", now: Fixture.t0)
                     .passwordHash == "o"

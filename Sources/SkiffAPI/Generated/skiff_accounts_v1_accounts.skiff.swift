@@ -217,10 +217,12 @@ public enum Skiff_Accounts_V1_Accounts {
         /// Marks an e-mail address verified, using the token from the verification e-mail, and sets the
         /// password and display name of the sign-up that token was sent for (a token from
         /// ResendVerification keeps the account's; an account without a password then gets one with
-        /// RequestPasswordReset). Verifying retires the account's other verification tokens.
+        /// RequestPasswordReset). Verifying retires the account's other verification tokens. Using the
+        /// token that verified the account again (a second click on the link) succeeds and changes
+        /// nothing, until the token expires (24 hours after it was sent).
         ///
-        /// Errors: INVALID_ARGUMENT for an empty token; FAILED_PRECONDITION for an unknown or expired
-        /// token (ask for a new one with ResendVerification); RESOURCE_EXHAUSTED.
+        /// Errors: INVALID_ARGUMENT for an empty token; FAILED_PRECONDITION for an unknown, retired or
+        /// expired token (ask for a new one with ResendVerification); RESOURCE_EXHAUSTED.
         func verifyEmail(request: Skiff_Accounts_V1_VerifyEmailRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_VerifyEmailResponse
 
         /// Sends a fresh verification e-mail if the address belongs to an unverified account. The
@@ -267,8 +269,9 @@ public enum Skiff_Accounts_V1_Accounts {
         func requestPasswordReset(request: Skiff_Accounts_V1_RequestPasswordResetRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_RequestPasswordResetResponse
 
         /// Sets a new password using the token from the reset e-mail, ends every session of the
-        /// account, marks its e-mail verified and retires the account's other reset tokens. The user then
-        /// logs in with the new password.
+        /// account, marks its e-mail verified and retires the account's other reset tokens and its unused
+        /// verification tokens (so an earlier sign-up's link cannot set that sign-up's password
+        /// afterwards). The user then logs in with the new password.
         ///
         /// Errors: INVALID_ARGUMENT for an empty token or a password outside 10–128 characters;
         /// FAILED_PRECONDITION for an unknown, used, expired or revoked token (ChangePassword revokes
@@ -330,6 +333,8 @@ public enum Skiff_Accounts_V1_Accounts {
         func listRatings(request: Skiff_Accounts_V1_ListRatingsRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_ListRatingsResponse
 
         /// Reports an abusive user to the moderators. The reported user is not told who reported them.
+        /// A report stays open until a moderator closes it (moderators work outside this API, so today
+        /// every report stays open): one person has at most one open report about each user.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for reporting oneself, an unspecified reason,
         /// empty details with REPORT_REASON_OTHER, or details over 2000 characters; NOT_FOUND for an
@@ -406,10 +411,12 @@ public enum Skiff_Accounts_V1_Accounts {
         /// Marks an e-mail address verified, using the token from the verification e-mail, and sets the
         /// password and display name of the sign-up that token was sent for (a token from
         /// ResendVerification keeps the account's; an account without a password then gets one with
-        /// RequestPasswordReset). Verifying retires the account's other verification tokens.
+        /// RequestPasswordReset). Verifying retires the account's other verification tokens. Using the
+        /// token that verified the account again (a second click on the link) succeeds and changes
+        /// nothing, until the token expires (24 hours after it was sent).
         ///
-        /// Errors: INVALID_ARGUMENT for an empty token; FAILED_PRECONDITION for an unknown or expired
-        /// token (ask for a new one with ResendVerification); RESOURCE_EXHAUSTED.
+        /// Errors: INVALID_ARGUMENT for an empty token; FAILED_PRECONDITION for an unknown, retired or
+        /// expired token (ask for a new one with ResendVerification); RESOURCE_EXHAUSTED.
         public func verifyEmail(
             _ request: Skiff_Accounts_V1_VerifyEmailRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -522,8 +529,9 @@ public enum Skiff_Accounts_V1_Accounts {
         }
 
         /// Sets a new password using the token from the reset e-mail, ends every session of the
-        /// account, marks its e-mail verified and retires the account's other reset tokens. The user then
-        /// logs in with the new password.
+        /// account, marks its e-mail verified and retires the account's other reset tokens and its unused
+        /// verification tokens (so an earlier sign-up's link cannot set that sign-up's password
+        /// afterwards). The user then logs in with the new password.
         ///
         /// Errors: INVALID_ARGUMENT for an empty token or a password outside 10–128 characters;
         /// FAILED_PRECONDITION for an unknown, used, expired or revoked token (ChangePassword revokes
@@ -673,6 +681,8 @@ public enum Skiff_Accounts_V1_Accounts {
         }
 
         /// Reports an abusive user to the moderators. The reported user is not told who reported them.
+        /// A report stays open until a moderator closes it (moderators work outside this API, so today
+        /// every report stays open): one person has at most one open report about each user.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for reporting oneself, an unspecified reason,
         /// empty details with REPORT_REASON_OTHER, or details over 2000 characters; NOT_FOUND for an

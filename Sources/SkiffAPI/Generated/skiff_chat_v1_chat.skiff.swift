@@ -224,12 +224,15 @@ public enum Skiff_Chat_V1_Chat {
         /// The caller's live feed: events after `after_sequence` from storage, then live ones, until the
         /// client cancels. A subscriber that falls more than 1,024 events behind (it reads too slowly) is
         /// cut off with ABORTED; the trailing metadata `skiff-resume-after` holds the sequence of the last
-        /// event it was sent: subscribe again with it.
+        /// event it was sent: subscribe again with it. When the server restarts or shuts down (it drains
+        /// the connection), the feed ends at once, after the events already on their way, with
+        /// UNAVAILABLE and the same `skiff-resume-after` trailer: subscribe again with it on a new
+        /// connection (retrying with back-off until the server is back). Nothing is lost either way.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a negative `after_sequence`; OUT_OF_RANGE when
         /// `after_sequence` is beyond the feed's last event; FAILED_PRECONDITION when events after
         /// `after_sequence` were already deleted (older than 30 days: resubscribe with `from_latest`);
-        /// ABORTED as above.
+        /// ABORTED and UNAVAILABLE as above.
         func subscribeFeed(request: Skiff_Chat_V1_SubscribeFeedRequest, response: SkiffCore.RPCWriter<Skiff_Chat_V1_FeedEvent>, context: SkiffCore.ServerContext) async throws
 
         /// The feed and sending on one stream, for chat screens. The first request must be `subscribe`;
@@ -237,7 +240,10 @@ public enum Skiff_Chat_V1_Chat {
         /// message comes back as its `message` event, with the request's `client_message_id`) and, for a
         /// request that failed, a RequestFailed with the request's `request_id`; the stream stays open.
         /// The call ends when the client closes its side, after the answers to the requests it sent
-        /// (their RequestFailed and their own message events) have been sent.
+        /// (their RequestFailed and their own message events) have been sent. When the server restarts or
+        /// shuts down, the call ends at once with UNAVAILABLE and `skiff-resume-after`, as SubscribeFeed
+        /// does; a message whose own event did not arrive may be sent again on the new stream with the
+        /// same `client_message_id` (it is not sent twice).
         ///
         /// Errors: those of SubscribeFeed; INVALID_ARGUMENT when the first request is not `subscribe` or
         /// a later one is.
@@ -417,12 +423,15 @@ public enum Skiff_Chat_V1_Chat {
         /// The caller's live feed: events after `after_sequence` from storage, then live ones, until the
         /// client cancels. A subscriber that falls more than 1,024 events behind (it reads too slowly) is
         /// cut off with ABORTED; the trailing metadata `skiff-resume-after` holds the sequence of the last
-        /// event it was sent: subscribe again with it.
+        /// event it was sent: subscribe again with it. When the server restarts or shuts down (it drains
+        /// the connection), the feed ends at once, after the events already on their way, with
+        /// UNAVAILABLE and the same `skiff-resume-after` trailer: subscribe again with it on a new
+        /// connection (retrying with back-off until the server is back). Nothing is lost either way.
         ///
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for a negative `after_sequence`; OUT_OF_RANGE when
         /// `after_sequence` is beyond the feed's last event; FAILED_PRECONDITION when events after
         /// `after_sequence` were already deleted (older than 30 days: resubscribe with `from_latest`);
-        /// ABORTED as above.
+        /// ABORTED and UNAVAILABLE as above.
         public func subscribeFeed<Result: Swift.Sendable>(
             _ request: Skiff_Chat_V1_SubscribeFeedRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -443,7 +452,10 @@ public enum Skiff_Chat_V1_Chat {
         /// message comes back as its `message` event, with the request's `client_message_id`) and, for a
         /// request that failed, a RequestFailed with the request's `request_id`; the stream stays open.
         /// The call ends when the client closes its side, after the answers to the requests it sent
-        /// (their RequestFailed and their own message events) have been sent.
+        /// (their RequestFailed and their own message events) have been sent. When the server restarts or
+        /// shuts down, the call ends at once with UNAVAILABLE and `skiff-resume-after`, as SubscribeFeed
+        /// does; a message whose own event did not arrive may be sent again on the new stream with the
+        /// same `client_message_id` (it is not sent twice).
         ///
         /// Errors: those of SubscribeFeed; INVALID_ARGUMENT when the first request is not `subscribe` or
         /// a later one is.

@@ -1170,6 +1170,34 @@ public nonisolated struct Skiff_Listings_V1_DownloadImageRequest: Sendable {
   public init() {}
 }
 
+/// The request of GetImageOwner.
+public nonisolated struct Skiff_Listings_V1_GetImageOwnerRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The image, at most 128 bytes.
+  public var imageID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of GetImageOwner.
+public nonisolated struct Skiff_Listings_V1_GetImageOwnerResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The user who uploaded the image.
+  public var ownerID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// One message of the DownloadImage stream.
 public nonisolated struct Skiff_Listings_V1_DownloadImageResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -2584,6 +2612,66 @@ nonisolated extension Skiff_Listings_V1_DownloadImageRequest: SwiftProtobuf.Mess
 
   public static func ==(lhs: Skiff_Listings_V1_DownloadImageRequest, rhs: Skiff_Listings_V1_DownloadImageRequest) -> Bool {
     if lhs.imageID != rhs.imageID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Listings_V1_GetImageOwnerRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetImageOwnerRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}image_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.imageID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.imageID.isEmpty {
+      try visitor.visitSingularStringField(value: self.imageID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Listings_V1_GetImageOwnerRequest, rhs: Skiff_Listings_V1_GetImageOwnerRequest) -> Bool {
+    if lhs.imageID != rhs.imageID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Listings_V1_GetImageOwnerResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetImageOwnerResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}owner_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.ownerID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.ownerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.ownerID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Listings_V1_GetImageOwnerResponse, rhs: Skiff_Listings_V1_GetImageOwnerResponse) -> Bool {
+    if lhs.ownerID != rhs.ownerID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -46,7 +46,9 @@ public enum Skiff_Health_V1_Health {
         func check(request: Skiff_Health_V1_HealthCheckRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Health_V1_HealthCheckResponse
 
         /// The current status, then every change, until the client cancels. An unknown service is
-        /// reported as SERVICE_UNKNOWN rather than an error, so a client may wait for it to appear.
+        /// reported as SERVICE_UNKNOWN rather than an error, so a client may wait for it to appear. When
+        /// the server shuts down (drains the connection) the watch gets NOT_SERVING and ends at once with
+        /// UNAVAILABLE: watch again on a new connection.
         func watch(request: Skiff_Health_V1_HealthCheckRequest, response: SkiffCore.RPCWriter<Skiff_Health_V1_HealthCheckResponse>, context: SkiffCore.ServerContext) async throws
     }
 
@@ -75,7 +77,9 @@ public enum Skiff_Health_V1_Health {
         }
 
         /// The current status, then every change, until the client cancels. An unknown service is
-        /// reported as SERVICE_UNKNOWN rather than an error, so a client may wait for it to appear.
+        /// reported as SERVICE_UNKNOWN rather than an error, so a client may wait for it to appear. When
+        /// the server shuts down (drains the connection) the watch gets NOT_SERVING and ends at once with
+        /// UNAVAILABLE: watch again on a new connection.
         public func watch<Result: Swift.Sendable>(
             _ request: Skiff_Health_V1_HealthCheckRequest,
             metadata: SkiffCore.Metadata = [:],
