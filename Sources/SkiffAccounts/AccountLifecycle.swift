@@ -29,7 +29,8 @@ public enum AccountLifecycle {
         /// The account after the change, to save.
         public var account: Account
         /// When the token was used: the store marks this token used at this time, and retires the account's
-        /// other unused tokens of its kind (reset tokens: marked used; verification tokens: deleted).
+        /// other unused tokens: verification tokens are deleted whichever kind was used, reset tokens are
+        /// marked used when a reset token was used.
         public var usedAt: Date
 
         /// Creates a consumption.
@@ -167,9 +168,9 @@ public enum AccountLifecycle {
     ///   - account: The token's account, or `nil` if there is none.
     /// - Returns: The consumption to save, or `nil` when the token already verified the account.
     /// - Throws: `notFound` (``AccountsStoreError/linkNotValid``) if the token is unknown, of another kind or
-    ///   its account is gone; `failedPrecondition` if it was used and its account is not verified
-    ///   (``AccountsStoreError/linkUsed``) or it has expired (``AccountsStoreError/linkExpired``,
-    ///   `expiresAt <= now`).
+    ///   its account is gone; `failedPrecondition` if it was used and its account is not verified, or it is
+    ///   unused and its account is verified already (``AccountsStoreError/linkUsed``: retired), or it has
+    ///   expired (``AccountsStoreError/linkExpired``, `expiresAt <= now`).
     public static func verifyEmail(
         token: OneTimeToken?,
         account: Account?,
@@ -181,6 +182,9 @@ public enum AccountLifecycle {
             return nil
         }
         let (token, account, usedAt) = try consume(token, kind: .emailVerification, account: account, now: now)
+        // An unused link of an account verified by other means (a reset, a link resent while another was
+        // being used) is retired: it must never set the password or name it carries.
+        guard !account.verified else { throw AccountsStoreError.linkUsed }
         var verified = account
         verified.verified = true
         if let hash = token.passwordHash { verified.passwordHash = hash }

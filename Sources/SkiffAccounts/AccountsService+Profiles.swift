@@ -47,7 +47,10 @@ extension AccountsService {
             }
         }
         let validated = try AccountRules.validate(changes)
-        if let imageID = validated.avatarImageID, !imageID.isEmpty {
+        // Only the caller's own upload may become their picture; keeping the current one needs no check.
+        if let imageID = validated.avatarImageID, !imageID.isEmpty,
+            try await store.account(id: user.id)?.avatarImageID != imageID
+        {
             guard let owner = try await images.ownerOfImage(id: imageID) else {
                 throw DomainError(
                     .notFound,

@@ -120,7 +120,15 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             guard earlier.listingID == listingID, earlier.amountCents == request.amountCents else {
                 throw BidsStoreError.requestIDReused
             }
-            return .with { $0.bid = earlier.proto }
+            // The impact is the listing's, whatever it became (a withdrawn one is still shown to services).
+            let listing = try await listings.listing(id: listingID)
+            return .with {
+                $0.bid = earlier.proto
+                if let listing {
+                    $0.sustainabilityImpact = SustainabilityImpact.estimate(for: listing.category)
+                        .proto(title: listing.title)
+                }
+            }
         }
         // Counted after the retry check: a retry of a placed bid costs nothing.
         try placeBidLimiter.acquire(userID: user.id, now: time.now())
@@ -143,7 +151,10 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
             now: time.now()
         )
         await announce(recorded.events)
-        return .with { $0.bid = recorded.value.bid.proto }
+        return .with {
+            $0.bid = recorded.value.bid.proto
+            $0.sustainabilityImpact = SustainabilityImpact.estimate(for: listing.category).proto(title: listing.title)
+        }
     }
 
     public func withdrawBid(

@@ -21,7 +21,12 @@ extension ChatService {
         context: ServerContext
     ) async throws {
         let user = try context.requireUser()
-        let follower = try await FeedFollower.start(service: self, userID: user.id, request: request)
+        let follower = try await FeedFollower.start(
+            service: self,
+            userID: user.id,
+            request: request,
+            drain: context.drain
+        )
         defer { hub.unsubscribe(follower.subscription) }
         let draining = follower.endOnDrain(context.drain)
         defer { context.drain.cancel(draining) }
@@ -36,14 +41,17 @@ extension ChatService {
         context: ServerContext
     ) async throws {
         let user = try context.requireUser()
-        // The sequence is one stream: iterating it again goes on after the first request.
-        var iterator = requests.makeAsyncIterator()
-        guard let first = try await iterator.next() else { return }
+        guard let first = try await Self.firstRequest(of: requests, drain: context.drain) else { return }
         try ChatRequestBounds.check(first)
         guard case .subscribe(let subscribe) = first.request else {
             throw DomainError(.invalidArgument, "The first request on Connect must be subscribe.")
         }
-        let follower = try await FeedFollower.start(service: self, userID: user.id, request: subscribe)
+        let follower = try await FeedFollower.start(
+            service: self,
+            userID: user.id,
+            request: subscribe,
+            drain: context.drain
+        )
         defer { hub.unsubscribe(follower.subscription) }
         let draining = follower.endOnDrain(context.drain)
         defer { context.drain.cancel(draining) }
@@ -57,6 +65,9 @@ extension ChatService {
                     follower.subscription.enqueue(.endOfRequests)
                 }
                 for try await request in requests {
+                    // Once the connection drains the call is ending: requests not yet handled are left
+                    // (the client resumes and sends them again on a new connection).
+                    guard !context.drain.isDraining else { break }
                     do {
                         try ChatRequestBounds.check(request)
                         try await handle(request, from: user.id)
@@ -96,6 +107,34 @@ extension ChatService {
         }
     }
 
+    /// The first request of a Connect stream, or `nil` if the client closed its side first; a drain while
+    /// waiting for it ends the call with UNAVAILABLE (nothing was subscribed yet).
+    private static func firstRequest(
+        of requests: RPCAsyncSequence<Skiff_Chat_V1_ConnectRequest>,
+        drain: DrainSignal
+    ) async throws -> Skiff_Chat_V1_ConnectRequest? {
+        let (drained, fire) = AsyncStream.makeStream(of: Void.self)
+        let registration = drain.onDrain { fire.finish() }
+        defer { drain.cancel(registration) }
+        return try await withThrowingTaskGroup(of: Skiff_Chat_V1_ConnectRequest?.self) { group in
+            // The sequence is one stream: iterating it again later goes on after this request.
+            group.addTask {
+                var iterator = requests.makeAsyncIterator()
+                return try await iterator.next()
+            }
+            group.addTask {
+                for await _ in drained {}
+                guard !Task.isCancelled else { return nil }
+                throw RPCError(
+                    code: .unavailable,
+                    message: "The server is restarting: open Connect again on a new connection."
+                )
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
     /// Acts on one request of a Connect stream after the first.
     private func handle(_ request: Skiff_Chat_V1_ConnectRequest, from userID: String) async throws {
         switch request.request {
@@ -113,6 +152,8 @@ extension ChatService {
 struct FeedFollower: Sendable {
     let service: ChatService
     let userID: String
+    /// The connection's drain: a replay stops between batches once it fires.
+    let drain: DrainSignal
     let subscription: LiveSubscription<FeedDelivery>
     /// Where the client's sequence starts.
     let start: Int64
@@ -124,7 +165,8 @@ struct FeedFollower: Sendable {
     static func start(
         service: ChatService,
         userID: String,
-        request: Skiff_Chat_V1_SubscribeFeedRequest
+        request: Skiff_Chat_V1_SubscribeFeedRequest,
+        drain: DrainSignal
     ) async throws -> FeedFollower {
         guard request.afterSequence >= 0 else {
             throw DomainError(.invalidArgument, "after_sequence must not be negative.")
@@ -139,6 +181,7 @@ struct FeedFollower: Sendable {
                 return FeedFollower(
                     service: service,
                     userID: userID,
+                    drain: drain,
                     subscription: subscription,
                     start: head,
                     replay: false
@@ -153,6 +196,7 @@ struct FeedFollower: Sendable {
             return FeedFollower(
                 service: service,
                 userID: userID,
+                drain: drain,
                 subscription: subscription,
                 start: request.afterSequence,
                 replay: request.afterSequence < head
@@ -165,6 +209,15 @@ struct FeedFollower: Sendable {
 
     /// What a subscription is finished with when its connection drains.
     static let drained = DomainError(.unavailable, "The server is draining this connection.")
+
+    /// What the client gets when the connection drains after it was sent everything up to `last`.
+    static func drainedError(after last: Int64) -> RPCError {
+        RPCError(
+            code: .unavailable,
+            message: "The server is restarting: subscribe again on a new connection with after_sequence \(last).",
+            metadata: ["skiff-resume-after": .string("\(last)")]
+        )
+    }
 
     /// Ends the feed when the connection drains (the server restarts): after what is buffered, ``run(_:)``
     /// throws UNAVAILABLE with `skiff-resume-after`.
@@ -194,12 +247,7 @@ struct FeedFollower: Sendable {
                     metadata: ["skiff-resume-after": .string("\(last)")]
                 )
             } catch let error as DomainError where error == Self.drained {
-                throw RPCError(
-                    code: .unavailable,
-                    message:
-                        "The server is restarting: subscribe again on a new connection with after_sequence \(last).",
-                    metadata: ["skiff-resume-after": .string("\(last)")]
-                )
+                throw Self.drainedError(after: last)
             }
             guard case .event(let event) = delivery else {
                 if case .endOfRequests = delivery { return }
@@ -224,6 +272,8 @@ struct FeedFollower: Sendable {
     ) async throws {
         let batchSize = service.configuration.replayBatchSize
         while end.map({ last < $0 }) ?? true {
+            // A long replay does not hold up a drain: it stops between batches, at a resume point.
+            if drain.isDraining { throw Self.drainedError(after: last) }
             let wanted = end.map { min(Int($0 - last), batchSize) } ?? batchSize
             let batch = try await service.store.feedEvents(userID: userID, after: last, limit: wanted)
             let deleted = batch.first.map { $0.sequence != last + 1 } ?? (isInitial && last == start)

@@ -164,3 +164,16 @@ extension ImageHeader {
         }
     }
 }
+
+extension ListingsService {
+    /// What buying `listing` second-hand saves, by its category (``SkiffDomain/SustainabilityFigures``).
+    static func sustainabilityImpact(_ listing: Listing) -> Skiff_Listings_V1_SustainabilityImpact {
+        let figures = SustainabilityFigures.estimate(category: listing.fields.category.rawValue)
+        return .with {
+            $0.co2EGramsSaved = figures.co2eGramsSaved
+            $0.waterLitersSaved = figures.waterLitersSaved
+            $0.category = listing.fields.category.proto
+            $0.explanation = figures.explanation(title: listing.fields.title)
+        }
+    }
+}

@@ -69,6 +69,8 @@ extension ListingsService {
             replayedUpTo = after
             let batchSize = 100
             while true {
+                // A long replay does not hold up a drain: it stops between batches.
+                if context.drain.isDraining { throw ChangeWatcher.drained }
                 let batch = try await store.changes(forUser: user.id, after: replayedUpTo, limit: batchSize)
                 for event in batch {
                     try await response.write(.with { $0.change = Self.change(event) })

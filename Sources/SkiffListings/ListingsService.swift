@@ -96,7 +96,10 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
             listing.status != .withdrawn || listing.sellerID == viewer || isService
         else { throw Self.notFound(request.listingID) }
         // Other Skiff services (Bids) see what the seller sees.
-        return .with { $0.listing = listing.proto(viewerID: isService ? listing.sellerID : viewer) }
+        return .with {
+            $0.listing = listing.proto(viewerID: isService ? listing.sellerID : viewer)
+            $0.sustainabilityImpact = Self.sustainabilityImpact(listing)
+        }
     }
 
     public func updateListing(

@@ -24,6 +24,9 @@ public final class InMemoryLostFoundStore: LostFoundStore {
             matchKeys[match.foundItemID, default: []].insert(key)
             matchKeys[match.lostItemID, default: []].insert(key)
         }
+
+        /// The number of matches recorded for an item.
+        func matchCount(of item: LostFoundItem) -> Int { matchKeys[item.id]?.count ?? 0 }
     }
 
     private let state = ReadWriteLock(State())
@@ -88,6 +91,23 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     public func search(_ query: LostFoundQuery, page: PageRequest) async throws -> Page<LostFoundSearchHit> {
         let compiled = try CompiledLostFoundQuery(query, page: page)
         return state.withReadLock { $0.index.search(compiled, size: page.size) }
+    }
+
+    public func items(
+        reporterID: String,
+        statuses: Set<LostFoundStatus>,
+        page: PageRequest
+    ) async throws -> Page<LostFoundOwnItem> {
+        let cursor = try LostFoundSearchEngine.ownItemsCursor(page, reporterID: reporterID, statuses: statuses)
+        let fetched = state.withReadLock { state in
+            state.index.items(
+                reporterID: reporterID,
+                statuses: statuses,
+                after: cursor.map { ($0.t, $0.i) },
+                limit: page.size + 1
+            ).map { LostFoundOwnItem(item: $0, matchCount: state.matchCount(of: $0)) }
+        }
+        return LostFoundSearchEngine.ownItemsPage(fetched, size: page.size, reporterID: reporterID, statuses: statuses)
     }
 
     public func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit> {

@@ -86,6 +86,18 @@ public struct LostFoundMatchHit: Hashable, Sendable {
     }
 }
 
+/// One of a reporter's own items, with how many matches are recorded for it.
+public struct LostFoundOwnItem: Hashable, Sendable {
+    public var item: LostFoundItem
+    /// The matches recorded for the item (what ``LostFoundStore/matches(itemID:page:)`` lists).
+    public var matchCount: Int
+
+    public init(item: LostFoundItem, matchCount: Int) {
+        self.item = item
+        self.matchCount = matchCount
+    }
+}
+
 /// What reporting an item stored: the item and the matches recorded with it.
 public struct LostFoundReport: Hashable, Sendable {
     public var item: LostFoundItem

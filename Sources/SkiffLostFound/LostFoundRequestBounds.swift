@@ -67,6 +67,12 @@ public enum LostFoundRequestBounds {
         try RequestBounds.checkPage(size: request.pageSize, token: request.pageToken)
     }
 
+    /// ListMyItems: the statuses, page size and page token.
+    public static func check(_ request: Skiff_Lostfound_V1_ListMyItemsRequest) throws(DomainError) {
+        try RequestBounds.checkCount(request.statuses.count, "statuses", atMost: enumValues)
+        try RequestBounds.checkPage(size: request.pageSize, token: request.pageToken)
+    }
+
     /// Every string of an item as sent in ReportItem or UpdateItem.
     static func check(_ item: Skiff_Lostfound_V1_Item) throws(DomainError) {
         try RequestBounds.check(item.itemID, "item.item_id", atMost: idBytes)

@@ -255,6 +255,28 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
         }
     }
 
+    public func listMyItems(
+        request: Skiff_Lostfound_V1_ListMyItemsRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Lostfound_V1_ListMyItemsResponse {
+        try LostFoundRequestBounds.check(request)
+        let user = try context.requireUser()
+        var statuses: Set<LostFoundStatus> = []
+        for status in request.statuses { statuses.insert(try LostFoundStatus(proto: status, field: "statuses")) }
+        let page = try PageRequest(size: Int(request.pageSize), token: request.pageToken)
+        let result = try await store.items(reporterID: user.id, statuses: statuses, page: page)
+        let viewer = LostFoundViewer(userID: user.id)
+        return .with {
+            $0.items = result.items.map { own in
+                .with {
+                    $0.item = viewer.proto(own.item)
+                    $0.matchCount = Int32(clamping: own.matchCount)
+                }
+            }
+            $0.nextPageToken = result.nextPageToken ?? ""
+        }
+    }
+
     static func viewer(_ context: ServerContext) -> LostFoundViewer {
         // Another Skiff service calling on its own behalf is not a person: it sees what a guest sees.
         LostFoundViewer(userID: context.user?.isService == false ? context.user?.id : nil)

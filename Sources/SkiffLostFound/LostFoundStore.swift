@@ -59,6 +59,19 @@ public protocol LostFoundStore: Sendable {
     /// - Throws: `notFound` if the item does not exist; `invalidArgument` for a bad page token.
     func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit>
 
+    /// The items `reporterID` reported whose status is in `statuses` (all statuses when it is empty), newest
+    /// report first (`createdAt` descending, then id descending), each with its number of recorded matches.
+    /// Keyset paging; a page walks only the reporter's own items.
+    ///
+    /// - Throws: `invalidArgument` for a page token that is malformed or belongs to another reporter or
+    ///   other statuses.
+    func items(
+        reporterID: String,
+        statuses: Set<LostFoundStatus>,
+        page: PageRequest
+    ) async throws
+        -> Page<LostFoundOwnItem>
+
     /// Matches recorded at or after `date`, oldest first (then by found and lost item id), at most
     /// `limit`: what the feed relay publishes again after a crash between a report and its
     /// notifications.

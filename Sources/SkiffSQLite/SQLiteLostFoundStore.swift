@@ -219,6 +219,41 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         }
     }
 
+    public func items(
+        reporterID: String,
+        statuses: Set<LostFoundStatus>,
+        page: PageRequest
+    ) async throws -> Page<LostFoundOwnItem> {
+        let cursor = try LostFoundSearchEngine.ownItemsCursor(page, reporterID: reporterID, statuses: statuses)
+        // The reporter's index (lostfound-v3) in order; each row's matches counted through the match keys.
+        var sql = """
+            SELECT i.*, CASE i.kind
+                WHEN 'found' THEN (SELECT COUNT(*) FROM lostFoundMatch m WHERE m.foundItemID = i.id)
+                ELSE (SELECT COUNT(*) FROM lostFoundMatch m WHERE m.lostItemID = i.id) END AS matchCount
+            FROM lostFoundItem i INDEXED BY lostFoundItem_reporterID_createdAt_id
+            WHERE i.reporterID = ?
+            """
+        var arguments: StatementArguments = [reporterID]
+        if !statuses.isEmpty {
+            let ordered = statuses.map(\.rawValue).sorted()
+            sql += " AND i.status IN (\(ordered.map { _ in "?" }.joined(separator: ", ")))"
+            arguments += StatementArguments(ordered)
+        }
+        if let cursor {
+            sql += " AND (i.createdAt < ? OR (i.createdAt = ? AND i.id < ?))"
+            arguments += [cursor.t, cursor.t, cursor.i]
+        }
+        sql += " ORDER BY i.createdAt DESC, i.id DESC LIMIT ?"
+        arguments += [page.size + 1]
+        let (query, values) = (sql, arguments)
+        let fetched = try await pool.domainRead { db in
+            try Row.fetchAll(db, sql: query, arguments: values).map { row in
+                LostFoundOwnItem(item: LostFoundItemRow.item(row), matchCount: row["matchCount"])
+            }
+        }
+        return LostFoundSearchEngine.ownItemsPage(fetched, size: page.size, reporterID: reporterID, statuses: statuses)
+    }
+
     public func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit> {
         let cursor = try LostFoundSearchEngine.matchCursor(page, itemID: itemID)
         return try await pool.domainRead { db in

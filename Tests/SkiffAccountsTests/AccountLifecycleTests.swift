@@ -196,6 +196,10 @@ struct AccountLifecycleTests {
                 now: Self.now
             )
         }
+        // An unused token of an account verified by other means (a reset) is retired: it sets nothing.
+        #expect(throws: AccountsStoreError.linkUsed) {
+            try AccountLifecycle.verifyEmail(token: Self.token(), account: verified, now: Self.now)
+        }
         // A used token of an account that is not verified, or of another account, is refused.
         #expect(throws: AccountsStoreError.linkUsed) {
             try AccountLifecycle.verifyEmail(token: used, account: Self.account(), now: Self.now)

@@ -1,4 +1,5 @@
 import SkiffBids
+import SkiffDomain
 import Testing
 
 @Suite("Sustainability impact")
@@ -24,6 +25,22 @@ struct SustainabilityImpactTests {
         #expect(
             SustainabilityImpact.estimate(for: .tickets).explanation(title: "Gig")
                 == "Buying “Gig” second-hand puts it to use instead of letting it go to waste."
+        )
+    }
+}
+
+@Suite("Sustainability figures")
+struct SustainabilityFiguresTests {
+    @Test("Bids' impact is the shared table's, for every category; an unknown category counts as other")
+    func sharedTable() {
+        for category in ItemCategory.allCases {
+            let impact = SustainabilityImpact.estimate(for: category)
+            let figures = SustainabilityFigures.estimate(category: category.rawValue)
+            #expect(impact.co2eGramsSaved == figures.co2eGramsSaved)
+            #expect(impact.waterLitersSaved == figures.waterLitersSaved)
+        }
+        #expect(
+            SustainabilityFigures.estimate(category: "spaceships") == SustainabilityFigures.estimate(category: "other")
         )
     }
 }

@@ -105,13 +105,7 @@ struct SearchTextTests {
         #expect(try await watcher.next().sequence == 1)
         await #expect(throws: ChangeWatcher.drained) { _ = try await watcher.next() }
         await #expect(throws: ChangeWatcher.drained) { _ = try await watcher.next() }
-        // A reader already waiting is woken by the finish.
-        let other = broadcaster.subscribe(userID: "usr_2")
-        let waiting = Task { try await other.next() }
-        try await Task.sleep(for: .milliseconds(20))
-        other.finish(throwing: ChangeWatcher.drained)
-        await #expect(throws: ChangeWatcher.drained) { _ = try await waiting.value }
+        // (A reader already waiting is woken by the finish: the drain tests over a socket, and Chat's, cover it.)
         broadcaster.unsubscribe(watcher)
-        broadcaster.unsubscribe(other)
     }
 }

@@ -284,12 +284,17 @@ struct DocumentedContractSocketTests {
         let watchOutcome = StreamLog<RPCError>()
         let healthStatuses = StreamLog<Skiff_Health_V1_HealthCheckResponse.ServingStatus>()
         let healthOutcome = StreamLog<RPCError>()
+        let connectEvents = StreamLog<Int>()  // the sequences Connect delivered
+        let watchChanges = StreamLog<Int>()
         let stoppedAfter: TimeInterval = try await withClientConnection(target: .host("127.0.0.1", port: port)) {
             connection in
             let accounts = AccountsClient(transport: connection)
             let chat = ChatClient(transport: connection)
             let listings = ListingsClient(transport: connection)
             let (ann, bob) = try await ListingsServiceTests.users(app, connection)
+            // Bob saves Ann's listing, so his watch can be seen to be live.
+            let lamp = try await ListingBidsSocketTests.newListing(listings, ann.auth)
+            _ = try await listings.saveListing(.with { $0.listingID = lamp.listingID }, metadata: bob.auth)
             // Two events on Bob's feed, so the resume point is not zero.
             for text in ["one", "two"] {
                 _ = try await chat.sendMessage(
@@ -305,26 +310,34 @@ struct DocumentedContractSocketTests {
                 await withTaskGroup(of: Void.self) { group in
                     for _ in 0..<subscribers {
                         group.addTask {
+                            let last = StreamLog<Int64>()
                             do {
                                 try await chat.subscribeFeed(.init(), metadata: bob.auth) { response in
-                                    for try await _ in response.messages { received.append(1) }
+                                    for try await event in response.messages {
+                                        received.append(1)
+                                        last.append(event.sequence)
+                                    }
                                 }
-                                outcomes.append(Outcome(code: .ok, resumeAfter: nil))
+                                outcomes.append(Outcome(code: .ok, resumeAfter: nil, lastSeen: last.all.last))
                             } catch let error as RPCError {
                                 let resume = error.metadata.first("skiff-resume-after")
-                                outcomes.append(Outcome(code: error.code, resumeAfter: resume))
+                                outcomes.append(Outcome(code: error.code, resumeAfter: resume, lastSeen: last.all.last))
                             } catch {
-                                outcomes.append(Outcome(code: .unknown, resumeAfter: nil))
+                                outcomes.append(Outcome(code: .unknown, resumeAfter: nil, lastSeen: last.all.last))
                             }
                         }
                     }
                     group.addTask {
                         do {
                             try await chat.connect(metadata: bob.auth) { writer in
-                                try await writer.write(.with { $0.subscribe = .with { $0.fromLatest = true } })
+                                try await writer.write(.with { $0.subscribe = .with { $0.afterSequence = 0 } })
                                 try await Task.sleep(for: .seconds(3600))
                             } onResponse: { response in
-                                for try await _ in response.messages {}
+                                for try await message in response.messages {
+                                    if case .event(let event) = message.response {
+                                        connectEvents.append(Int(event.sequence))
+                                    }
+                                }
                             }
                         } catch let error as RPCError {
                             connectOutcome.append(error)
@@ -333,7 +346,7 @@ struct DocumentedContractSocketTests {
                     group.addTask {
                         do {
                             try await listings.watchSavedListings(.init(), metadata: bob.auth) { response in
-                                for try await _ in response.messages {}
+                                for try await _ in response.messages { watchChanges.append(1) }
                             }
                         } catch let error as RPCError {
                             watchOutcome.append(error)
@@ -359,6 +372,23 @@ struct DocumentedContractSocketTests {
                 try await Task.sleep(for: .milliseconds(10))
             }
             try #require(received.all.count == subscribers * 2)
+            // The other calls are live too: Connect replayed both events, the health watch said SERVING, and
+            // the watch saw a price change (made until it arrives: the watch may subscribe after the first).
+            #expect(await connectEvents.wait(milliseconds: 10_000) { $0.count >= 2 })
+            #expect(await healthStatuses.wait(milliseconds: 10_000) { $0 == [.serving] })
+            // (Each change also reaches Bob's feed, so the feeds' resume points move on from 2.)
+            for price in Int64(1_000)..<1_200 where watchChanges.all.isEmpty {
+                _ = try await listings.updateListing(
+                    .with {
+                        $0.listing.listingID = lamp.listingID
+                        $0.listing.priceCents = price
+                        $0.updateMask.paths = ["price_cents"]
+                    },
+                    metadata: ann.auth
+                )
+                _ = await watchChanges.wait(milliseconds: 50) { !$0.isEmpty }
+            }
+            try #require(!watchChanges.all.isEmpty)
             _ = accounts
             let stopping = Date()
             app.server.beginGracefulShutdown()
@@ -375,18 +405,26 @@ struct DocumentedContractSocketTests {
         #expect(stoppedAfter < 10, "the stop waited for the grace period (20 s) instead of ending the streams")
         let all = outcomes.all
         #expect(all.count == subscribers)
-        #expect(all.allSatisfy { $0.code == .unavailable && $0.resumeAfter == "2" }, "\(all.prefix(3))")
+        // Each feed resumes after exactly the last event it was sent.
+        #expect(
+            all.allSatisfy { $0.code == .unavailable && $0.resumeAfter == $0.lastSeen.map(String.init) },
+            "\(all.prefix(3))"
+        )
+        #expect(all.allSatisfy { ($0.lastSeen ?? 0) >= 2 })
         #expect(connectOutcome.all.first?.code == .unavailable)
-        #expect(connectOutcome.all.first?.metadata.first("skiff-resume-after") == "2")
+        #expect(
+            connectOutcome.all.first?.metadata.first("skiff-resume-after") == connectEvents.all.last.map(String.init)
+        )
         #expect(watchOutcome.all.first?.code == .unavailable)
         #expect(watchOutcome.all.first?.message.contains("resume_token") == true)
         #expect(healthOutcome.all.first?.code == .unavailable)
-        #expect(healthStatuses.all.last == .notServing)
+        #expect(healthStatuses.all == [.serving, .notServing])
     }
 
     /// How one feed subscription ended.
     struct Outcome: Sendable {
         var code: StatusCode
         var resumeAfter: String?
+        var lastSeen: Int64?
     }
 }

@@ -200,3 +200,69 @@ struct ListingBidsSocketTests {
         }
     }
 }
+
+/// Issue 11: the sustainability impact before buying, on GetListing and PlaceBid.
+@Suite("Sustainability impact before buying")
+struct SustainabilityBeforeBuyingTests {
+    @Test(
+        "GetListing (guests too) and PlaceBid (retries too) carry the impact of the listing's category",
+        arguments: Backend.allCases
+    )
+    func impactBeforeBuying(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let accounts = AccountsClient(transport: connection)
+            let listings = ListingsClient(transport: connection)
+            let bids = BidsClient(transport: connection)
+            let seller = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "sel@campus.edu", name: "Sel")
+            let buyer = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "buy@campus.edu", name: "Buy")
+            let lamp = try await ListingBidsSocketTests.newListing(listings, seller.auth, title: "Desk lamp")
+
+            // Furniture: 45 kg of CO2e and 2,000 litres of water (the documented table).
+            let guestView = try await listings.getListing(.with { $0.listingID = lamp.listingID })
+            let impact = guestView.sustainabilityImpact
+            #expect(impact.co2EGramsSaved == 45_000)
+            #expect(impact.waterLitersSaved == 2_000)
+            #expect(impact.category == .furniture)
+            #expect(
+                impact.explanation
+                    == "Buying “Desk lamp” second-hand saves about 45 kg of CO2e and 2,000 litres of water."
+            )
+            let buyerView = try await listings.getListing(.with { $0.listingID = lamp.listingID }, metadata: buyer.auth)
+            #expect(buyerView.sustainabilityImpact == impact)
+
+            let place = Skiff_Bids_V1_PlaceBidRequest.with {
+                $0.listingID = lamp.listingID
+                $0.amountCents = 1_200
+                $0.requestID = "bid-once"
+            }
+            let placed = try await bids.placeBid(place, metadata: buyer.auth)
+            #expect(placed.sustainabilityImpact.co2EGramsSaved == 45_000)
+            #expect(placed.sustainabilityImpact.waterLitersSaved == 2_000)
+            #expect(placed.sustainabilityImpact.category == .furniture)
+            #expect(placed.sustainabilityImpact.explanation == impact.explanation)
+            // A retry answers with the first bid and the same impact.
+            let retried = try await bids.placeBid(place, metadata: buyer.auth)
+            #expect(retried.bid == placed.bid)
+            #expect(retried.sustainabilityImpact == placed.sustainabilityImpact)
+
+            // A ticket saves nothing measurable: zero figures and a sentence that says so.
+            let ticket = try await listings.createListing(
+                .with {
+                    $0.listing.title = "Concert ticket"
+                    $0.listing.priceCents = 3_000
+                    $0.listing.category = .tickets
+                    $0.listing.condition = .new
+                    $0.listing.location.zipCode = "37235"
+                },
+                metadata: seller.auth
+            ).listing
+            let ticketImpact = try await listings.getListing(.with { $0.listingID = ticket.listingID })
+                .sustainabilityImpact
+            #expect(ticketImpact.co2EGramsSaved == 0 && ticketImpact.waterLitersSaved == 0)
+            #expect(
+                ticketImpact.explanation
+                    == "Buying “Concert ticket” second-hand puts it to use instead of letting it go to waste."
+            )
+        }
+    }
+}

@@ -165,6 +165,82 @@ struct LostFoundServiceTests {
         }
     }
 
+    @Test(
+        "ListMyItems: the caller's own reports, newest first, every status, exact points, match counts, paged",
+        arguments: Backend.allCases
+    )
+    func myItems(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let client = LostFoundClient(transport: connection)
+            let (owner, finder) = try await Self.users(app, connection)
+            var mine: [Skiff_Lostfound_V1_Item] = []
+            for (title, description) in [
+                ("Brown leather wallet", "Student card inside"), ("Blue water bottle", "Dented, with stickers"),
+                ("Grey hoodie", "Size M, hood torn"),
+            ] {
+                let item = Self.newItem(.lost, title, description: description)
+                mine.append(try await client.reportItem(.with { $0.item = item }, metadata: owner.auth).item)
+            }
+            _ = try await client.reportItem(
+                .with { $0.item = Self.newItem(.found, "Found a brown wallet", metresNorth: 120) },
+                metadata: finder.auth
+            )
+            _ = try await client.markReturned(.with { $0.itemID = mine[1].itemID }, metadata: owner.auth)
+
+            let all = try await client.listMyItems(.init(), metadata: owner.auth)
+            #expect(all.items.map(\.item.itemID) == mine.reversed().map(\.itemID))
+            #expect(all.items.map(\.item.status) == [.lost, .returned, .lost])
+            #expect(all.items.map(\.matchCount) == [0, 0, 1])
+            // As their reporter sees them: the exact point and the contact instructions.
+            #expect(all.items.allSatisfy { $0.item.hasPoint && $0.item.contactInstructions == "Text 555-0100" })
+            #expect(all.nextPageToken.isEmpty)
+            // Someone else's list holds only their own report.
+            #expect(try await client.listMyItems(.init(), metadata: finder.auth).items.count == 1)
+
+            let open = try await client.listMyItems(.with { $0.statuses = [.lost] }, metadata: owner.auth)
+            #expect(open.items.map(\.item.itemID) == [mine[2].itemID, mine[0].itemID])
+            let first = try await client.listMyItems(.with { $0.pageSize = 2 }, metadata: owner.auth)
+            #expect(first.items.count == 2)
+            let rest = try await client.listMyItems(
+                .with {
+                    $0.pageSize = 2
+                    $0.pageToken = first.nextPageToken
+                },
+                metadata: owner.auth
+            )
+            #expect(rest.items.map(\.item.itemID) == [mine[0].itemID])
+            #expect(rest.nextPageToken.isEmpty)
+
+            await expectStatus(.unauthenticated) { _ = try await client.listMyItems(.init()) }
+            let unspecified = await expectStatus(.invalidArgument) {
+                _ = try await client.listMyItems(.with { $0.statuses = [.unspecified] }, metadata: owner.auth)
+            }
+            #expect(unspecified?.message.contains("statuses") == true)
+            await expectStatus(.invalidArgument) {
+                _ = try await client.listMyItems(
+                    .with { $0.statuses = Array(repeating: .lost, count: 17) },
+                    metadata: owner.auth
+                )
+            }
+            // A token is for the request it came from: not another user's, not other statuses.
+            await expectStatus(.invalidArgument) {
+                _ = try await client.listMyItems(.with { $0.pageToken = first.nextPageToken }, metadata: finder.auth)
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.listMyItems(
+                    .with {
+                        $0.statuses = [.lost]
+                        $0.pageToken = first.nextPageToken
+                    },
+                    metadata: owner.auth
+                )
+            }
+            await expectStatus(.invalidArgument) {
+                _ = try await client.listMyItems(.with { $0.pageSize = -1 }, metadata: owner.auth)
+            }
+        }
+    }
+
     @Test("Every RPC's invalid input and permission failures, with exact status codes", arguments: Backend.allCases)
     func errors(_ backend: Backend) async throws {
         try await withApp(backend) { app, connection in

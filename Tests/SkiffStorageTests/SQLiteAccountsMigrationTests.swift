@@ -40,3 +40,66 @@ struct SQLiteAccountsMigrationTests {
         #expect(again == CompletedSaleRecord(itemsSold: 3, newlyRecorded: false))
     }
 }
+
+@Suite("SQLite: accounts-v4")
+struct SQLiteAccountsTokenCleanupTests {
+    @Test(
+        "accounts-v4 drops verification links from before the new rules; unverified accounts keep their pending ones"
+    )
+    func upgrade() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("skiff.sqlite")
+        let pending = SecretToken.generate()
+        let stale = SecretToken.generate()
+        let used = SecretToken.generate()
+        let reset = SecretToken.generate()
+        let expires = Fixture.date(plusSeconds: 3600).millisecondsSince1970
+        do {
+            let old = try DatabasePool(path: path)
+            try SQLiteSchema.migrator.migrate(old, upTo: "listings-v3")
+            try await old.write { db in
+                for (id, verified) in [("usr_reset", 1), ("usr_waiting", 0)] {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO account (id, email, displayName, displayNameKey, passwordHash, verified,
+                                createdAt, itemsSold)
+                            VALUES (?, ?, 'Name', 'name', 'hash', ?, 0, 0)
+                            """,
+                        arguments: [id, "\(id)@school.edu", verified]
+                    )
+                }
+                // usr_reset was verified by a reset before the upgrade: an impostor's sign-up link is still
+                // unused, and an older link was marked used.
+                for (token, account, kind, usedAt) in [
+                    (stale, "usr_reset", "emailVerification", nil), (used, "usr_reset", "emailVerification", 5),
+                    (reset, "usr_reset", "passwordReset", 5), (pending, "usr_waiting", "emailVerification", nil),
+                ] as [(SecretToken, String, String, Int64?)] {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO oneTimeToken (tokenHash, kind, accountID, expiresAt, createdAt, usedAt,
+                                passwordHash, displayName)
+                            VALUES (?, ?, ?, ?, 0, ?, 'impostor-hash', 'Impostor')
+                            """,
+                        arguments: [token.hash.rawValue, kind, account, expires, usedAt]
+                    )
+                }
+            }
+            try old.close()
+        }
+        let database = try await SQLiteDatabase.open(atPath: path)
+        defer { try? database.close() }
+        let store = database.accountsStore()
+        for token in [stale, used] {
+            await #expect(throws: AccountsStoreError.linkNotValid) {
+                _ = try await store.verifyEmail(tokenHash: token.hash, now: Fixture.t0)
+            }
+        }
+        #expect(try await store.account(id: "usr_reset")?.passwordHash == "hash")
+        // A used reset link stays used; an unverified account's pending link still verifies it.
+        await #expect(throws: AccountsStoreError.linkUsed) {
+            _ = try await store.resetPassword(tokenHash: reset.hash, newPasswordHash: "h", now: Fixture.t0)
+        }
+        #expect(try await store.verifyEmail(tokenHash: pending.hash, now: Fixture.t0).verified)
+    }
+}

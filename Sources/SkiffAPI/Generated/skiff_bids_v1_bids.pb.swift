@@ -251,7 +251,27 @@ public nonisolated struct Skiff_Bids_V1_Bid: Sendable {
 }
 
 /// The estimated environmental benefit of buying an item second-hand rather than new, by
-/// category. Estimates, not measurements.
+/// category: the emissions and water that making a new typical item of the category would have used
+/// (cradle-to-gate production), assuming the purchase replaces buying new one-for-one. Rounded,
+/// deliberately conservative estimates, not measurements; the same figures as
+/// skiff.listings.v1.SustainabilityImpact:
+///
+/// | Category    | CO2e saved | Water saved | Basis                                                  |
+/// |-------------|------------|-------------|--------------------------------------------------------|
+/// | CLOTHING    | 20 kg      | 2,700 L     | a jacket-sized garment; WWF's 2,700 L for one cotton   |
+/// |             |            |             | shirt, the low end for garments                        |
+/// | SHOES       | 14 kg      | 4,000 L     | MIT (Cheah et al., 2013): 14 kg for running shoes;     |
+/// |             |            |             | half the Water Footprint Network's 8,000 L (leather)   |
+/// | ACCESSORIES | 8 kg       | 1,500 L     | a bag, belt or hat: a fraction of a garment            |
+/// | ELECTRONICS | 60 kg      | 12,000 L    | a smartphone-sized device: manufacturers' product      |
+/// |             |            |             | environmental reports (50–80 kg); Friends of the Earth |
+/// |             |            |             | (2012), about 12,760 L                                 |
+/// | BOOKS       | 2.5 kg     | 1,000 L     | published 1–4 kg per book; ~100 sheets at 10 L per A4  |
+/// |             |            |             | sheet (Water Footprint Network)                        |
+/// | FURNITURE   | 45 kg      | 2,000 L     | a chair or small table: makers' life-cycle assessments |
+/// |             |            |             | (30–70 kg); water mostly from wood and textiles        |
+/// | TICKETS     | 0          | 0           | a resold ticket replaces no production                 |
+/// | OTHER       | 5 kg       | 500 L       | an unknown small item: a deliberately low default      |
 public nonisolated struct Skiff_Bids_V1_SustainabilityImpact: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -475,26 +495,37 @@ public nonisolated struct Skiff_Bids_V1_PlaceBidRequest: Sendable {
 }
 
 /// The response of PlaceBid.
-public nonisolated struct Skiff_Bids_V1_PlaceBidResponse: Sendable {
+public nonisolated struct Skiff_Bids_V1_PlaceBidResponse: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// The new bid, PENDING.
   public var bid: Skiff_Bids_V1_Bid {
-    get {_bid ?? Skiff_Bids_V1_Bid()}
-    set {_bid = newValue}
+    get {_storage._bid ?? Skiff_Bids_V1_Bid()}
+    set {_uniqueStorage()._bid = newValue}
   }
   /// Returns true if `bid` has been explicitly set.
-  public var hasBid: Bool {self._bid != nil}
+  public var hasBid: Bool {_storage._bid != nil}
   /// Clears the value of `bid`. Subsequent reads from it will return its default value.
-  public mutating func clearBid() {self._bid = nil}
+  public mutating func clearBid() {_uniqueStorage()._bid = nil}
+
+  /// What buying the listing second-hand would save (by its category; see SustainabilityImpact), to
+  /// show when the bid is placed. Also on a retry that returns the first bid.
+  public var sustainabilityImpact: Skiff_Bids_V1_SustainabilityImpact {
+    get {_storage._sustainabilityImpact ?? Skiff_Bids_V1_SustainabilityImpact()}
+    set {_uniqueStorage()._sustainabilityImpact = newValue}
+  }
+  /// Returns true if `sustainabilityImpact` has been explicitly set.
+  public var hasSustainabilityImpact: Bool {_storage._sustainabilityImpact != nil}
+  /// Clears the value of `sustainabilityImpact`. Subsequent reads from it will return its default value.
+  public mutating func clearSustainabilityImpact() {_uniqueStorage()._sustainabilityImpact = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _bid: Skiff_Bids_V1_Bid? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// The request of WithdrawBid.
@@ -1461,33 +1492,76 @@ nonisolated extension Skiff_Bids_V1_PlaceBidRequest: SwiftProtobuf.Message, Swif
 
 nonisolated extension Skiff_Bids_V1_PlaceBidResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PlaceBidResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bid\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bid\0\u{3}sustainability_impact\0")
+
+  fileprivate class _StorageClass {
+    var _bid: Skiff_Bids_V1_Bid? = nil
+    var _sustainabilityImpact: Skiff_Bids_V1_SustainabilityImpact? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _bid = source._bid
+      _sustainabilityImpact = source._sustainabilityImpact
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._bid) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._bid) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._sustainabilityImpact) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._bid {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._bid {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._sustainabilityImpact {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Skiff_Bids_V1_PlaceBidResponse, rhs: Skiff_Bids_V1_PlaceBidResponse) -> Bool {
-    if lhs._bid != rhs._bid {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._bid != rhs_storage._bid {return false}
+        if _storage._sustainabilityImpact != rhs_storage._sustainabilityImpact {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -242,8 +242,9 @@ public enum Skiff_Chat_V1_Chat {
         /// The call ends when the client closes its side, after the answers to the requests it sent
         /// (their RequestFailed and their own message events) have been sent. When the server restarts or
         /// shuts down, the call ends at once with UNAVAILABLE and `skiff-resume-after`, as SubscribeFeed
-        /// does; a message whose own event did not arrive may be sent again on the new stream with the
-        /// same `client_message_id` (it is not sent twice).
+        /// does; requests not answered yet may not have been handled. Resume from `skiff-resume-after`: a
+        /// sent message whose own event is among the replayed events was stored; send the others again
+        /// (with the same `client_message_id`, a message stored meanwhile is not stored twice).
         ///
         /// Errors: those of SubscribeFeed; INVALID_ARGUMENT when the first request is not `subscribe` or
         /// a later one is.
@@ -454,8 +455,9 @@ public enum Skiff_Chat_V1_Chat {
         /// The call ends when the client closes its side, after the answers to the requests it sent
         /// (their RequestFailed and their own message events) have been sent. When the server restarts or
         /// shuts down, the call ends at once with UNAVAILABLE and `skiff-resume-after`, as SubscribeFeed
-        /// does; a message whose own event did not arrive may be sent again on the new stream with the
-        /// same `client_message_id` (it is not sent twice).
+        /// does; requests not answered yet may not have been handled. Resume from `skiff-resume-after`: a
+        /// sent message whose own event is among the replayed events was stored; send the others again
+        /// (with the same `client_message_id`, a message stored meanwhile is not stored twice).
         ///
         /// Errors: those of SubscribeFeed; INVALID_ARGUMENT when the first request is not `subscribe` or
         /// a later one is.

@@ -22,7 +22,11 @@ struct LostFoundIndex: Sendable {
     private(set) var items: [String: LostFoundItem] = [:]
     private var words = InvertedIndex()
     private var grid = GridIndex()
-    private var newest = SortedKeys<NewestKey> { a, b in
+    private var newest = SortedKeys<NewestKey>(by: Self.newestFirst)
+    /// Each reporter's items, newest first: "my items" pages walk only the reporter's own.
+    private var byReporter: [String: SortedKeys<NewestKey>] = [:]
+
+    @Sendable private static func newestFirst(_ a: NewestKey, _ b: NewestKey) -> Bool {
         a.createdAt != b.createdAt ? a.createdAt > b.createdAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
     }
 
@@ -41,11 +45,32 @@ struct LostFoundIndex: Sendable {
             words.remove(old.id, tokens: Self.tokens(old))
             if let point = old.point { grid.remove(old.id, latitude: point.latitude, longitude: point.longitude) }
             newest.remove(Self.key(old)) { $0.id == old.id }
+            byReporter[old.reporterID]?.remove(Self.key(old)) { $0.id == old.id }
         }
         items[item.id] = item
         words.insert(item.id, tokens: Self.tokens(item))
         if let point = item.point { grid.insert(item.id, latitude: point.latitude, longitude: point.longitude) }
         newest.insert(Self.key(item))
+        byReporter[item.reporterID, default: SortedKeys(by: Self.newestFirst)].insert(Self.key(item))
+    }
+
+    /// Up to `limit` of a reporter's items in `statuses` (all when empty), newest first, after `cursor`.
+    func items(
+        reporterID: String,
+        statuses: Set<LostFoundStatus>,
+        after cursor: (createdAt: Int64, id: String)?,
+        limit: Int
+    ) -> [LostFoundItem] {
+        guard let keys = byReporter[reporterID] else { return [] }
+        let start =
+            cursor.map { keys.position(of: NewestKey(createdAt: $0.createdAt, id: $0.id), after: true) }
+            ?? keys.start
+        var result: [LostFoundItem] = []
+        keys.walk(from: start) { key in
+            if let item = items[key.id], statuses.isEmpty || statuses.contains(item.status) { result.append(item) }
+            return result.count < limit
+        }
+        return result
     }
 
     /// The items that can match `item` (a superset of its matches): those sharing one of its keywords,

@@ -162,6 +162,58 @@ package enum LostFoundSearchEngine {
     // MARK: Matches
 
     /// The position after a match in an item's match list.
+    static let ownItemsKind = "lostfound.ownItems"
+
+    /// The position after an item in a reporter's own items, newest first.
+    package struct OwnItemsCursor: Codable, Hashable, Sendable {
+        /// The reporter (a token is only valid for the same reporter).
+        package var u: String
+        /// The statuses asked for, sorted and joined (a token is only valid for the same ones).
+        package var f: String
+        /// The last item's `createdAt` in milliseconds.
+        package var t: Int64
+        /// The last item's id.
+        package var i: String
+    }
+
+    /// The statuses key a cursor carries.
+    package static func statusesKey(_ statuses: Set<LostFoundStatus>) -> String {
+        statuses.map(\.rawValue).sorted().joined(separator: ",")
+    }
+
+    /// Decodes the cursor of a request for a reporter's own items, or `nil` for the first page.
+    package static func ownItemsCursor(
+        _ page: PageRequest,
+        reporterID: String,
+        statuses: Set<LostFoundStatus>
+    ) throws(DomainError) -> OwnItemsCursor? {
+        guard let token = page.token else { return nil }
+        let cursor = try PageToken.decode(token, as: OwnItemsCursor.self, kind: ownItemsKind)
+        guard cursor.u == reporterID, cursor.f == statusesKey(statuses) else {
+            throw DomainError(.invalidArgument, PageToken.invalidMessage)
+        }
+        return cursor
+    }
+
+    /// One page of a reporter's own items from up to `size + 1` of them fetched in order.
+    package static func ownItemsPage(
+        _ fetched: [LostFoundOwnItem],
+        size: Int,
+        reporterID: String,
+        statuses: Set<LostFoundStatus>
+    ) -> Page<LostFoundOwnItem> {
+        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
+        let items = Array(fetched.prefix(size))
+        let last = items[size - 1].item
+        let cursor = OwnItemsCursor(
+            u: reporterID,
+            f: statusesKey(statuses),
+            t: last.createdAt.millisecondsSince1970,
+            i: last.id
+        )
+        return Page(items: items, nextPageToken: PageToken.encode(cursor, kind: ownItemsKind))
+    }
+
     package struct MatchCursor: Codable, Hashable, Sendable {
         /// The item whose matches are listed.
         package var s: String
