@@ -22,7 +22,7 @@ package enum AccountsPaging {
         package var s: String
         /// The last rating's `createdAt`, in milliseconds since 1970.
         package var t: Int64
-        /// The last rating's sale id.
+        /// The last rating's public id (``Rating/ratingID``).
         package var i: String
     }
 
@@ -60,7 +60,7 @@ package enum AccountsPaging {
     package static func ratingsPage(_ fetched: [Rating], size: Int, sellerID: String) -> Page<Rating> {
         makePage(fetched, size: size) { last in
             PageToken.encode(
-                RatingsCursor(s: sellerID, t: last.createdAt.millisecondsSince1970, i: last.saleID),
+                RatingsCursor(s: sellerID, t: last.createdAt.millisecondsSince1970, i: last.ratingID),
                 kind: ratingsKind
             )
         }

@@ -132,16 +132,19 @@ extension AccountsService {
             throw DomainError(.failedPrecondition, "Ratings are accepted for 14 days after a sale; this one is older.")
         }
         let rating = Rating(
+            // An anonymous rating's id must not be the sale's: the seller knows who bought each sale.
+            ratingID: request.anonymous ? EntityID.make(.rating) : nil,
             saleID: sale.id,
             sellerID: sale.sellerID,
             buyerID: user.id,
             stars: Int(request.stars),
             comment: comment,
-            createdAt: now
+            createdAt: now,
+            anonymous: request.anonymous
         )
         try await store.addRating(rating)
         let rater = try await store.account(id: user.id)
-        return .with { $0.rating = rating.proto(raterName: rater?.displayName ?? "") }
+        return .with { $0.rating = rating.proto(raterName: rater?.displayName ?? "", viewerID: user.id) }
     }
 
     public func listRatings(
@@ -154,10 +157,13 @@ extension AccountsService {
             throw DomainError(.notFound, "No user has the id \"\(request.userID)\".")
         }
         let result = try await store.ratings(sellerID: request.userID, page: page)
+        let viewer = context.user?.isService == false ? context.user?.id : nil
         var ratings: [Skiff_Accounts_V1_Rating] = []
         for rating in result.items {
-            let rater = try await store.account(id: rating.buyerID)
-            ratings.append(rating.proto(raterName: rater?.displayName ?? ""))
+            // An anonymous rating's rater is looked up only for the rater themself.
+            let shown = !rating.anonymous || rating.buyerID == viewer
+            let rater = shown ? try await store.account(id: rating.buyerID) : nil
+            ratings.append(rating.proto(raterName: rater?.displayName ?? "", viewerID: viewer))
         }
         return .with {
             $0.ratings = ratings
@@ -241,12 +247,15 @@ extension Account {
 }
 
 extension Rating {
-    func proto(raterName: String) -> Skiff_Accounts_V1_Rating {
-        .with {
-            $0.ratingID = saleID
+    /// The wire rating as `viewerID` (nil for a guest) sees it: an anonymous one shows its rater only to them.
+    func proto(raterName: String, viewerID: String?) -> Skiff_Accounts_V1_Rating {
+        let showRater = !anonymous || buyerID == viewerID
+        return .with {
+            $0.ratingID = ratingID
             $0.sellerID = sellerID
-            $0.raterID = buyerID
-            $0.raterDisplayName = raterName
+            $0.raterID = showRater ? buyerID : ""
+            $0.raterDisplayName = showRater ? raterName : ""
+            $0.anonymous = anonymous
             $0.stars = Int32(stars)
             $0.comment = comment
             $0.createdAt = Google_Protobuf_Timestamp(date: createdAt)

@@ -285,11 +285,11 @@ public final class InMemoryAccountsStore: AccountsStore {
                 guard rating.sellerID == sellerID else { return false }
                 guard let cursor else { return true }
                 let time = rating.createdAt.millisecondsSince1970
-                return time < cursor.t || (time == cursor.t && AccountsPaging.bytesPrecede(rating.saleID, cursor.i))
+                return time < cursor.t || (time == cursor.t && AccountsPaging.bytesPrecede(rating.ratingID, cursor.i))
             }
             matches.sort { lhs, rhs in
                 let (left, right) = (lhs.createdAt.millisecondsSince1970, rhs.createdAt.millisecondsSince1970)
-                return left == right ? AccountsPaging.bytesPrecede(rhs.saleID, lhs.saleID) : left > right
+                return left == right ? AccountsPaging.bytesPrecede(rhs.ratingID, lhs.ratingID) : left > right
             }
             return Array(matches.prefix(page.size + 1))
         }

@@ -2,7 +2,10 @@ import Foundation
 
 /// A buyer's rating of a seller after a completed sale. One rating per sale.
 public struct Rating: Hashable, Sendable {
-    /// The sale rated; unique, so a sale can be rated once.
+    /// The rating's public id: the sale's id for a rating with a name, a random `rat_` id for an anonymous
+    /// one (the sale's id would tell the seller who wrote it). Unique; the tie-break of the ratings order.
+    public var ratingID: String
+    /// The sale rated; unique, so a sale can be rated once. Never shown to others for an anonymous rating.
     public var saleID: String
     /// The seller rated.
     public var sellerID: String
@@ -14,9 +17,22 @@ public struct Rating: Hashable, Sendable {
     public var comment: String
     /// When the rating was made.
     public var createdAt: Date
+    /// Whether the rating is anonymous: shown without its rater (and without the sale) to anyone but them.
+    public var anonymous: Bool
 
-    /// Creates a rating value.
-    public init(saleID: String, sellerID: String, buyerID: String, stars: Int, comment: String = "", createdAt: Date) {
+    /// Creates a rating value; `ratingID` defaults to the sale's id (see ``ratingID``).
+    public init(
+        ratingID: String? = nil,
+        saleID: String,
+        sellerID: String,
+        buyerID: String,
+        stars: Int,
+        comment: String = "",
+        createdAt: Date,
+        anonymous: Bool = false
+    ) {
+        self.ratingID = ratingID ?? saleID
+        self.anonymous = anonymous
         self.saleID = saleID
         self.sellerID = sellerID
         self.buyerID = buyerID

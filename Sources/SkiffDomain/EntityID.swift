@@ -36,6 +36,8 @@ public enum EntityID {
         public static let session = Prefix("ses")
         /// Abuse reports (`rep_`).
         public static let report = Prefix("rep")
+        /// Anonymous seller ratings (`rat_`): their public id, which must not reveal the sale.
+        public static let rating = Prefix("rat")
     }
 
     /// Makes a new random id with the given prefix.

@@ -127,8 +127,12 @@ struct RatingRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var stars: Int
     var comment: String
     var createdAt: Int64
+    var ratingID: String
+    var anonymous: Bool
 
     init(_ rating: Rating) {
+        ratingID = rating.ratingID
+        anonymous = rating.anonymous
         saleID = rating.saleID
         sellerID = rating.sellerID
         buyerID = rating.buyerID
@@ -139,12 +143,14 @@ struct RatingRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
 
     var rating: Rating {
         Rating(
+            ratingID: ratingID,
             saleID: saleID,
             sellerID: sellerID,
             buyerID: buyerID,
             stars: stars,
             comment: comment,
-            createdAt: Date(millisecondsSince1970: createdAt)
+            createdAt: Date(millisecondsSince1970: createdAt),
+            anonymous: anonymous
         )
     }
 }

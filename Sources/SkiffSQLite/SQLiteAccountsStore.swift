@@ -303,15 +303,15 @@ public struct SQLiteAccountsStore: AccountsStore {
                     db,
                     sql: """
                         SELECT * FROM rating
-                        WHERE sellerID = ? AND (createdAt < ? OR (createdAt = ? AND saleID < ?))
-                        ORDER BY createdAt DESC, saleID DESC LIMIT ?
+                        WHERE sellerID = ? AND (createdAt < ? OR (createdAt = ? AND ratingID < ?))
+                        ORDER BY createdAt DESC, ratingID DESC LIMIT ?
                         """,
                     arguments: [sellerID, cursor.t, cursor.t, cursor.i, limit]
                 ).map(\.rating)
             }
             return try RatingRecord.fetchAll(
                 db,
-                sql: "SELECT * FROM rating WHERE sellerID = ? ORDER BY createdAt DESC, saleID DESC LIMIT ?",
+                sql: "SELECT * FROM rating WHERE sellerID = ? ORDER BY createdAt DESC, ratingID DESC LIMIT ?",
                 arguments: [sellerID, limit]
             ).map(\.rating)
         }

@@ -28,6 +28,7 @@ public enum SQLiteSchema {
         registerListingsWalkIndexesMigration(in: &migrator)
         registerAccountsReportPairsMigration(in: &migrator)
         registerLostFoundOwnItemsMigration(in: &migrator)
+        registerAccountsAnonymousRatingsMigration(in: &migrator)
         return migrator
     }
 
@@ -141,17 +142,35 @@ public enum SQLiteSchema {
     static func registerAccountsReportPairsMigration(in migrator: inout DatabaseMigrator) {
         // Shipped: do not edit. ReportUser refuses a second open report by one reporter about one user: the
         // check is one probe of (reporterID, reportedID), which also serves look-ups by reporter alone.
-        // Verification tokens from before the rule "only the link that verified answers a second click, and a
-        // reset retires pending sign-ups' links" are dropped: used ones (the retired could not be told from
-        // the one that verified) and unused ones of verified accounts (a pending sign-up's link, which carries
-        // that sign-up's password, on an account verified by a reset).
         migrator.registerMigration("accounts-v4") { db in
             try db.execute(
                 sql: """
                     DROP INDEX report_reporterID;
                     CREATE INDEX report_reporterID_reportedID ON report(reporterID, reportedID);
+                    """
+            )
+        }
+    }
+
+    static func registerAccountsAnonymousRatingsMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit.
+        // 1. Verification tokens from before the rule "only the link that verified answers a second click, and
+        //    a reset retires pending sign-ups' links" are dropped: used ones (the retired could not be told
+        //    from the one that verified) and unused ones of verified accounts (a pending sign-up's link, which
+        //    carries that sign-up's password, on an account verified by a reset).
+        // 2. Ratings get a public id (the sale's id for existing ones, which all have a name) that orders and
+        //    pages them, so an anonymous rating shows neither its rater nor its sale; and the anonymous flag.
+        migrator.registerMigration("accounts-v5") { db in
+            try db.execute(
+                sql: """
                     DELETE FROM oneTimeToken WHERE kind = 'emailVerification'
                         AND (usedAt IS NOT NULL OR accountID IN (SELECT id FROM account WHERE verified = 1));
+                    ALTER TABLE rating ADD COLUMN ratingID TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE rating ADD COLUMN anonymous INTEGER NOT NULL DEFAULT 0 CHECK (anonymous IN (0, 1));
+                    UPDATE rating SET ratingID = saleID;
+                    CREATE UNIQUE INDEX rating_ratingID ON rating(ratingID);
+                    DROP INDEX rating_sellerID_createdAt_saleID;
+                    CREATE INDEX rating_sellerID_createdAt_ratingID ON rating(sellerID, createdAt, ratingID);
                     """
             )
         }

@@ -146,3 +146,68 @@ extension AccountsStoreConformanceTests {
         }
     }
 }
+
+extension AccountsStoreConformanceTests {
+    @Test(
+        "Anonymous ratings keep their flag and public id; ties order by public id; tokens never carry the sale",
+        arguments: StoreKind.allCases
+    )
+    func anonymousRatings(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            let people = try await store.createAccounts(["Seller", "Named", "Hidden"])
+            let (seller, named, hidden) = (people[0], people[1], people[2])
+            let at = Fixture.date(plusSeconds: 10)
+            let anonymous = Rating(
+                ratingID: "rat_zz",
+                saleID: "sale_secret",
+                sellerID: seller.id,
+                buyerID: hidden.id,
+                stars: 2,
+                comment: "Late to the hand-off.",
+                createdAt: at,
+                anonymous: true
+            )
+            let open = Rating(saleID: "sale_aa", sellerID: seller.id, buyerID: named.id, stars: 5, createdAt: at)
+            #expect(open.ratingID == "sale_aa" && !open.anonymous)
+            try await store.addRating(anonymous)
+            try await store.addRating(open)
+            // One rating per sale, whatever the public id.
+            var again = anonymous
+            again.ratingID = "rat_other"
+            await #expect(throws: AccountsStoreError.saleAlreadyRated) { try await store.addRating(again) }
+
+            let first = try await store.ratings(sellerID: seller.id, page: PageRequest(size: 1))
+            #expect(first.items == [open])  // "sale_aa" sorts after "rat_zz": the greater id comes first
+            let token = try #require(first.nextPageToken)
+            let second = try await store.ratings(sellerID: seller.id, page: PageRequest(size: 1, token: token))
+            #expect(second.items == [anonymous])
+            #expect(second.nextPageToken == nil)
+            // A page that ends on the anonymous rating: its token names it by its public id, not its sale.
+            let older = Rating(
+                saleID: "sale_old",
+                sellerID: seller.id,
+                buyerID: named.id,
+                stars: 4,
+                createdAt: Fixture.t0
+            )
+            try await store.addRating(older)
+            let both = try await store.ratings(sellerID: seller.id, page: PageRequest(size: 2))
+            #expect(both.items == [open, anonymous])
+            let cursor = try #require(both.nextPageToken.flatMap(Self.base64URLDecoded))
+            #expect(cursor.contains("rat_zz") && !cursor.contains("sale_secret"))
+            let rest = try await store.ratings(
+                sellerID: seller.id,
+                page: PageRequest(size: 2, token: both.nextPageToken)
+            )
+            #expect(rest.items == [older])
+            #expect(try await store.ratingSummary(sellerID: seller.id) == RatingSummary(count: 3, totalStars: 11))
+        }
+    }
+
+    /// The text of a base64url page token.
+    static func base64URLDecoded(_ token: String) -> String? {
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64).map { String(decoding: $0, as: UTF8.self) }
+    }
+}

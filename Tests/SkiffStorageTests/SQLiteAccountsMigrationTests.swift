@@ -41,10 +41,10 @@ struct SQLiteAccountsMigrationTests {
     }
 }
 
-@Suite("SQLite: accounts-v4")
+@Suite("SQLite: accounts-v5")
 struct SQLiteAccountsTokenCleanupTests {
     @Test(
-        "accounts-v4 drops verification links from before the new rules; unverified accounts keep their pending ones"
+        "accounts-v5 drops verification links from before the new rules (pending ones of unverified accounts stay) and gives old ratings their sale's id"
     )
     func upgrade() async throws {
         let directory = try TemporaryDirectory()
@@ -69,6 +69,13 @@ struct SQLiteAccountsTokenCleanupTests {
                         arguments: [id, "\(id)@school.edu", verified]
                     )
                 }
+                // A rating from before anonymous ratings: its public id becomes its sale's id.
+                try db.execute(
+                    sql: """
+                        INSERT INTO rating (saleID, sellerID, buyerID, stars, comment, createdAt)
+                        VALUES ('sal_old', 'usr_waiting', 'usr_reset', 4, 'Fine', 0)
+                        """
+                )
                 // usr_reset was verified by a reset before the upgrade: an impostor's sign-up link is still
                 // unused, and an older link was marked used.
                 for (token, account, kind, usedAt) in [
@@ -101,5 +108,7 @@ struct SQLiteAccountsTokenCleanupTests {
             _ = try await store.resetPassword(tokenHash: reset.hash, newPasswordHash: "h", now: Fixture.t0)
         }
         #expect(try await store.verifyEmail(tokenHash: pending.hash, now: Fixture.t0).verified)
+        let rating = try await store.ratings(sellerID: "usr_waiting", page: PageRequest()).items.first
+        #expect(rating?.ratingID == "sal_old" && rating?.saleID == "sal_old" && rating?.anonymous == false)
     }
 }

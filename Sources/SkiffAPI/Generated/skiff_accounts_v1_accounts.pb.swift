@@ -195,16 +195,17 @@ public nonisolated struct Skiff_Accounts_V1_Rating: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The opaque id of the rating.
+  /// The opaque id of the rating (for a rating that is not anonymous, the sale's id).
   public var ratingID: String = String()
 
   /// The rated seller.
   public var sellerID: String = String()
 
-  /// The buyer who gave the rating.
+  /// The buyer who gave the rating; empty when it is anonymous, except for the rater themself.
   public var raterID: String = String()
 
-  /// The buyer's display name at the time of reading, for showing the rating without another call.
+  /// The buyer's display name at the time of reading, for showing the rating without another call;
+  /// empty when it is anonymous, except for the rater themself.
   public var raterDisplayName: String = String()
 
   /// From 1 (worst) to 5 (best).
@@ -222,6 +223,9 @@ public nonisolated struct Skiff_Accounts_V1_Rating: Sendable {
   public var hasCreatedAt: Bool {self._createdAt != nil}
   /// Clears the value of `createdAt`. Subsequent reads from it will return its default value.
   public mutating func clearCreatedAt() {self._createdAt = nil}
+
+  /// Whether the rater chose to stay anonymous (RateSellerRequest.anonymous).
+  public var anonymous: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -684,6 +688,12 @@ public nonisolated struct Skiff_Accounts_V1_RateSellerRequest: Sendable {
   /// none.
   public var comment: String = String()
 
+  /// Rate anonymously: the seller and everyone else see the stars and the comment but not who gave
+  /// them (no rater id or name, and a rating id that is not the sale's). Only the rater sees their
+  /// own name on it. The one-rating-per-sale rule holds all the same. A seller with very few recent
+  /// sales may still guess; anonymity hides the name, not the timing.
+  public var anonymous: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1026,7 +1036,7 @@ nonisolated extension Skiff_Accounts_V1_Profile: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Skiff_Accounts_V1_Rating: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Rating"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}rating_id\0\u{3}seller_id\0\u{3}rater_id\0\u{3}rater_display_name\0\u{1}stars\0\u{1}comment\0\u{3}created_at\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}rating_id\0\u{3}seller_id\0\u{3}rater_id\0\u{3}rater_display_name\0\u{1}stars\0\u{1}comment\0\u{3}created_at\0\u{1}anonymous\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1041,6 +1051,7 @@ nonisolated extension Skiff_Accounts_V1_Rating: SwiftProtobuf.Message, SwiftProt
       case 5: try { try decoder.decodeSingularInt32Field(value: &self.stars) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.comment) }()
       case 7: try { try decoder.decodeSingularMessageField(value: &self._createdAt) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.anonymous) }()
       default: break
       }
     }
@@ -1072,6 +1083,9 @@ nonisolated extension Skiff_Accounts_V1_Rating: SwiftProtobuf.Message, SwiftProt
     try { if let v = self._createdAt {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
     } }()
+    if self.anonymous != false {
+      try visitor.visitSingularBoolField(value: self.anonymous, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1083,6 +1097,7 @@ nonisolated extension Skiff_Accounts_V1_Rating: SwiftProtobuf.Message, SwiftProt
     if lhs.stars != rhs.stars {return false}
     if lhs.comment != rhs.comment {return false}
     if lhs._createdAt != rhs._createdAt {return false}
+    if lhs.anonymous != rhs.anonymous {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1840,7 +1855,7 @@ nonisolated extension Skiff_Accounts_V1_SearchUsersResponse: SwiftProtobuf.Messa
 
 nonisolated extension Skiff_Accounts_V1_RateSellerRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RateSellerRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}sale_id\0\u{1}stars\0\u{1}comment\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}sale_id\0\u{1}stars\0\u{1}comment\0\u{1}anonymous\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1851,6 +1866,7 @@ nonisolated extension Skiff_Accounts_V1_RateSellerRequest: SwiftProtobuf.Message
       case 1: try { try decoder.decodeSingularStringField(value: &self.saleID) }()
       case 2: try { try decoder.decodeSingularInt32Field(value: &self.stars) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.comment) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.anonymous) }()
       default: break
       }
     }
@@ -1866,6 +1882,9 @@ nonisolated extension Skiff_Accounts_V1_RateSellerRequest: SwiftProtobuf.Message
     if !self.comment.isEmpty {
       try visitor.visitSingularStringField(value: self.comment, fieldNumber: 3)
     }
+    if self.anonymous != false {
+      try visitor.visitSingularBoolField(value: self.anonymous, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1873,6 +1892,7 @@ nonisolated extension Skiff_Accounts_V1_RateSellerRequest: SwiftProtobuf.Message
     if lhs.saleID != rhs.saleID {return false}
     if lhs.stars != rhs.stars {return false}
     if lhs.comment != rhs.comment {return false}
+    if lhs.anonymous != rhs.anonymous {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
