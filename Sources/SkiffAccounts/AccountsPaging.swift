@@ -48,7 +48,7 @@ package enum AccountsPaging {
 
     /// Builds a user-search page from up to `size + 1` accounts fetched in order.
     package static func searchPage(_ fetched: [Account], size: Int, queryKey: String) -> Page<Account> {
-        makePage(fetched, size: size) { last in
+        Page(fetched: fetched, size: size) { last in
             PageToken.encode(
                 SearchCursor(q: queryKey, n: Account.searchKey(last.displayName), i: last.id),
                 kind: searchKind
@@ -58,18 +58,12 @@ package enum AccountsPaging {
 
     /// Builds a ratings page from up to `size + 1` ratings fetched in order.
     package static func ratingsPage(_ fetched: [Rating], size: Int, sellerID: String) -> Page<Rating> {
-        makePage(fetched, size: size) { last in
+        Page(fetched: fetched, size: size) { last in
             PageToken.encode(
                 RatingsCursor(s: sellerID, t: last.createdAt.millisecondsSince1970, i: last.ratingID),
                 kind: ratingsKind
             )
         }
-    }
-
-    private static func makePage<Item>(_ fetched: [Item], size: Int, token: (Item) -> String) -> Page<Item> {
-        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
-        let items = Array(fetched.prefix(size))
-        return Page(items: items, nextPageToken: items.last.map(token))
     }
 
     /// Orders strings by their UTF-8 bytes, as SQLite's `BINARY` collation does.

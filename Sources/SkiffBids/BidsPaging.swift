@@ -85,7 +85,7 @@ package enum BidsPaging {
 
     /// Builds a listing-bids page from up to `size + 1` bids fetched in order.
     package static func listingPage(_ fetched: [Bid], size: Int, listingID: String) -> Page<Bid> {
-        makePage(fetched, size: size) { last in
+        Page(fetched: fetched, size: size) { last in
             PageToken.encode(
                 ListingCursor(l: listingID, a: last.amountCents, t: last.createdAt.millisecondsSince1970, i: last.id),
                 kind: listingBidsKind
@@ -95,7 +95,7 @@ package enum BidsPaging {
 
     /// Builds a newest-first page of bids.
     package static func bidsPage(_ fetched: [Bid], size: Int, owner: String) -> Page<Bid> {
-        makePage(fetched, size: size) { last in
+        Page(fetched: fetched, size: size) { last in
             PageToken.encode(
                 NewestCursor(o: owner, t: last.createdAt.millisecondsSince1970, i: last.id),
                 kind: myBidsKind
@@ -105,15 +105,9 @@ package enum BidsPaging {
 
     /// Builds a newest-first page of sales.
     package static func salesPage(_ fetched: [Sale], size: Int, kind: String, owner: String) -> Page<Sale> {
-        makePage(fetched, size: size) { last in
+        Page(fetched: fetched, size: size) { last in
             PageToken.encode(NewestCursor(o: owner, t: last.createdAt.millisecondsSince1970, i: last.id), kind: kind)
         }
-    }
-
-    private static func makePage<Item>(_ fetched: [Item], size: Int, token: (Item) -> String) -> Page<Item> {
-        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
-        let items = Array(fetched.prefix(size))
-        return Page(items: items, nextPageToken: items.last.map(token))
     }
 
     /// Orders strings by their UTF-8 bytes.

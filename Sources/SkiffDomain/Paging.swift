@@ -55,6 +55,17 @@ public struct Page<Item> {
         self.items = items
         self.nextPageToken = nextPageToken
     }
+
+    /// A keyset page from up to `size + 1` items fetched in the list's order: the first `size` of them, and
+    /// when there were more, the token `token` makes from the last item shown.
+    public init(fetched: [Item], size: Int, token: (Item) -> String) {
+        guard fetched.count > size else {
+            self.init(items: fetched, nextPageToken: nil)
+            return
+        }
+        let items = Array(fetched.prefix(size))
+        self.init(items: items, nextPageToken: items.last.map(token))
+    }
 }
 
 extension Page: Sendable where Item: Sendable {}

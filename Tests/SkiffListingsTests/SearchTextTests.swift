@@ -56,25 +56,14 @@ struct SearchTextTests {
         let broadcaster = ChangeBroadcaster(bufferSize: 2)
         let slow = broadcaster.subscribe(userID: "usr_slow")
         let fast = broadcaster.subscribe(userID: "usr_fast")
-        func event(_ sequence: Int64) -> ListingChangeEvent {
-            ListingChangeEvent(
-                sequence: sequence,
-                listingID: "lst_1",
-                title: "T",
-                kind: .updated,
-                newPriceCents: 1,
-                oldPriceCents: 1,
-                changedAt: Date(millisecondsSince1970: 0)
-            )
-        }
         for sequence: Int64 in 1...3 {
-            broadcaster.publish(event(sequence), to: ["usr_slow", "usr_fast", "usr_none"])
+            broadcaster.publish(Self.change(sequence), to: ["usr_slow", "usr_fast", "usr_none"])
             #expect(try await fast.next().sequence == sequence)
         }
         await #expect(throws: ChangeWatcher.fellBehind) { _ = try await slow.next() }
         let waiting = Task { try await fast.next().sequence }
         try await Task.sleep(for: .milliseconds(20))
-        broadcaster.publish(event(4), to: ["usr_fast"])
+        broadcaster.publish(Self.change(4), to: ["usr_fast"])
         #expect(try await waiting.value == 4)
         let cancelled = Task { try await fast.next() }
         cancelled.cancel()
@@ -88,24 +77,26 @@ struct SearchTextTests {
     func finishedWatcher() async throws {
         let broadcaster = ChangeBroadcaster(bufferSize: 8)
         let watcher = broadcaster.subscribe(userID: "usr_1")
-        func event(_ sequence: Int64) -> ListingChangeEvent {
-            ListingChangeEvent(
-                sequence: sequence,
-                listingID: "lst_1",
-                title: "T",
-                kind: .updated,
-                newPriceCents: 1,
-                oldPriceCents: 1,
-                changedAt: Date(millisecondsSince1970: 0)
-            )
-        }
-        broadcaster.publish(event(1), to: ["usr_1"])
+        broadcaster.publish(Self.change(1), to: ["usr_1"])
         watcher.finish(throwing: ChangeWatcher.drained)
-        broadcaster.publish(event(2), to: ["usr_1"])
+        broadcaster.publish(Self.change(2), to: ["usr_1"])
         #expect(try await watcher.next().sequence == 1)
         await #expect(throws: ChangeWatcher.drained) { _ = try await watcher.next() }
         await #expect(throws: ChangeWatcher.drained) { _ = try await watcher.next() }
         // (A reader already waiting is woken by the finish: the drain tests over a socket, and Chat's, cover it.)
         broadcaster.unsubscribe(watcher)
+    }
+
+    /// A saved-listing change numbered `sequence`.
+    static func change(_ sequence: Int64) -> ListingChangeEvent {
+        ListingChangeEvent(
+            sequence: sequence,
+            listingID: "lst_1",
+            title: "T",
+            kind: .updated,
+            newPriceCents: 1,
+            oldPriceCents: 1,
+            changedAt: Date(millisecondsSince1970: 0)
+        )
     }
 }

@@ -193,7 +193,9 @@ extension AccountsStoreConformanceTests {
             try await store.addRating(older)
             let both = try await store.ratings(sellerID: seller.id, page: PageRequest(size: 2))
             #expect(both.items == [open, anonymous])
-            let cursor = try #require(both.nextPageToken.flatMap(Self.base64URLDecoded))
+            let cursor = try #require(
+                both.nextPageToken.flatMap(Base64URL.decode).map { String(decoding: $0, as: UTF8.self) }
+            )
             #expect(cursor.contains("rat_zz") && !cursor.contains("sale_secret"))
             let rest = try await store.ratings(
                 sellerID: seller.id,
@@ -202,12 +204,5 @@ extension AccountsStoreConformanceTests {
             #expect(rest.items == [older])
             #expect(try await store.ratingSummary(sellerID: seller.id) == RatingSummary(count: 3, totalStars: 11))
         }
-    }
-
-    /// The text of a base64url page token.
-    static func base64URLDecoded(_ token: String) -> String? {
-        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64).map { String(decoding: $0, as: UTF8.self) }
     }
 }

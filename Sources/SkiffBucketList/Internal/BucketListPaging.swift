@@ -71,12 +71,9 @@ package enum BucketListPaging {
         size: Int,
         key: (Item) -> (Int64, String)
     ) -> Page<Item> {
-        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
-        let items = Array(fetched.prefix(size))
-        let last = key(items[size - 1])
-        return Page(
-            items: items,
-            nextPageToken: PageToken.encode(Cursor(s: scope, t: last.0, i: last.1), kind: kind.name)
-        )
+        Page(fetched: fetched, size: size) { item in
+            let last = key(item)
+            return PageToken.encode(Cursor(s: scope, t: last.0, i: last.1), kind: kind.name)
+        }
     }
 }

@@ -52,24 +52,24 @@ package enum ListingsPaging {
         sellerID: String,
         statuses: Set<ListingStatus>
     ) -> Page<Listing> {
-        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
-        let items = Array(fetched.prefix(size))
-        let last = items[size - 1]
-        let cursor = SellerCursor(
-            s: sellerScope(sellerID, statuses),
-            c: last.createdAt.millisecondsSince1970,
-            i: last.id
-        )
-        return Page(items: items, nextPageToken: PageToken.encode(cursor, kind: sellerKind))
+        Page(fetched: fetched, size: size) { last in
+            let cursor = SellerCursor(
+                s: sellerScope(sellerID, statuses),
+                c: last.createdAt.millisecondsSince1970,
+                i: last.id
+            )
+            return PageToken.encode(cursor, kind: sellerKind)
+        }
     }
 
     /// Builds a saved page from up to `size + 1` saved listings fetched in order.
     package static func savedPage(_ fetched: [SavedListing], size: Int, userID: String) -> Page<SavedListing> {
-        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
-        let items = Array(fetched.prefix(size))
-        let last = items[size - 1]
-        let cursor = SavedCursor(u: userID, t: last.savedAt.millisecondsSince1970, i: last.listing.id)
-        return Page(items: items, nextPageToken: PageToken.encode(cursor, kind: savedKind))
+        Page(fetched: fetched, size: size) { last in
+            PageToken.encode(
+                SavedCursor(u: userID, t: last.savedAt.millisecondsSince1970, i: last.listing.id),
+                kind: savedKind
+            )
+        }
     }
 
     /// Newest first, then id descending (byte order, as SQLite's BINARY collation).

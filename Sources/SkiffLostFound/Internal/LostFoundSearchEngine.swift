@@ -202,16 +202,15 @@ package enum LostFoundSearchEngine {
         reporterID: String,
         statuses: Set<LostFoundStatus>
     ) -> Page<LostFoundOwnItem> {
-        guard fetched.count > size else { return Page(items: fetched, nextPageToken: nil) }
-        let items = Array(fetched.prefix(size))
-        let last = items[size - 1].item
-        let cursor = OwnItemsCursor(
-            u: reporterID,
-            f: statusesKey(statuses),
-            t: last.createdAt.millisecondsSince1970,
-            i: last.id
-        )
-        return Page(items: items, nextPageToken: PageToken.encode(cursor, kind: ownItemsKind))
+        Page(fetched: fetched, size: size) { last in
+            let cursor = OwnItemsCursor(
+                u: reporterID,
+                f: statusesKey(statuses),
+                t: last.item.createdAt.millisecondsSince1970,
+                i: last.item.id
+            )
+            return PageToken.encode(cursor, kind: ownItemsKind)
+        }
     }
 
     package struct MatchCursor: Codable, Hashable, Sendable {
