@@ -121,10 +121,11 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
                 throw BidsStoreError.requestIDReused
             }
             // The impact is the listing's, whatever it became (a withdrawn one is still shown to services).
-            let listing = try await listings.listing(id: listingID)
+            // The retry answers even when Listings cannot be read: then without the impact.
+            let listing = try? await listings.listing(id: listingID)
             return .with {
                 $0.bid = earlier.proto
-                if let listing {
+                if let listing = listing ?? nil {
                     $0.sustainabilityImpact = SustainabilityImpact.estimate(for: listing.category)
                         .proto(title: listing.title)
                 }

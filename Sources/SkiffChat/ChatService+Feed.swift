@@ -60,9 +60,15 @@ extension ChatService {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 defer {
-                    // The client closed its side (or its stream failed): the answers to what it
-                    // sent go out first, then the call ends.
-                    follower.subscription.enqueue(.endOfRequests)
+                    if context.drain.isDraining {
+                        // Draining: the call ends with UNAVAILABLE and its resume point, never as if the
+                        // client had closed its side (the drain's own action may not have run yet).
+                        follower.subscription.finish(throwing: FeedFollower.drained)
+                    } else {
+                        // The client closed its side (or its stream failed): the answers to what it
+                        // sent go out first, then the call ends.
+                        follower.subscription.enqueue(.endOfRequests)
+                    }
                 }
                 for try await request in requests {
                     // Once the connection drains the call is ending: requests not yet handled are left

@@ -303,10 +303,10 @@ public struct SQLiteAccountsStore: AccountsStore {
                     db,
                     sql: """
                         SELECT * FROM rating
-                        WHERE sellerID = ? AND (createdAt < ? OR (createdAt = ? AND ratingID < ?))
+                        WHERE sellerID = ? AND createdAt <= ? AND (createdAt < ? OR (createdAt = ? AND ratingID < ?))
                         ORDER BY createdAt DESC, ratingID DESC LIMIT ?
                         """,
-                    arguments: [sellerID, cursor.t, cursor.t, cursor.i, limit]
+                    arguments: [sellerID, cursor.t, cursor.t, cursor.t, cursor.i, limit]
                 ).map(\.rating)
             }
             return try RatingRecord.fetchAll(

@@ -240,8 +240,9 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             arguments += StatementArguments(ordered)
         }
         if let cursor {
-            sql += " AND (i.createdAt < ? OR (i.createdAt = ? AND i.id < ?))"
-            arguments += [cursor.t, cursor.t, cursor.i]
+            // The bound on `createdAt` lets SQLite seek the index to the cursor (the OR alone would not).
+            sql += " AND i.createdAt <= ? AND (i.createdAt < ? OR (i.createdAt = ? AND i.id < ?))"
+            arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
         }
         sql += " ORDER BY i.createdAt DESC, i.id DESC LIMIT ?"
         arguments += [page.size + 1]

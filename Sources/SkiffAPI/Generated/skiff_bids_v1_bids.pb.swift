@@ -511,7 +511,8 @@ public nonisolated struct Skiff_Bids_V1_PlaceBidResponse: @unchecked Sendable {
   public mutating func clearBid() {_uniqueStorage()._bid = nil}
 
   /// What buying the listing second-hand would save (by its category; see SustainabilityImpact), to
-  /// show when the bid is placed. Also on a retry that returns the first bid.
+  /// show when the bid is placed. Also on a retry that returns the first bid, unless the listing
+  /// cannot be read at that moment (then unset: the retry still answers).
   public var sustainabilityImpact: Skiff_Bids_V1_SustainabilityImpact {
     get {_storage._sustainabilityImpact ?? Skiff_Bids_V1_SustainabilityImpact()}
     set {_uniqueStorage()._sustainabilityImpact = newValue}

@@ -242,7 +242,8 @@ public enum Skiff_Chat_V1_Chat {
         /// The call ends when the client closes its side, after the answers to the requests it sent
         /// (their RequestFailed and their own message events) have been sent. When the server restarts or
         /// shuts down, the call ends at once with UNAVAILABLE and `skiff-resume-after`, as SubscribeFeed
-        /// does; requests not answered yet may not have been handled. Resume from `skiff-resume-after`: a
+        /// does (before its `subscribe` request arrived: UNAVAILABLE without the trailer; open Connect
+        /// again); requests not answered yet may not have been handled. Resume from `skiff-resume-after`: a
         /// sent message whose own event is among the replayed events was stored; send the others again
         /// (with the same `client_message_id`, a message stored meanwhile is not stored twice).
         ///
@@ -455,7 +456,8 @@ public enum Skiff_Chat_V1_Chat {
         /// The call ends when the client closes its side, after the answers to the requests it sent
         /// (their RequestFailed and their own message events) have been sent. When the server restarts or
         /// shuts down, the call ends at once with UNAVAILABLE and `skiff-resume-after`, as SubscribeFeed
-        /// does; requests not answered yet may not have been handled. Resume from `skiff-resume-after`: a
+        /// does (before its `subscribe` request arrived: UNAVAILABLE without the trailer; open Connect
+        /// again); requests not answered yet may not have been handled. Resume from `skiff-resume-after`: a
         /// sent message whose own event is among the replayed events was stored; send the others again
         /// (with the same `client_message_id`, a message stored meanwhile is not stored twice).
         ///

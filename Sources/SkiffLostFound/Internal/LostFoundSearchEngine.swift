@@ -159,9 +159,8 @@ package enum LostFoundSearchEngine {
         return Page(items: items, nextPageToken: next)
     }
 
-    // MARK: Matches
+    // MARK: A reporter's own items
 
-    /// The position after a match in an item's match list.
     static let ownItemsKind = "lostfound.ownItems"
 
     /// The position after an item in a reporter's own items, newest first.
@@ -213,6 +212,9 @@ package enum LostFoundSearchEngine {
         }
     }
 
+    // MARK: Matches
+
+    /// The position after a match in an item's match list.
     package struct MatchCursor: Codable, Hashable, Sendable {
         /// The item whose matches are listed.
         package var s: String
