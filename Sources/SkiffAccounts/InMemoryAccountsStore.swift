@@ -16,6 +16,12 @@ public final class InMemoryAccountsStore: AccountsStore {
         var sessions: [TokenHash: Session] = [:]
         var tokens: [TokenHash: OneTimeToken] = [:]
         var ratings: [String: Rating] = [:]
+        /// Each seller's ratings newest first (then by public id, descending), and their running summary:
+        /// a page or a summary costs the seller's page, not every rating.
+        var ratingsBySeller: [String: SortedKeys<RatingKey>] = [:]
+        var summaries: [String: RatingSummary] = [:]
+        /// The sale of each rating, by public id.
+        var ratingIDs: [String: String] = [:]
         var reports: [String: Report] = [:]
         /// The reported accounts of each reporter's (open) reports.
         var reportedBy: [String: Set<String>] = [:]
@@ -275,36 +281,34 @@ public final class InMemoryAccountsStore: AccountsStore {
                 buyerExists: state.accounts[rating.buyerID] != nil
             )
             state.ratings[stored.saleID] = stored
+            let key = RatingKey(createdAt: stored.createdAt.millisecondsSince1970, ratingID: stored.ratingID)
+            state.ratingsBySeller[stored.sellerID, default: SortedKeys(by: RatingKey.newestFirst)].insert(key)
+            state.summaries[stored.sellerID, default: RatingSummary(count: 0, totalStars: 0)].count += 1
+            state.summaries[stored.sellerID]!.totalStars += stored.stars
+            state.ratingIDs[stored.ratingID] = stored.saleID
         }
     }
 
     public func ratings(sellerID: String, page: PageRequest) async throws -> Page<Rating> {
         let cursor = try AccountsPaging.ratingsCursor(page, sellerID: sellerID)
         let fetched: [Rating] = state.withLock { state in
-            var matches = state.ratings.values.filter { rating in
-                guard rating.sellerID == sellerID else { return false }
-                guard let cursor else { return true }
-                let time = rating.createdAt.millisecondsSince1970
-                return time < cursor.t || (time == cursor.t && AccountsPaging.bytesPrecede(rating.ratingID, cursor.i))
+            guard let keys = state.ratingsBySeller[sellerID] else { return [] }
+            let start =
+                cursor.map { keys.position(of: RatingKey(createdAt: $0.t, ratingID: $0.i), after: true) } ?? keys.start
+            var result: [Rating] = []
+            keys.walk(from: start) { key in
+                if let saleID = state.ratingIDs[key.ratingID], let rating = state.ratings[saleID] {
+                    result.append(rating)
+                }
+                return result.count <= page.size
             }
-            matches.sort { lhs, rhs in
-                let (left, right) = (lhs.createdAt.millisecondsSince1970, rhs.createdAt.millisecondsSince1970)
-                return left == right ? AccountsPaging.bytesPrecede(rhs.ratingID, lhs.ratingID) : left > right
-            }
-            return Array(matches.prefix(page.size + 1))
+            return result
         }
         return AccountsPaging.ratingsPage(fetched, size: page.size, sellerID: sellerID)
     }
 
     public func ratingSummary(sellerID: String) async throws -> RatingSummary {
-        state.withLock { state in
-            var summary = RatingSummary(count: 0, totalStars: 0)
-            for rating in state.ratings.values where rating.sellerID == sellerID {
-                summary.count += 1
-                summary.totalStars += rating.stars
-            }
-            return summary
-        }
+        state.withLock { state in state.summaries[sellerID] ?? RatingSummary(count: 0, totalStars: 0) }
     }
 
     public func addReport(_ report: Report) async throws {
@@ -328,5 +332,16 @@ public final class InMemoryAccountsStore: AccountsStore {
                 return left == right ? AccountsPaging.bytesPrecede(lhs.id, rhs.id) : left < right
             }
         }
+    }
+}
+
+/// A rating's place in its seller's list: newest first, then the greater public id (by UTF-8 bytes, as SQLite's
+/// BINARY collation orders them).
+struct RatingKey: Sendable {
+    var createdAt: Int64
+    var ratingID: String
+
+    @Sendable static func newestFirst(_ a: RatingKey, _ b: RatingKey) -> Bool {
+        a.createdAt != b.createdAt ? a.createdAt > b.createdAt : AccountsPaging.bytesPrecede(b.ratingID, a.ratingID)
     }
 }
