@@ -28,22 +28,12 @@ package enum AccountsPaging {
 
     /// Decodes the cursor of a user-search page request, or `nil` for the first page.
     package static func searchCursor(_ page: PageRequest, queryKey: String) throws(DomainError) -> SearchCursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: SearchCursor.self, kind: searchKind)
-        guard cursor.q == queryKey else {
-            throw DomainError(.invalidArgument, PageToken.invalidMessage)
-        }
-        return cursor
+        try PageToken.cursor(of: page, as: SearchCursor.self, kind: searchKind) { $0.q == queryKey }
     }
 
     /// Decodes the cursor of a ratings page request, or `nil` for the first page.
     package static func ratingsCursor(_ page: PageRequest, sellerID: String) throws(DomainError) -> RatingsCursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: RatingsCursor.self, kind: ratingsKind)
-        guard cursor.s == sellerID else {
-            throw DomainError(.invalidArgument, PageToken.invalidMessage)
-        }
-        return cursor
+        try PageToken.cursor(of: page, as: RatingsCursor.self, kind: ratingsKind) { $0.s == sellerID }
     }
 
     /// Builds a user-search page from up to `size + 1` accounts fetched in order.

@@ -32,10 +32,7 @@ package enum BidsPaging {
 
     /// Decodes a listing-bids cursor, or `nil` for the first page.
     package static func listingCursor(_ page: PageRequest, listingID: String) throws(DomainError) -> ListingCursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: ListingCursor.self, kind: listingBidsKind)
-        guard cursor.l == listingID else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
-        return cursor
+        try PageToken.cursor(of: page, as: ListingCursor.self, kind: listingBidsKind) { $0.l == listingID }
     }
 
     /// Decodes a newest-first cursor of the given list and owner, or `nil` for the first page.
@@ -46,10 +43,7 @@ package enum BidsPaging {
     ) throws(DomainError)
         -> NewestCursor?
     {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: NewestCursor.self, kind: kind)
-        guard cursor.o == owner else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
-        return cursor
+        try PageToken.cursor(of: page, as: NewestCursor.self, kind: kind) { $0.o == owner }
     }
 
     /// The owner key of a bidder's bids filtered by states (order-independent).

@@ -125,4 +125,21 @@ public enum PageToken {
         }
         return envelope.c
     }
+
+    /// The cursor of a page request of the list `kind`, or `nil` for the first page.
+    ///
+    /// - Parameter belongs: Whether the cursor was made for this very request (its owner, query, filters).
+    /// - Throws: ``DomainError/Code/invalidArgument`` for a token that is malformed, of another list, or
+    ///   `belongs` refuses.
+    public static func cursor<Cursor: Codable>(
+        of page: PageRequest,
+        as type: Cursor.Type = Cursor.self,
+        kind: String,
+        belongs: (Cursor) -> Bool
+    ) throws(DomainError) -> Cursor? {
+        guard let token = page.token else { return nil }
+        let cursor = try decode(token, as: type, kind: kind)
+        guard belongs(cursor) else { throw DomainError(.invalidArgument, invalidMessage) }
+        return cursor
+    }
 }

@@ -25,12 +25,9 @@ package enum ActivityRanking {
 
     /// Decodes the page token of a nearby search (before any I/O, so a bad token fails fast).
     package static func nearbyCursor(_ page: PageRequest, _ query: NearbyQuery) throws(DomainError) -> NearbyCursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: NearbyCursor.self, kind: nearbyKind)
-        guard cursor.f == fingerprint(query), (query.sort == .popularity) == (cursor.n != nil) else {
-            throw DomainError(.invalidArgument, PageToken.invalidMessage)
+        try PageToken.cursor(of: page, as: NearbyCursor.self, kind: nearbyKind) {
+            $0.f == fingerprint(query) && (query.sort == .popularity) == ($0.n != nil)
         }
-        return cursor
     }
 
     private static func key(_ hit: NearbyHit, _ query: NearbyQuery) -> NearbyCursor {

@@ -31,10 +31,7 @@ package enum BucketListPaging {
 
     /// Decodes a page token for this kind and scope; `nil` for the first page.
     package static func cursor(_ page: PageRequest, _ kind: Kind, scope: String) throws(DomainError) -> Cursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: Cursor.self, kind: kind.name)
-        guard cursor.s == scope else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
-        return cursor
+        try PageToken.cursor(of: page, as: Cursor.self, kind: kind.name) { $0.s == scope }
     }
 
     /// Whether key `a` comes before key `b` in the kind's order.

@@ -30,19 +30,13 @@ package enum ListingsPaging {
         sellerID: String,
         statuses: Set<ListingStatus>
     ) throws(DomainError) -> SellerCursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: SellerCursor.self, kind: sellerKind)
-        guard cursor.s == sellerScope(sellerID, statuses) else {
-            throw DomainError(.invalidArgument, PageToken.invalidMessage)
+        try PageToken.cursor(of: page, as: SellerCursor.self, kind: sellerKind) {
+            $0.s == sellerScope(sellerID, statuses)
         }
-        return cursor
     }
 
     package static func savedCursor(_ page: PageRequest, userID: String) throws(DomainError) -> SavedCursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: SavedCursor.self, kind: savedKind)
-        guard cursor.u == userID else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
-        return cursor
+        try PageToken.cursor(of: page, as: SavedCursor.self, kind: savedKind) { $0.u == userID }
     }
 
     /// Builds a seller page from up to `size + 1` listings fetched in order.

@@ -186,12 +186,9 @@ package enum LostFoundSearchEngine {
         reporterID: String,
         statuses: Set<LostFoundStatus>
     ) throws(DomainError) -> OwnItemsCursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: OwnItemsCursor.self, kind: ownItemsKind)
-        guard cursor.u == reporterID, cursor.f == statusesKey(statuses) else {
-            throw DomainError(.invalidArgument, PageToken.invalidMessage)
+        try PageToken.cursor(of: page, as: OwnItemsCursor.self, kind: ownItemsKind) {
+            $0.u == reporterID && $0.f == statusesKey(statuses)
         }
-        return cursor
     }
 
     /// One page of a reporter's own items from up to `size + 1` of them fetched in order.
@@ -227,10 +224,7 @@ package enum LostFoundSearchEngine {
     }
 
     package static func matchCursor(_ page: PageRequest, itemID: String) throws(DomainError) -> MatchCursor? {
-        guard let token = page.token else { return nil }
-        let cursor = try PageToken.decode(token, as: MatchCursor.self, kind: matchesKind)
-        guard cursor.s == itemID else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
-        return cursor
+        try PageToken.cursor(of: page, as: MatchCursor.self, kind: matchesKind) { $0.s == itemID }
     }
 
     static func key(_ hit: LostFoundMatchHit, itemID: String) -> MatchCursor {
