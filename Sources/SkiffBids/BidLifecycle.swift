@@ -217,16 +217,29 @@ public enum BidLifecycle {
         return (Acceptance(bid: bid, sale: sale, superseded: superseded), events)
     }
 
-    /// Decides a hand-off confirmation by `userID`.
+    /// Decides a hand-off confirmation by `userID`, who may pick the hand-off `place`.
+    ///
+    /// While the sale waits for the hand-off, a pick replaces the sale's place (the latest pick wins,
+    /// and a party may confirm again just to change it; the other party is notified); confirming
+    /// without a place keeps the sale's. Once the sale is completed its place is final: confirming
+    /// again with the same place or none succeeds and changes nothing, with another place fails with
+    /// ``BidsStoreError/handoffPlaceFinal``.
     public static func confirmHandoff(
         _ sale: Sale,
         userID: String,
+        place: HandoffPlace? = nil,
         now: Date
     ) throws(DomainError) -> (confirmation: HandoffConfirmation, events: [BidEventDraft]) {
         guard sale.isParty(userID) else { throw BidsStoreError.notAParty }
         let now = now.roundedToMilliseconds
         var updated = sale
         var events: [BidEventDraft] = []
+        var placeChanged = false
+        if let place, place != sale.handoffPlace {
+            guard sale.state == .pendingHandoff else { throw BidsStoreError.handoffPlaceFinal }
+            updated.handoffPlace = place
+            placeChanged = true
+        }
         let note = { (kind: BidEvent.Kind, user: String) in
             BidEventDraft(
                 userID: user,
@@ -243,6 +256,9 @@ public enum BidLifecycle {
         } else if userID == sale.sellerID, updated.sellerConfirmedAt == nil {
             updated.sellerConfirmedAt = now
             events.append(note(.handoffConfirmed, sale.buyerID))
+        } else if placeChanged {
+            // A party who had confirmed picked another place: the other is told as on a confirmation.
+            events.append(note(.handoffConfirmed, userID == sale.buyerID ? sale.sellerID : sale.buyerID))
         }
         var completedNow = false
         if updated.state == .pendingHandoff, updated.buyerConfirmedAt != nil, updated.sellerConfirmedAt != nil {

@@ -5,6 +5,10 @@ public struct BidsConfiguration: Hashable, Sendable {
     /// Bids one user may place (PlaceBid; a retry with the `request_id` of a placed bid is not counted);
     /// `nil` for no limit. Default: 60 per 10 minutes — a bidding war, not a script.
     public var placeBidLimit: RateLimit? = RateLimit(60, per: .seconds(600))
+    /// The campus meeting points buyer and seller can pick for a hand-off, in the order shown
+    /// (checked by ``HandoffPlaces/validate(_:)``, at most ``HandoffPlaces/maximumCount``). Default:
+    /// none.
+    public var handoffPlaces: [HandoffPlace] = []
 
     public init() {}
 

@@ -53,9 +53,10 @@ public enum BidsRequestBounds {
         try RequestBounds.check(request.bidID, "bid_id", atMost: idBytes)
     }
 
-    /// ConfirmHandoff: the sale id.
+    /// ConfirmHandoff: the sale id and the hand-off place id.
     public static func check(_ request: Skiff_Bids_V1_ConfirmHandoffRequest) throws(DomainError) {
         try RequestBounds.check(request.saleID, "sale_id", atMost: idBytes)
+        try RequestBounds.check(request.handoffPlaceID, "handoff_place_id", atMost: idBytes)
     }
 
     /// ListBidsForListing: the listing id, page size and page token.

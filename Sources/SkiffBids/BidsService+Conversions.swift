@@ -139,6 +139,20 @@ extension Sale {
                 $0.rateBy = Google_Protobuf_Timestamp(date: completedAt.addingTimeInterval(ratingWindow))
             }
             $0.sustainabilityImpact = SustainabilityImpact.estimate(for: category).proto(title: listingTitle)
+            if let handoffPlace { $0.handoffPlace = handoffPlace.proto }
+        }
+    }
+}
+
+extension HandoffPlace {
+    /// The wire place.
+    var proto: Skiff_Bids_V1_HandoffPlace {
+        .with {
+            $0.placeID = id
+            $0.name = name
+            $0.latitude = latitude
+            $0.longitude = longitude
+            $0.hours = hours
         }
     }
 }

@@ -130,7 +130,14 @@ extension BidsService {
         try BidsRequestBounds.check(request)
         let user = try context.requireUser()
         let saleID = try Self.requireSaleID(request.saleID)
-        let recorded = try await store.confirmHandoff(saleID: saleID, userID: user.id, now: time.now())
+        var place: HandoffPlace?
+        if !request.handoffPlaceID.isEmpty {
+            guard let picked = handoffPlacesByID[request.handoffPlaceID] else {
+                throw BidsStoreError.unknownHandoffPlace
+            }
+            place = picked
+        }
+        let recorded = try await store.confirmHandoff(saleID: saleID, userID: user.id, place: place, now: time.now())
         await announce(recorded.events)
         var sale = recorded.value.sale
         if recorded.value.completedNow {
@@ -146,6 +153,13 @@ extension BidsService {
         sale = try await repairingConversation(sale)
         let rendered = try await render(sale)
         return .with { $0.sale = rendered }
+    }
+
+    public func listHandoffPlaces(
+        request: Skiff_Bids_V1_ListHandoffPlacesRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Bids_V1_ListHandoffPlacesResponse {
+        .with { $0.places = handoffPlaces.map(\.proto) }
     }
 
     public func getSale(

@@ -33,6 +33,9 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     let onSaleCompleted: @Sendable (Sale) async throws -> Void
     let logger: Logger
     let placeBidLimiter: UserRateLimiter
+    /// The configured hand-off places, in order, and by id.
+    let handoffPlaces: [HandoffPlace]
+    let handoffPlacesByID: [String: HandoffPlace]
 
     /// Creates the service.
     ///
@@ -46,7 +49,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     ///   - onSaleCompleted: Called once per sale, when it completes (e.g. to count the seller's items
     ///     sold). Its failure is logged, not returned: the sale is completed either way.
     ///   - logger: For failures that do not fail the call.
-    ///   - configuration: Rate limits.
+    ///   - configuration: Rate limits and hand-off places.
     public init(
         store: any BidsStore,
         listings: any ListingDirectory,
@@ -67,6 +70,11 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         self.onSaleCompleted = onSaleCompleted
         self.logger = logger
         self.placeBidLimiter = UserRateLimiter(configuration.placeBidLimit, what: "bids placed")
+        self.handoffPlaces = configuration.handoffPlaces
+        self.handoffPlacesByID = Dictionary(
+            configuration.handoffPlaces.map { ($0.id, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
     }
 
     /// Hands events the store recorded to the users' feeds. The feed is best effort here: the events stay in the Bids store, and publishing is idempotent per user

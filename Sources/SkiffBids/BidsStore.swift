@@ -85,9 +85,15 @@ public protocol BidsStore: Sendable {
     /// - Returns: The sale (with the conversation that was already set, if any).
     func setConversation(saleID: String, conversationID: String) async throws -> Sale
 
-    /// A party confirms the hand-off; the second confirmation completes the sale. Confirming twice is
-    /// harmless.
-    func confirmHandoff(saleID: String, userID: String, now: Date) async throws -> Recorded<HandoffConfirmation>
+    /// A party confirms the hand-off, picking `place` (or keeping the sale's); the second confirmation
+    /// completes the sale. Confirming twice is harmless. The rules are
+    /// ``BidLifecycle/confirmHandoff(_:userID:place:now:)``.
+    func confirmHandoff(
+        saleID: String,
+        userID: String,
+        place: HandoffPlace?,
+        now: Date
+    ) async throws -> Recorded<HandoffConfirmation>
 
     // MARK: Lists
 

@@ -54,6 +54,16 @@ public enum BidsStoreError {
         .failedPrecondition,
         "The bid is countered and waits for the bidder's answer; it cannot be accepted at its own amount."
     )
+    /// A completed sale's hand-off place cannot change.
+    public static let handoffPlaceFinal = DomainError(
+        .failedPrecondition,
+        "The sale is completed; its hand-off place can no longer change (confirm without handoff_place_id)."
+    )
+    /// An id that is not one of the configured hand-off places.
+    public static let unknownHandoffPlace = DomainError(
+        .notFound,
+        "handoff_place_id is not one of the hand-off places; ListHandoffPlaces lists them."
+    )
     /// The bid has no counter-offer.
     public static let noCounterOffer = DomainError(.failedPrecondition, "The bid has no counter-offer to answer.")
     /// An amount below the minimum.

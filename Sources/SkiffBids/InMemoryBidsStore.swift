@@ -228,12 +228,16 @@ public final class InMemoryBidsStore: BidsStore {
         }
     }
 
-    public func confirmHandoff(saleID: String, userID: String, now: Date) async throws -> Recorded<HandoffConfirmation>
-    {
+    public func confirmHandoff(
+        saleID: String,
+        userID: String,
+        place: HandoffPlace?,
+        now: Date
+    ) async throws -> Recorded<HandoffConfirmation> {
         let now = now.roundedToMilliseconds
         return try state.withLock { (state) throws(DomainError) -> Recorded<HandoffConfirmation> in
             guard let sale = state.sales[saleID] else { throw BidsStoreError.saleNotFound }
-            let (confirmation, drafts) = try BidLifecycle.confirmHandoff(sale, userID: userID, now: now)
+            let (confirmation, drafts) = try BidLifecycle.confirmHandoff(sale, userID: userID, place: place, now: now)
             state.sales[saleID] = confirmation.sale
             return Recorded(confirmation, events: state.record(drafts, now: now))
         }

@@ -38,6 +38,9 @@ public struct Sale: Hashable, Sendable {
     public var sellerConfirmedAt: Date?
     /// When the second party confirmed (the receipt's date); `nil` until completed.
     public var completedAt: Date?
+    /// Where buyer and seller hand the item over, as picked by a party when confirming; `nil` until one
+    /// picks a place.
+    public var handoffPlace: HandoffPlace?
 
     /// Creates a sale.
     public init(
@@ -54,7 +57,8 @@ public struct Sale: Hashable, Sendable {
         createdAt: Date,
         buyerConfirmedAt: Date? = nil,
         sellerConfirmedAt: Date? = nil,
-        completedAt: Date? = nil
+        completedAt: Date? = nil,
+        handoffPlace: HandoffPlace? = nil
     ) {
         self.id = id
         self.listingID = listingID
@@ -70,6 +74,7 @@ public struct Sale: Hashable, Sendable {
         self.buyerConfirmedAt = buyerConfirmedAt
         self.sellerConfirmedAt = sellerConfirmedAt
         self.completedAt = completedAt
+        self.handoffPlace = handoffPlace
     }
 
     /// Whether `userID` is the buyer or the seller.

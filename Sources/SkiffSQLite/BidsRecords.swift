@@ -75,6 +75,12 @@ struct SaleRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var buyerConfirmedAt: Int64?
     var sellerConfirmedAt: Int64?
     var completedAt: Int64?
+    // The picked hand-off place's copy (bids-v4): all set, or all NULL.
+    var handoffPlaceID: String?
+    var handoffPlaceName: String?
+    var handoffPlaceLatitude: Double?
+    var handoffPlaceLongitude: Double?
+    var handoffPlaceHours: String?
 
     init(_ sale: Sale) {
         id = sale.id
@@ -91,6 +97,24 @@ struct SaleRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
         buyerConfirmedAt = sale.buyerConfirmedAt?.millisecondsSince1970
         sellerConfirmedAt = sale.sellerConfirmedAt?.millisecondsSince1970
         completedAt = sale.completedAt?.millisecondsSince1970
+        handoffPlaceID = sale.handoffPlace?.id
+        handoffPlaceName = sale.handoffPlace?.name
+        handoffPlaceLatitude = sale.handoffPlace?.latitude
+        handoffPlaceLongitude = sale.handoffPlace?.longitude
+        handoffPlaceHours = sale.handoffPlace?.hours
+    }
+
+    var handoffPlace: HandoffPlace? {
+        guard let handoffPlaceID, let handoffPlaceName, let handoffPlaceLatitude, let handoffPlaceLongitude else {
+            return nil
+        }
+        return HandoffPlace(
+            id: handoffPlaceID,
+            name: handoffPlaceName,
+            latitude: handoffPlaceLatitude,
+            longitude: handoffPlaceLongitude,
+            hours: handoffPlaceHours ?? ""
+        )
     }
 
     var sale: Sale {
@@ -108,7 +132,8 @@ struct SaleRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
             createdAt: Date(millisecondsSince1970: createdAt),
             buyerConfirmedAt: buyerConfirmedAt.map(Date.init(millisecondsSince1970:)),
             sellerConfirmedAt: sellerConfirmedAt.map(Date.init(millisecondsSince1970:)),
-            completedAt: completedAt.map(Date.init(millisecondsSince1970:))
+            completedAt: completedAt.map(Date.init(millisecondsSince1970:)),
+            handoffPlace: handoffPlace
         )
     }
 }

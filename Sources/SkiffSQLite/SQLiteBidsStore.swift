@@ -208,12 +208,16 @@ public struct SQLiteBidsStore: BidsStore {
         }
     }
 
-    public func confirmHandoff(saleID: String, userID: String, now: Date) async throws -> Recorded<HandoffConfirmation>
-    {
+    public func confirmHandoff(
+        saleID: String,
+        userID: String,
+        place: HandoffPlace?,
+        now: Date
+    ) async throws -> Recorded<HandoffConfirmation> {
         let now = now.roundedToMilliseconds
         return try await pool.domainWrite { db in
             guard let sale = try SaleRecord.fetchOne(db, key: saleID)?.sale else { throw BidsStoreError.saleNotFound }
-            let (confirmation, drafts) = try BidLifecycle.confirmHandoff(sale, userID: userID, now: now)
+            let (confirmation, drafts) = try BidLifecycle.confirmHandoff(sale, userID: userID, place: place, now: now)
             if confirmation.sale != sale { try SaleRecord(confirmation.sale).update(db) }
             return Recorded(confirmation, events: try Self.record(db, drafts, now: now))
         }

@@ -29,6 +29,7 @@ public enum SQLiteSchema {
         registerAccountsReportPairsMigration(in: &migrator)
         registerLostFoundOwnItemsMigration(in: &migrator)
         registerAccountsAnonymousRatingsMigration(in: &migrator)
+        registerBidsHandoffPlacesMigration(in: &migrator)
         return migrator
     }
 
@@ -196,6 +197,22 @@ public enum SQLiteSchema {
         // the Chat feed again after a restart.
         migrator.registerMigration("bids-v3") { db in
             try db.execute(sql: "CREATE INDEX bidEvent_createdAt ON bidEvent(createdAt)")
+        }
+    }
+
+    static func registerBidsHandoffPlacesMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. The hand-off place picked for a sale, copied from the operator's list
+        // so that editing the list later does not change sales: all five set, or all NULL.
+        migrator.registerMigration("bids-v4") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE sale ADD COLUMN handoffPlaceID TEXT;
+                    ALTER TABLE sale ADD COLUMN handoffPlaceName TEXT;
+                    ALTER TABLE sale ADD COLUMN handoffPlaceLatitude REAL;
+                    ALTER TABLE sale ADD COLUMN handoffPlaceLongitude REAL;
+                    ALTER TABLE sale ADD COLUMN handoffPlaceHours TEXT;
+                    """
+            )
         }
     }
 }

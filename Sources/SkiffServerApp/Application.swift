@@ -156,6 +156,7 @@ public struct Application: Sendable {
         let accountsClient = AccountsClientDirectory(client: Skiff_Accounts_V1_Accounts.Client(transport: asService))
         var bidsConfiguration = BidsConfiguration.defaults
         bidsConfiguration.scaleRateLimits(by: options.rateLimitScale)
+        if let path = options.handoffPlaces { bidsConfiguration.handoffPlaces = try HandoffPlaces.load(path: path) }
 
         let bids = BidsService(
             store: bidsStore,

@@ -1,4 +1,5 @@
 public import ArgumentParser
+import SkiffBids
 import SkiffServer
 import SkiffWire
 
@@ -29,6 +30,15 @@ public struct ServerOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("email-domain"), help: "Accept sign-ups only from this e-mail domain. Repeatable.")
     public var emailDomains: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "A JSON file of campus meeting points for hand-offs: {\"places\": [{\"id\", \"name\", \"latitude\", "
+                + "\"longitude\", \"hours\"}, …]} (at most 100). Default: none.",
+            valueName: "file"
+        )
+    )
+    public var handoffPlaces: String?
 
     @Option(help: .hidden)
     public var passwordHashRounds: Int = 600_000
@@ -189,6 +199,13 @@ public struct ServerOptions: ParsableArguments, Sendable {
         }
         if let passwordHashQueue, passwordHashQueue < 0 {
             throw ValidationError("--password-hash-queue must be 0 or more.")
+        }
+        if let handoffPlaces {
+            do {
+                _ = try HandoffPlaces.load(path: handoffPlaces)
+            } catch {
+                throw ValidationError("--handoff-places: \(error.description).")
+            }
         }
         guard passwordHashRounds >= 1_000 else {
             throw ValidationError("--password-hash-rounds must be at least 1000.")

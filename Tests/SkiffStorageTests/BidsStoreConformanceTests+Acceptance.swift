@@ -143,13 +143,18 @@ extension BidsStoreConformanceTests {
             let bid = try await store.place("usr_ann", 1_200)
             let sale = try await store.accept(bid).value.sale
             await #expect(throws: BidsStoreError.notAParty) {
-                _ = try await store.confirmHandoff(saleID: sale.id, userID: "usr_bob", now: Fixture.t0)
+                _ = try await store.confirmHandoff(saleID: sale.id, userID: "usr_bob", place: nil, now: Fixture.t0)
             }
             await #expect(throws: BidsStoreError.saleNotFound) {
-                _ = try await store.confirmHandoff(saleID: "sale_missing", userID: "usr_ann", now: Fixture.t0)
+                _ = try await store.confirmHandoff(
+                    saleID: "sale_missing",
+                    userID: "usr_ann",
+                    place: nil,
+                    now: Fixture.t0
+                )
             }
             let t1 = Fixture.date(plusSeconds: 60)
-            let buyer = try await store.confirmHandoff(saleID: sale.id, userID: "usr_ann", now: t1)
+            let buyer = try await store.confirmHandoff(saleID: sale.id, userID: "usr_ann", place: nil, now: t1)
             #expect(buyer.value.completedNow == false)
             #expect(buyer.value.sale.buyerConfirmedAt == t1)
             #expect(buyer.value.sale.state == .pendingHandoff)
@@ -158,13 +163,14 @@ extension BidsStoreConformanceTests {
             let twice = try await store.confirmHandoff(
                 saleID: sale.id,
                 userID: "usr_ann",
+                place: nil,
                 now: Fixture.date(plusSeconds: 90)
             )
             #expect(twice.value == HandoffConfirmation(sale: buyer.value.sale, completedNow: false))
             #expect(twice.events.isEmpty)
 
             let t2 = Fixture.date(plusSeconds: 120)
-            let seller = try await store.confirmHandoff(saleID: sale.id, userID: F.seller, now: t2)
+            let seller = try await store.confirmHandoff(saleID: sale.id, userID: F.seller, place: nil, now: t2)
             var completed = buyer.value.sale
             completed.sellerConfirmedAt = t2
             completed.completedAt = t2
@@ -173,12 +179,64 @@ extension BidsStoreConformanceTests {
             #expect(seller.events.map(\.kind) == [.handoffConfirmed, .completed, .completed])
             #expect(seller.events.map(\.userID) == ["usr_ann", "usr_ann", F.seller])
             #expect(try await store.sale(id: sale.id) == completed)
-            let after = try await store.confirmHandoff(saleID: sale.id, userID: F.seller, now: t2)
+            let after = try await store.confirmHandoff(saleID: sale.id, userID: F.seller, place: nil, now: t2)
             #expect(after.value.completedNow == false)
             #expect(try await store.eventKinds(F.seller) == [.placed, .handoffConfirmed, .completed])
             #expect(
                 try await store.events(userID: "usr_ann", afterSequence: 0, limit: 10).map(\.sequence) == [1, 2, 3]
             )
+        }
+    }
+
+    @Test(
+        "Hand-off place: the latest pick while pending is kept (the other party told), final once completed",
+        arguments: StoreKind.allCases
+    )
+    func handoffPlace(kind: StoreKind) async throws {
+        let steps = HandoffPlace(
+            id: "steps",
+            name: "Library steps",
+            latitude: 32.88,
+            longitude: -117.24,
+            hours: "Daily"
+        )
+        let desk = HandoffPlace(id: "desk", name: "Police desk", latitude: -33.5, longitude: 151.25)
+        try await withBidsStore(kind) { store in
+            let bid = try await store.place("usr_ann", 1_200)
+            let sale = try await store.accept(bid).value.sale
+            #expect(sale.handoffPlace == nil)
+            let picked = try await store.confirmHandoff(
+                saleID: sale.id,
+                userID: "usr_ann",
+                place: steps,
+                now: Fixture.t0
+            )
+            #expect(picked.value.sale.handoffPlace == steps)
+            #expect(picked.events.map(\.userID) == [F.seller])
+            // The buyer, already confirmed, changes the place: the seller is told again.
+            let changed = try await store.confirmHandoff(
+                saleID: sale.id,
+                userID: "usr_ann",
+                place: desk,
+                now: Fixture.t0
+            )
+            #expect(changed.value.sale.handoffPlace == desk)
+            #expect(changed.events.map(\.kind) == [.handoffConfirmed])
+            #expect(changed.events.map(\.userID) == [F.seller])
+            // Picking the same place again changes nothing.
+            let same = try await store.confirmHandoff(saleID: sale.id, userID: "usr_ann", place: desk, now: Fixture.t0)
+            #expect(same.events.isEmpty)
+            // The seller confirms without a place: the buyer's stands, and the sale completes with it.
+            let done = try await store.confirmHandoff(saleID: sale.id, userID: F.seller, place: nil, now: Fixture.t0)
+            #expect(done.value.completedNow)
+            #expect(done.value.sale.handoffPlace == desk)
+            #expect(try await store.sale(id: sale.id)?.handoffPlace == desk)
+            await #expect(throws: BidsStoreError.handoffPlaceFinal) {
+                _ = try await store.confirmHandoff(saleID: sale.id, userID: F.seller, place: steps, now: Fixture.t0)
+            }
+            let again = try await store.confirmHandoff(saleID: sale.id, userID: F.seller, place: desk, now: Fixture.t0)
+            #expect(again.events.isEmpty && again.value.sale.handoffPlace == desk)
+            #expect(try await store.sale(id: sale.id)?.handoffPlace == desk)
         }
     }
 

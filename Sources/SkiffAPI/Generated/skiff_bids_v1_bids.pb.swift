@@ -464,11 +464,51 @@ public nonisolated struct Skiff_Bids_V1_Sale: @unchecked Sendable {
   /// Clears the value of `sustainabilityImpact`. Subsequent reads from it will return its default value.
   public mutating func clearSustainabilityImpact() {_uniqueStorage()._sustainabilityImpact = nil}
 
+  /// Where buyer and seller hand the item over, as last picked by either in ConfirmHandoff; unset
+  /// until one picks a place. A copy taken when it was picked: it stays as it was even if the
+  /// operator later edits or removes the place.
+  public var handoffPlace: Skiff_Bids_V1_HandoffPlace {
+    get {_storage._handoffPlace ?? Skiff_Bids_V1_HandoffPlace()}
+    set {_uniqueStorage()._handoffPlace = newValue}
+  }
+  /// Returns true if `handoffPlace` has been explicitly set.
+  public var hasHandoffPlace: Bool {_storage._handoffPlace != nil}
+  /// Clears the value of `handoffPlace`. Subsequent reads from it will return its default value.
+  public mutating func clearHandoffPlace() {_uniqueStorage()._handoffPlace = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// A campus meeting point for hand-offs, from the operator's list.
+public nonisolated struct Skiff_Bids_V1_HandoffPlace: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The place's id, to pass as ConfirmHandoffRequest.handoff_place_id: 1–64 characters of a-z,
+  /// 0-9, `-` and `_`.
+  public var placeID: String = String()
+
+  /// What people call it, e.g. "Geisel Library, main entrance"; at most 100 characters.
+  public var name: String = String()
+
+  /// Degrees north (WGS 84), -90 to 90.
+  public var latitude: Double = 0
+
+  /// Degrees east (WGS 84), -180 to 180.
+  public var longitude: Double = 0
+
+  /// When it is open or staffed, as text to show, e.g. "Mon–Fri 7:00–22:00"; at most 200
+  /// characters; may be empty.
+  public var hours: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// The request of PlaceBid.
@@ -794,6 +834,10 @@ public nonisolated struct Skiff_Bids_V1_ConfirmHandoffRequest: Sendable {
   /// The sale whose item changed hands, at most 128 bytes.
   public var saleID: String = String()
 
+  /// Optional: where the hand-off happens, a HandoffPlace.place_id from ListHandoffPlaces; empty
+  /// keeps the sale's place. At most 128 bytes.
+  public var handoffPlaceID: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -820,6 +864,31 @@ public nonisolated struct Skiff_Bids_V1_ConfirmHandoffResponse: Sendable {
   public init() {}
 
   fileprivate var _sale: Skiff_Bids_V1_Sale? = nil
+}
+
+/// The request of ListHandoffPlaces.
+public nonisolated struct Skiff_Bids_V1_ListHandoffPlacesRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of ListHandoffPlaces.
+public nonisolated struct Skiff_Bids_V1_ListHandoffPlacesResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Every hand-off place, in the operator's order; empty when none are configured.
+  public var places: [Skiff_Bids_V1_HandoffPlace] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// The request of ListBidsForListing.
@@ -1278,7 +1347,7 @@ nonisolated extension Skiff_Bids_V1_Receipt: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Skiff_Bids_V1_Sale: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Sale"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}sale_id\0\u{3}listing_id\0\u{3}listing_title\0\u{3}bid_id\0\u{3}buyer_id\0\u{3}seller_id\0\u{3}amount_cents\0\u{1}state\0\u{3}conversation_id\0\u{3}seller_payment_handle\0\u{3}created_at\0\u{3}buyer_confirmed_at\0\u{3}seller_confirmed_at\0\u{1}receipt\0\u{3}rate_by\0\u{3}sustainability_impact\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}sale_id\0\u{3}listing_id\0\u{3}listing_title\0\u{3}bid_id\0\u{3}buyer_id\0\u{3}seller_id\0\u{3}amount_cents\0\u{1}state\0\u{3}conversation_id\0\u{3}seller_payment_handle\0\u{3}created_at\0\u{3}buyer_confirmed_at\0\u{3}seller_confirmed_at\0\u{1}receipt\0\u{3}rate_by\0\u{3}sustainability_impact\0\u{3}handoff_place\0")
 
   fileprivate class _StorageClass {
     var _saleID: String = String()
@@ -1297,6 +1366,7 @@ nonisolated extension Skiff_Bids_V1_Sale: SwiftProtobuf.Message, SwiftProtobuf._
     var _receipt: Skiff_Bids_V1_Receipt? = nil
     var _rateBy: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
     var _sustainabilityImpact: Skiff_Bids_V1_SustainabilityImpact? = nil
+    var _handoffPlace: Skiff_Bids_V1_HandoffPlace? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1323,6 +1393,7 @@ nonisolated extension Skiff_Bids_V1_Sale: SwiftProtobuf.Message, SwiftProtobuf._
       _receipt = source._receipt
       _rateBy = source._rateBy
       _sustainabilityImpact = source._sustainabilityImpact
+      _handoffPlace = source._handoffPlace
     }
   }
 
@@ -1357,6 +1428,7 @@ nonisolated extension Skiff_Bids_V1_Sale: SwiftProtobuf.Message, SwiftProtobuf._
         case 14: try { try decoder.decodeSingularMessageField(value: &_storage._receipt) }()
         case 15: try { try decoder.decodeSingularMessageField(value: &_storage._rateBy) }()
         case 16: try { try decoder.decodeSingularMessageField(value: &_storage._sustainabilityImpact) }()
+        case 17: try { try decoder.decodeSingularMessageField(value: &_storage._handoffPlace) }()
         default: break
         }
       }
@@ -1417,6 +1489,9 @@ nonisolated extension Skiff_Bids_V1_Sale: SwiftProtobuf.Message, SwiftProtobuf._
       try { if let v = _storage._sustainabilityImpact {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
       } }()
+      try { if let v = _storage._handoffPlace {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1442,10 +1517,61 @@ nonisolated extension Skiff_Bids_V1_Sale: SwiftProtobuf.Message, SwiftProtobuf._
         if _storage._receipt != rhs_storage._receipt {return false}
         if _storage._rateBy != rhs_storage._rateBy {return false}
         if _storage._sustainabilityImpact != rhs_storage._sustainabilityImpact {return false}
+        if _storage._handoffPlace != rhs_storage._handoffPlace {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_HandoffPlace: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HandoffPlace"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}place_id\0\u{1}name\0\u{1}latitude\0\u{1}longitude\0\u{1}hours\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.placeID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.latitude) }()
+      case 4: try { try decoder.decodeSingularDoubleField(value: &self.longitude) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.hours) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.placeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.placeID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if self.latitude.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.latitude, fieldNumber: 3)
+    }
+    if self.longitude.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.longitude, fieldNumber: 4)
+    }
+    if !self.hours.isEmpty {
+      try visitor.visitSingularStringField(value: self.hours, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_HandoffPlace, rhs: Skiff_Bids_V1_HandoffPlace) -> Bool {
+    if lhs.placeID != rhs.placeID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.latitude != rhs.latitude {return false}
+    if lhs.longitude != rhs.longitude {return false}
+    if lhs.hours != rhs.hours {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1984,7 +2110,7 @@ nonisolated extension Skiff_Bids_V1_DeclineCounterResponse: SwiftProtobuf.Messag
 
 nonisolated extension Skiff_Bids_V1_ConfirmHandoffRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ConfirmHandoffRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}sale_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}sale_id\0\u{3}handoff_place_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1993,6 +2119,7 @@ nonisolated extension Skiff_Bids_V1_ConfirmHandoffRequest: SwiftProtobuf.Message
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.saleID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.handoffPlaceID) }()
       default: break
       }
     }
@@ -2002,11 +2129,15 @@ nonisolated extension Skiff_Bids_V1_ConfirmHandoffRequest: SwiftProtobuf.Message
     if !self.saleID.isEmpty {
       try visitor.visitSingularStringField(value: self.saleID, fieldNumber: 1)
     }
+    if !self.handoffPlaceID.isEmpty {
+      try visitor.visitSingularStringField(value: self.handoffPlaceID, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Skiff_Bids_V1_ConfirmHandoffRequest, rhs: Skiff_Bids_V1_ConfirmHandoffRequest) -> Bool {
     if lhs.saleID != rhs.saleID {return false}
+    if lhs.handoffPlaceID != rhs.handoffPlaceID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2041,6 +2172,55 @@ nonisolated extension Skiff_Bids_V1_ConfirmHandoffResponse: SwiftProtobuf.Messag
 
   public static func ==(lhs: Skiff_Bids_V1_ConfirmHandoffResponse, rhs: Skiff_Bids_V1_ConfirmHandoffResponse) -> Bool {
     if lhs._sale != rhs._sale {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_ListHandoffPlacesRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListHandoffPlacesRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_ListHandoffPlacesRequest, rhs: Skiff_Bids_V1_ListHandoffPlacesRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_ListHandoffPlacesResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListHandoffPlacesResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}places\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.places) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.places.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.places, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_ListHandoffPlacesResponse, rhs: Skiff_Bids_V1_ListHandoffPlacesResponse) -> Bool {
+    if lhs.places != rhs.places {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
