@@ -23,6 +23,8 @@ public enum ChatRequestBounds {
     public static let idempotencyKeyBytes = 1_024
     /// The longest title in a notification (a listing's or an item's: 80 characters of up to 4 bytes).
     public static let titleBytes = 320
+    /// The longest listing-comment excerpt in a notification (200 characters of up to 4 bytes).
+    public static let excerptBytes = 800
 
     /// SendMessage (also inside Connect): ids, text and client message id.
     public static func check(_ request: Skiff_Chat_V1_SendMessageRequest) throws(DomainError) {
@@ -124,6 +126,13 @@ public enum ChatRequestBounds {
                     "notifications.lost_found_match.found_item_title",
                     atMost: titleBytes
                 )
+            case .listingComment(let comment):
+                let prefix = "notifications.listing_comment."
+                try RequestBounds.check(comment.listingID, prefix + "listing_id", atMost: idBytes)
+                try RequestBounds.check(comment.listingTitle, prefix + "listing_title", atMost: titleBytes)
+                try RequestBounds.check(comment.commentID, prefix + "comment_id", atMost: idBytes)
+                try RequestBounds.check(comment.authorID, prefix + "author_id", atMost: idBytes)
+                try RequestBounds.check(comment.excerpt, prefix + "excerpt", atMost: excerptBytes)
             case nil: break
             }
         }

@@ -51,6 +51,7 @@ extension FeedEvent {
             case .notification(.bid(let bid)): $0.bid = bid.proto
             case .notification(.listing(let listing)): $0.listing = listing.proto
             case .notification(.lostFoundMatch(let match)): $0.lostFoundMatch = match.proto
+            case .notification(.listingComment(let comment)): $0.listingComment = comment.proto
             }
         }
     }
@@ -116,6 +117,35 @@ extension FeedNotification.Listing {
     }
 }
 
+extension FeedNotification.ListingComment {
+    static let kinds: [String: Skiff_Chat_V1_ListingCommentKind] = ["commented": .commented, "replied": .replied]
+
+    var proto: Skiff_Chat_V1_ListingCommentUpdate {
+        .with {
+            $0.kind = Self.kinds[kind] ?? .unspecified
+            $0.listingID = listingID
+            $0.listingTitle = listingTitle
+            $0.commentID = commentID
+            $0.authorID = authorID
+            $0.excerpt = excerpt
+        }
+    }
+
+    init(proto: Skiff_Chat_V1_ListingCommentUpdate) throws(DomainError) {
+        guard let kind = Self.kinds.first(where: { $0.value == proto.kind })?.key else {
+            throw DomainError(.invalidArgument, "listing_comment.kind is not set to a known kind.")
+        }
+        self.init(
+            kind: kind,
+            listingID: proto.listingID,
+            listingTitle: proto.listingTitle,
+            commentID: proto.commentID,
+            authorID: proto.authorID,
+            excerpt: proto.excerpt
+        )
+    }
+}
+
 extension FeedNotification.LostFoundMatch {
     var proto: Skiff_Chat_V1_LostFoundMatch {
         .with {
@@ -138,6 +168,7 @@ extension FeedNotification {
             case .bid(let bid): $0.bid = bid.proto
             case .listing(let listing): $0.listing = listing.proto
             case .lostFoundMatch(let match): $0.lostFoundMatch = match.proto
+            case .listingComment(let comment): $0.listingComment = comment.proto
             }
         }
     }
@@ -167,7 +198,12 @@ extension FeedNotification {
                     score: match.score
                 )
             )
-        case nil: throw DomainError(.invalidArgument, "\(field) has no kind: set bid, listing or lost_found_match.")
+        case .listingComment(let comment): kind = .listingComment(try FeedNotification.ListingComment(proto: comment))
+        case nil:
+            throw DomainError(
+                .invalidArgument,
+                "\(field) has no kind: set bid, listing, lost_found_match or listing_comment."
+            )
         }
         self.init(
             userID: proto.userID,

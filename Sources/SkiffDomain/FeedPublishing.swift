@@ -15,6 +15,8 @@ public struct FeedNotification: Hashable, Sendable {
         case listing(Listing)
         /// A found item may be the user's lost one.
         case lostFoundMatch(LostFoundMatch)
+        /// Someone commented on the user's listing, or its seller answered the user's comment.
+        case listingComment(ListingComment)
     }
 
     /// A bid notification.
@@ -74,6 +76,38 @@ public struct FeedNotification: Hashable, Sendable {
             self.foundItemID = foundItemID
             self.foundItemTitle = foundItemTitle
             self.score = score
+        }
+    }
+
+    /// A listing-comment notification: to the seller for a comment by someone else, to a comment's
+    /// author for the seller's reply.
+    public struct ListingComment: Codable, Hashable, Sendable {
+        /// What happened: `commented` or `replied`.
+        public var kind: String
+        public var listingID: String
+        /// The listing's title.
+        public var listingTitle: String
+        /// The new comment.
+        public var commentID: String
+        /// Its author; empty for the reply of an anonymous listing's seller.
+        public var authorID: String
+        /// The start of its text.
+        public var excerpt: String
+
+        public init(
+            kind: String,
+            listingID: String,
+            listingTitle: String,
+            commentID: String,
+            authorID: String,
+            excerpt: String
+        ) {
+            self.kind = kind
+            self.listingID = listingID
+            self.listingTitle = listingTitle
+            self.commentID = commentID
+            self.authorID = authorID
+            self.excerpt = excerpt
         }
     }
 

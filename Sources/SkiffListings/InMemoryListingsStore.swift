@@ -25,6 +25,12 @@ public final class InMemoryListingsStore: ListingsStore {
         var saved: [String: [String: Date]] = [:]
         var changes: [ListingChangeEvent] = []
         var lastSequence: Int64 = 0
+        var comments: [String: ListingComment] = [:]
+        /// Each listing's comment ids, oldest first (a listing's comments have increasing dates, so new
+        /// ones are appended).
+        var listingComments: [String: [String]] = [:]
+        /// Every comment by (date, id), for the feed relay.
+        var commentsByTime = SortedKeys<CommentKey>(by: CommentKey.precedes)
 
         /// Stores a listing and indexes it.
         mutating func put(_ listing: Listing) {
@@ -266,6 +272,106 @@ public final class InMemoryListingsStore: ListingsStore {
             let before = state.changes.count
             state.changes.removeAll { $0.changedAt.millisecondsSince1970 < cutoff }
             return before - state.changes.count
+        }
+    }
+
+    // MARK: Comments
+
+    /// A comment's place in ``State/commentsByTime``.
+    struct CommentKey: Sendable {
+        var time: Int64
+        var id: String
+
+        static func precedes(_ a: CommentKey, _ b: CommentKey) -> Bool {
+            a.time == b.time ? a.id.utf8.lexicographicallyPrecedes(b.id.utf8) : a.time < b.time
+        }
+
+        init(_ comment: ListingComment) {
+            self.init(time: comment.createdAt.millisecondsSince1970, id: comment.id)
+        }
+
+        init(time: Int64, id: String) {
+            self.time = time
+            self.id = id
+        }
+    }
+
+    public func addComment(_ comment: ListingComment) async throws -> AddedComment {
+        try state.withWriteLock { (state) throws(DomainError) -> AddedComment in
+            let ids = state.listingComments[comment.listingID] ?? []
+            let listing = state.listings[comment.listingID]
+            let (stored, notices) = try ListingLifecycle.addComment(
+                comment,
+                listing: listing,
+                parent: comment.replyToID.flatMap { state.comments[$0] },
+                commentCount: ids.count,
+                latestCommentAt: ids.last.flatMap { state.comments[$0]?.createdAt },
+                commentIDTaken: state.comments[comment.id] != nil
+            )
+            state.comments[stored.id] = stored
+            state.listingComments[stored.listingID, default: []].append(stored.id)
+            state.commentsByTime.insert(CommentKey(stored))
+            guard let listing else { throw ListingsStoreError.listingNotFound }  // the lifecycle checked it
+            return AddedComment(comment: stored, listing: listing, notices: notices)
+        }
+    }
+
+    public func comment(id: String) async throws -> ListingComment? {
+        state.withReadLock { $0.comments[id] }
+    }
+
+    public func comments(listingID: String, page: PageRequest) async throws -> Page<ListingComment> {
+        let cursor = try ListingsPaging.commentCursor(page, listingID: listingID)
+        return state.withReadLock { state in
+            let ids = state.listingComments[listingID] ?? []
+            // Oldest first by (date, id): find the first comment after the cursor by bisection.
+            var low = 0
+            var high = ids.count
+            if let cursor {
+                while low < high {
+                    let middle = (low + high) / 2
+                    if let comment = state.comments[ids[middle]], ListingsPaging.isAfter(comment, cursor) {
+                        high = middle
+                    } else {
+                        low = middle + 1
+                    }
+                }
+            }
+            let fetched = ids[low..<min(low + page.size + 1, ids.count)].compactMap { state.comments[$0] }
+            return ListingsPaging.commentPage(fetched, size: page.size, listingID: listingID)
+        }
+    }
+
+    public func deleteComment(id: String, by userID: String) async throws -> [String] {
+        try state.withWriteLock { (state) throws(DomainError) -> [String] in
+            let found = state.comments[id]
+            let comment = try ListingLifecycle.deleteComment(
+                found,
+                listing: found.flatMap { state.listings[$0.listingID] },
+                by: userID
+            )
+            let ids = state.listingComments[comment.listingID] ?? []
+            let deleted = [comment.id] + ids.filter { state.comments[$0]?.replyToID == comment.id }
+            let gone = Set(deleted)
+            state.listingComments[comment.listingID] = ids.filter { !gone.contains($0) }
+            for deletedID in deleted {
+                guard let removed = state.comments.removeValue(forKey: deletedID) else { continue }
+                let key = CommentKey(removed)
+                state.commentsByTime.remove(key) { $0.id == key.id }
+            }
+            return deleted
+        }
+    }
+
+    public func comments(since date: Date, limit: Int) async throws -> [ListingComment] {
+        state.withReadLock { state in
+            var found: [ListingComment] = []
+            let start = state.commentsByTime.position(of: CommentKey(time: date.millisecondsSince1970, id: ""))
+            state.commentsByTime.walk(from: start) { key in
+                if let comment = state.comments[key.id] { found.append(comment) }
+                return found.count < limit
+            }
+            return found
         }
     }
 }

@@ -38,12 +38,16 @@ public struct ListingsConfiguration: Hashable, Sendable {
     public var uploadImageLimit: RateLimit? = RateLimit(180, per: .seconds(3600))
     /// Listings one user may save (SaveListing); `nil` for no limit. Default: 300 per hour.
     public var saveListingLimit: RateLimit? = RateLimit(300, per: .seconds(3600))
+    /// Comments and replies one user may post (AddComment); `nil` for no limit. Default: 30 per 10
+    /// minutes.
+    public var addCommentLimit: RateLimit? = RateLimit(30, per: .seconds(600))
 
     /// Multiplies every per-user rate limit by `factor`; 0 turns them all off (load tests).
     public mutating func scaleRateLimits(by factor: Double) {
         createListingLimit = createListingLimit?.scaled(by: factor)
         uploadImageLimit = uploadImageLimit?.scaled(by: factor)
         saveListingLimit = saveListingLimit?.scaled(by: factor)
+        addCommentLimit = addCommentLimit?.scaled(by: factor)
     }
 
     public init() {}

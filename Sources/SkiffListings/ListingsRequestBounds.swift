@@ -41,6 +41,8 @@ public enum ListingsRequestBounds {
     public static let uploadMessages = 10_241
     /// The longest page token or resume token.
     public static let pageTokenBytes = RequestBounds.pageTokenBytes
+    /// The longest comment text (1,000 characters of up to 4 bytes).
+    public static let commentBytes = 4_000
 
     // MARK: Requests
 
@@ -123,6 +125,24 @@ public enum ListingsRequestBounds {
     /// ListSavedListings: page size and page token.
     public static func check(_ request: Skiff_Listings_V1_ListSavedListingsRequest) throws(DomainError) {
         try RequestBounds.checkPage(size: request.pageSize, token: request.pageToken)
+    }
+
+    /// AddComment: the listing id, the text and the comment replied to.
+    public static func check(_ request: Skiff_Listings_V1_AddCommentRequest) throws(DomainError) {
+        try RequestBounds.check(request.listingID, "listing_id", atMost: idBytes)
+        try RequestBounds.check(request.text, "text", atMost: commentBytes)
+        try RequestBounds.check(request.replyToCommentID, "reply_to_comment_id", atMost: idBytes)
+    }
+
+    /// ListComments: the listing id, page size and page token.
+    public static func check(_ request: Skiff_Listings_V1_ListCommentsRequest) throws(DomainError) {
+        try RequestBounds.check(request.listingID, "listing_id", atMost: idBytes)
+        try RequestBounds.checkPage(size: request.pageSize, token: request.pageToken)
+    }
+
+    /// DeleteComment: the comment id.
+    public static func check(_ request: Skiff_Listings_V1_DeleteCommentRequest) throws(DomainError) {
+        try RequestBounds.check(request.commentID, "comment_id", atMost: idBytes)
     }
 
     /// WatchSavedListings: the resume token.

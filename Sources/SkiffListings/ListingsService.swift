@@ -27,11 +27,13 @@ public struct ListingsService: Skiff_Listings_V1_Listings.ServiceProtocol {
         let createListing: UserRateLimiter
         let uploadImage: UserRateLimiter
         let saveListing: UserRateLimiter
+        let addComment: UserRateLimiter
 
         init(_ configuration: ListingsConfiguration) {
             createListing = UserRateLimiter(configuration.createListingLimit, what: "listings posted")
             uploadImage = UserRateLimiter(configuration.uploadImageLimit, what: "images uploaded")
             saveListing = UserRateLimiter(configuration.saveListingLimit, what: "listings saved")
+            addComment = UserRateLimiter(configuration.addCommentLimit, what: "comments posted")
         }
     }
 

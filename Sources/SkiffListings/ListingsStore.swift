@@ -134,11 +134,76 @@ public protocol ListingsStore: Sendable {
     /// Deletes change events recorded before `date` (housekeeping; events are kept 7 days).
     @discardableResult
     func pruneChanges(before date: Date) async throws -> Int
+
+    // MARK: Comments
+
+    /// Stores a comment (or the seller's reply to one) as
+    /// ``ListingLifecycle/addComment(_:listing:parent:commentCount:latestCommentAt:commentIDTaken:)``
+    /// decides, and returns it with who to tell and the listing.
+    func addComment(_ comment: ListingComment) async throws -> AddedComment
+
+    /// The comment with this id, or `nil`.
+    func comment(id: String) async throws -> ListingComment?
+
+    /// A listing's comments, oldest first (then id ascending); the caller has checked that the viewer may
+    /// see the listing.
+    ///
+    /// - Throws: `invalidArgument` for a page token that is malformed or belongs to another listing.
+    func comments(listingID: String, page: PageRequest) async throws -> Page<ListingComment>
+
+    /// Deletes a comment and the replies to it, if `userID` wrote it or sells its listing
+    /// (``ListingLifecycle/deleteComment(_:listing:by:)``).
+    ///
+    /// - Returns: The ids deleted: the comment, then its replies oldest first.
+    func deleteComment(id: String, by userID: String) async throws -> [String]
+
+    /// Comments posted at or after `date` that are not deleted, oldest first, at most `limit`: what the
+    /// feed relay publishes again after a crash between a commit and its publication.
+    func comments(since date: Date, limit: Int) async throws -> [ListingComment]
+}
+
+/// A stored comment, with its listing and who to tell.
+public struct AddedComment: Hashable, Sendable {
+    public var comment: ListingComment
+    public var listing: Listing
+    public var notices: [ListingCommentNotice]
+
+    public init(comment: ListingComment, listing: Listing, notices: [ListingCommentNotice]) {
+        self.comment = comment
+        self.listing = listing
+        self.notices = notices
+    }
 }
 
 /// The errors every ``ListingsStore`` throws, so that all backends use the same codes and messages.
 public enum ListingsStoreError {
     public static let listingNotFound = DomainError(.notFound, "The listing does not exist.")
+    public static let commentsClosed = DomainError(
+        .failedPrecondition,
+        "The listing is no longer active (sold or withdrawn), so it takes no new comments."
+    )
+    public static let replyTargetNotFound = DomainError(
+        .notFound,
+        "reply_to_comment_id is not a comment on this listing (it may have been deleted)."
+    )
+    public static let notSellerReply = DomainError(
+        .permissionDenied,
+        "Only the listing's seller can reply to a comment; leave a comment without reply_to_comment_id."
+    )
+    public static let replyToReply = DomainError(
+        .invalidArgument,
+        "reply_to_comment_id names a reply: answer the comment it replies to instead."
+    )
+    public static let tooManyComments = DomainError(
+        .failedPrecondition,
+        "The listing has \(ListingLifecycle.maximumCommentsPerListing) comments, the most it keeps."
+    )
+    public static let commentIDTaken = DomainError(.alreadyExists, "A comment with this id already exists.")
+    public static let commentNotFound = DomainError(.notFound, "The comment does not exist.")
+    public static let notCommentAuthor = DomainError(
+        .permissionDenied,
+        "Only the comment's author or the listing's seller can delete a comment."
+    )
     public static let notSeller = DomainError(.permissionDenied, "Only the listing's seller can change it.")
     public static let notActive = DomainError(
         .failedPrecondition,

@@ -198,4 +198,27 @@ extension SQLiteSchema {
             )
         }
     }
+
+    /// Shipped: do not edit. Public comments on listings and the sellers' replies (`replyToID`): by
+    /// listing in posting order (ListComments), by the comment replied to (deleting a comment deletes its
+    /// replies), and by time (the feed relay).
+    static func registerListingCommentsMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("listings-v4") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE listingComment (
+                        id TEXT NOT NULL PRIMARY KEY,
+                        listingID TEXT NOT NULL REFERENCES listing(id),
+                        authorID TEXT NOT NULL,
+                        replyToID TEXT,
+                        text TEXT NOT NULL CHECK (text <> ''),
+                        createdAt INTEGER NOT NULL
+                    ) STRICT;
+                    CREATE INDEX listingComment_listingID_createdAt_id ON listingComment(listingID, createdAt, id);
+                    CREATE INDEX listingComment_replyToID ON listingComment(replyToID) WHERE replyToID IS NOT NULL;
+                    CREATE INDEX listingComment_createdAt_id ON listingComment(createdAt, id);
+                    """
+            )
+        }
+    }
 }

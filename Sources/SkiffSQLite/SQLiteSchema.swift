@@ -30,6 +30,7 @@ public enum SQLiteSchema {
         registerLostFoundOwnItemsMigration(in: &migrator)
         registerAccountsAnonymousRatingsMigration(in: &migrator)
         registerBidsHandoffPlacesMigration(in: &migrator)
+        registerListingCommentsMigration(in: &migrator)
         return migrator
     }
 

@@ -222,6 +222,9 @@ public struct Application: Sendable {
                 .relaying("saved-listing changes", window: Self.feedRelayWindow) {
                     try await listings.republishChanges(since: $0)
                 },
+                .relaying("listing comments", window: Self.feedRelayWindow) {
+                    try await listings.republishComments(since: $0)
+                },
                 .relaying("lost-and-found matches", window: Self.feedRelayWindow) {
                     try await lostFound.republishMatches(since: $0)
                 },

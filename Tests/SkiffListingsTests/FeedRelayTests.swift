@@ -87,4 +87,56 @@ struct FeedRelayTests {
         _ = try await service.republishChanges(since: start)
         #expect(feed.notifications.count == 1)
     }
+
+    @Test("Comments whose notices failed to publish reach the seller and the asker through the relay, once")
+    func commentRelay() async throws {
+        let feed = FlakyFeed()
+        let service = ListingsService(store: InMemoryListingsStore(), feed: feed)
+        let client = Skiff_Listings_V1_Listings.Client(
+            transport: InProcessTransport(
+                services: [service],
+                interceptors: [AuthenticationInterceptor(authenticator: NameAuthenticator())]
+            )
+        )
+        func auth(_ name: String) -> Metadata { ["authorization": .string("Bearer tok-\(name)")] }
+        let listing = try await client.createListing(
+            .with {
+                $0.listing.title = "Desk lamp"
+                $0.listing.priceCents = 1_500
+                $0.listing.category = .furniture
+                $0.listing.condition = .lightlyUsed
+                $0.listing.location.zipCode = "37235"
+            },
+            metadata: auth("seller")
+        ).listing
+        let start = Date().addingTimeInterval(-1)
+        feed.failing = true
+        let question = try await client.addComment(
+            .with {
+                $0.listingID = listing.listingID
+                $0.text = String(repeating: "Is it bright? ", count: 30)
+            },
+            metadata: auth("ann")
+        ).comment
+        _ = try await client.addComment(
+            .with {
+                $0.listingID = listing.listingID
+                $0.text = "Very."
+                $0.replyToCommentID = question.commentID
+            },
+            metadata: auth("seller")
+        )
+        #expect(feed.notifications.isEmpty)
+        feed.failing = false
+        #expect(try await service.republishComments(since: start) == 2)
+        _ = try await service.republishComments(since: start)
+        let told = feed.notifications.compactMap { notification -> (String, FeedNotification.ListingComment)? in
+            guard case .listingComment(let comment) = notification.kind else { return nil }
+            return (notification.userID, comment)
+        }
+        #expect(told.map(\.0) == ["usr_seller", "usr_ann"])
+        #expect(told.map(\.1.kind) == ["commented", "replied"])
+        #expect(told[0].1.excerpt.count == ListingLifecycle.commentExcerptLength)
+        #expect(told[0].1.authorID == "usr_ann" && told[1].1.authorID == "usr_seller")
+    }
 }

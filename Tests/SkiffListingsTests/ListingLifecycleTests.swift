@@ -340,3 +340,117 @@ struct ListingLifecycleTests {
         }
     }
 }
+
+@Suite("Listing comment rules")
+struct ListingCommentRulesTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static func listing(anonymous: Bool = false, status: ListingStatus = .active) -> Listing {
+        var listing = Listing(
+            id: "lst_1",
+            sellerID: "usr_s",
+            fields: ListingFields(
+                title: "Lamp",
+                description: "",
+                priceCents: 100,
+                category: .furniture,
+                condition: .new,
+                tags: [],
+                madeOnCampus: false,
+                anonymous: anonymous,
+                location: ListingLocation(zipCode: "37235", point: nil),
+                imageIDs: []
+            ),
+            createdAt: now
+        )
+        listing.status = status
+        return listing
+    }
+
+    static func comment(by author: String, replyTo: String? = nil) -> ListingComment {
+        ListingComment(
+            id: EntityID.make(.listingComment),
+            listingID: "lst_1",
+            authorID: author,
+            replyToID: replyTo,
+            text: "Hi",
+            createdAt: now
+        )
+    }
+
+    @Test("Text: trimmed, 1–1000 characters")
+    func text() throws {
+        #expect(try ListingLifecycle.validateCommentText("  Hi \n") == "Hi")
+        #expect(throws: DomainError.self) { _ = try ListingLifecycle.validateCommentText(" \n ") }
+        #expect(throws: Never.self) {
+            _ = try ListingLifecycle.validateCommentText(String(repeating: "é", count: 1_000))
+        }
+        #expect(throws: DomainError.self) {
+            _ = try ListingLifecycle.validateCommentText(String(repeating: "é", count: 1_001))
+        }
+    }
+
+    @Test("Who is told: the seller of others' comments; the asker of the seller's reply, unnamed if anonymous")
+    func notices() throws {
+        let question = Self.comment(by: "usr_a")
+        let open = Self.listing()
+        #expect(
+            ListingLifecycle.commentNotices(question, listing: open, parent: nil)
+                == [.init(userID: "usr_s", kind: .commented, showsAuthor: true)]
+        )
+        #expect(ListingLifecycle.commentNotices(Self.comment(by: "usr_s"), listing: open, parent: nil).isEmpty)
+        let reply = Self.comment(by: "usr_s", replyTo: question.id)
+        #expect(
+            ListingLifecycle.commentNotices(reply, listing: Self.listing(anonymous: true), parent: question)
+                == [.init(userID: "usr_a", kind: .replied, showsAuthor: false)]
+        )
+        // A reply to a deleted comment, or to the seller's own, tells nobody.
+        #expect(ListingLifecycle.commentNotices(reply, listing: open, parent: nil).isEmpty)
+        let own = Self.comment(by: "usr_s")
+        #expect(
+            ListingLifecycle.commentNotices(Self.comment(by: "usr_s", replyTo: own.id), listing: open, parent: own)
+                .isEmpty
+        )
+    }
+
+    @Test("Order of checks: listing, active, reply target, seller, not a reply to a reply, the cap, the id")
+    func order() throws {
+        let question = Self.comment(by: "usr_a")
+        func add(
+            _ comment: ListingComment,
+            listing: Listing? = Self.listing(),
+            parent: ListingComment? = nil,
+            count: Int = 0,
+            taken: Bool = false
+        ) throws {
+            _ = try ListingLifecycle.addComment(
+                comment,
+                listing: listing,
+                parent: parent,
+                commentCount: count,
+                latestCommentAt: nil,
+                commentIDTaken: taken
+            )
+        }
+        #expect(throws: ListingsStoreError.listingNotFound) { try add(question, listing: nil) }
+        #expect(throws: ListingsStoreError.listingNotFound) {
+            try add(question, listing: Self.listing(status: .withdrawn))
+        }
+        #expect(throws: ListingsStoreError.commentsClosed) {
+            try add(Self.comment(by: "usr_s"), listing: Self.listing(status: .withdrawn))
+        }
+        #expect(throws: ListingsStoreError.commentsClosed) {
+            try add(question, listing: Self.listing(status: .sold), count: 999)
+        }
+        #expect(throws: ListingsStoreError.replyTargetNotFound) { try add(Self.comment(by: "usr_b", replyTo: "lcm_x")) }
+        #expect(throws: ListingsStoreError.notSellerReply) {
+            try add(Self.comment(by: "usr_b", replyTo: question.id), parent: question)
+        }
+        let reply = Self.comment(by: "usr_s", replyTo: question.id)
+        #expect(throws: ListingsStoreError.replyToReply) {
+            try add(Self.comment(by: "usr_s", replyTo: reply.id), parent: reply)
+        }
+        #expect(throws: ListingsStoreError.tooManyComments) { try add(question, count: 500) }
+        #expect(throws: ListingsStoreError.commentIDTaken) { try add(question, count: 499, taken: true) }
+        #expect(throws: Never.self) { try add(reply, parent: question, count: 499) }
+    }
+}

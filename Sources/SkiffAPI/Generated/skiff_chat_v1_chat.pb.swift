@@ -164,6 +164,49 @@ public nonisolated enum Skiff_Chat_V1_ListingUpdateKind: SwiftProtobuf.Enum, Swi
 
 }
 
+/// What happened in a listing's comments (see skiff.listings.v1.Listings.AddComment).
+public nonisolated enum Skiff_Chat_V1_ListingCommentKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// Someone commented on (or asked about) the user's listing.
+  case commented // = 1
+
+  /// The seller answered the user's comment.
+  case replied // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .commented
+    case 2: self = .replied
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .commented: return 1
+    case .replied: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Skiff_Chat_V1_ListingCommentKind] = [
+    .unspecified,
+    .commented,
+    .replied,
+  ]
+
+}
+
 /// One message in a conversation.
 public nonisolated struct Skiff_Chat_V1_Message: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -376,6 +419,35 @@ public nonisolated struct Skiff_Chat_V1_LostFoundMatch: Sendable {
   public init() {}
 }
 
+/// A comment on the user's listing, or the seller's reply to the user's comment.
+public nonisolated struct Skiff_Chat_V1_ListingCommentUpdate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Skiff_Chat_V1_ListingCommentKind = .unspecified
+
+  /// At most 128 bytes in PublishNotifications.
+  public var listingID: String = String()
+
+  /// The listing's title, at most 320 bytes in PublishNotifications.
+  public var listingTitle: String = String()
+
+  /// The new comment (read it with ListComments), at most 128 bytes in PublishNotifications.
+  public var commentID: String = String()
+
+  /// Its author; empty for the reply of an anonymous listing's seller. At most 128 bytes in
+  /// PublishNotifications.
+  public var authorID: String = String()
+
+  /// The start of its text (at most 200 characters), at most 800 bytes in PublishNotifications.
+  public var excerpt: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// One event on a user's feed.
 public nonisolated struct Skiff_Chat_V1_FeedEvent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -439,6 +511,14 @@ public nonisolated struct Skiff_Chat_V1_FeedEvent: Sendable {
     set {event = .lostFoundMatch(newValue)}
   }
 
+  public var listingComment: Skiff_Chat_V1_ListingCommentUpdate {
+    get {
+      if case .listingComment(let v)? = event {return v}
+      return Skiff_Chat_V1_ListingCommentUpdate()
+    }
+    set {event = .listingComment(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Event: Equatable, Sendable {
@@ -449,6 +529,7 @@ public nonisolated struct Skiff_Chat_V1_FeedEvent: Sendable {
     case bid(Skiff_Chat_V1_BidUpdate)
     case listing(Skiff_Chat_V1_ListingUpdate)
     case lostFoundMatch(Skiff_Chat_V1_LostFoundMatch)
+    case listingComment(Skiff_Chat_V1_ListingCommentUpdate)
 
   }
 
@@ -960,12 +1041,21 @@ public nonisolated struct Skiff_Chat_V1_Notification: Sendable {
     set {kind = .lostFoundMatch(newValue)}
   }
 
+  public var listingComment: Skiff_Chat_V1_ListingCommentUpdate {
+    get {
+      if case .listingComment(let v)? = kind {return v}
+      return Skiff_Chat_V1_ListingCommentUpdate()
+    }
+    set {kind = .listingComment(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
     case bid(Skiff_Chat_V1_BidUpdate)
     case listing(Skiff_Chat_V1_ListingUpdate)
     case lostFoundMatch(Skiff_Chat_V1_LostFoundMatch)
+    case listingComment(Skiff_Chat_V1_ListingCommentUpdate)
 
   }
 
@@ -1012,6 +1102,10 @@ nonisolated extension Skiff_Chat_V1_BidUpdateKind: SwiftProtobuf._ProtoNameProvi
 
 nonisolated extension Skiff_Chat_V1_ListingUpdateKind: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LISTING_UPDATE_KIND_UNSPECIFIED\0\u{1}LISTING_UPDATE_KIND_PRICE_CHANGED\0\u{1}LISTING_UPDATE_KIND_SOLD\0\u{1}LISTING_UPDATE_KIND_WITHDRAWN\0\u{1}LISTING_UPDATE_KIND_UPDATED\0")
+}
+
+nonisolated extension Skiff_Chat_V1_ListingCommentKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LISTING_COMMENT_KIND_UNSPECIFIED\0\u{1}LISTING_COMMENT_KIND_COMMENTED\0\u{1}LISTING_COMMENT_KIND_REPLIED\0")
 }
 
 nonisolated extension Skiff_Chat_V1_Message: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1399,9 +1493,64 @@ nonisolated extension Skiff_Chat_V1_LostFoundMatch: SwiftProtobuf.Message, Swift
   }
 }
 
+nonisolated extension Skiff_Chat_V1_ListingCommentUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListingCommentUpdate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}listing_id\0\u{3}listing_title\0\u{3}comment_id\0\u{3}author_id\0\u{1}excerpt\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.listingID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.listingTitle) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.commentID) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.authorID) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.excerpt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
+    }
+    if !self.listingID.isEmpty {
+      try visitor.visitSingularStringField(value: self.listingID, fieldNumber: 2)
+    }
+    if !self.listingTitle.isEmpty {
+      try visitor.visitSingularStringField(value: self.listingTitle, fieldNumber: 3)
+    }
+    if !self.commentID.isEmpty {
+      try visitor.visitSingularStringField(value: self.commentID, fieldNumber: 4)
+    }
+    if !self.authorID.isEmpty {
+      try visitor.visitSingularStringField(value: self.authorID, fieldNumber: 5)
+    }
+    if !self.excerpt.isEmpty {
+      try visitor.visitSingularStringField(value: self.excerpt, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Chat_V1_ListingCommentUpdate, rhs: Skiff_Chat_V1_ListingCommentUpdate) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.listingID != rhs.listingID {return false}
+    if lhs.listingTitle != rhs.listingTitle {return false}
+    if lhs.commentID != rhs.commentID {return false}
+    if lhs.authorID != rhs.authorID {return false}
+    if lhs.excerpt != rhs.excerpt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Skiff_Chat_V1_FeedEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FeedEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{3}occurred_at\0\u{2}\u{8}message\0\u{3}read_receipt\0\u{1}bid\0\u{1}listing\0\u{3}lost_found_match\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{3}occurred_at\0\u{2}\u{8}message\0\u{3}read_receipt\0\u{1}bid\0\u{1}listing\0\u{3}lost_found_match\0\u{3}listing_comment\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1476,6 +1625,19 @@ nonisolated extension Skiff_Chat_V1_FeedEvent: SwiftProtobuf.Message, SwiftProto
           self.event = .lostFoundMatch(v)
         }
       }()
+      case 15: try {
+        var v: Skiff_Chat_V1_ListingCommentUpdate?
+        var hadOneofValue = false
+        if let current = self.event {
+          hadOneofValue = true
+          if case .listingComment(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.event = .listingComment(v)
+        }
+      }()
       default: break
       }
     }
@@ -1512,6 +1674,10 @@ nonisolated extension Skiff_Chat_V1_FeedEvent: SwiftProtobuf.Message, SwiftProto
     case .lostFoundMatch?: try {
       guard case .lostFoundMatch(let v)? = self.event else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .listingComment?: try {
+      guard case .listingComment(let v)? = self.event else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
     }()
     case nil: break
     }
@@ -2400,7 +2566,7 @@ nonisolated extension Skiff_Chat_V1_OpenConversationResponse: SwiftProtobuf.Mess
 
 nonisolated extension Skiff_Chat_V1_Notification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Notification"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}idempotency_key\0\u{3}occurred_at\0\u{2}\u{7}bid\0\u{1}listing\0\u{3}lost_found_match\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}idempotency_key\0\u{3}occurred_at\0\u{2}\u{7}bid\0\u{1}listing\0\u{3}lost_found_match\0\u{3}listing_comment\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2450,6 +2616,19 @@ nonisolated extension Skiff_Chat_V1_Notification: SwiftProtobuf.Message, SwiftPr
           self.kind = .lostFoundMatch(v)
         }
       }()
+      case 13: try {
+        var v: Skiff_Chat_V1_ListingCommentUpdate?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .listingComment(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .listingComment(v)
+        }
+      }()
       default: break
       }
     }
@@ -2481,6 +2660,10 @@ nonisolated extension Skiff_Chat_V1_Notification: SwiftProtobuf.Message, SwiftPr
     case .lostFoundMatch?: try {
       guard case .lostFoundMatch(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .listingComment?: try {
+      guard case .listingComment(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
     case nil: break
     }

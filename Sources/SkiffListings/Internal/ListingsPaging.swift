@@ -66,6 +66,36 @@ package enum ListingsPaging {
         }
     }
 
+    static let commentsKind = "listings.comments"
+
+    /// The position after a comment in a listing's comments (oldest first, then id ascending).
+    package struct CommentCursor: Codable, Hashable, Sendable {
+        /// The listing (a token is only valid for the same listing).
+        package var l: String
+        package var t: Int64
+        package var i: String
+    }
+
+    package static func commentCursor(_ page: PageRequest, listingID: String) throws(DomainError) -> CommentCursor? {
+        try PageToken.cursor(of: page, as: CommentCursor.self, kind: commentsKind) { $0.l == listingID }
+    }
+
+    /// Builds a comments page from up to `size + 1` comments fetched oldest first.
+    package static func commentPage(_ fetched: [ListingComment], size: Int, listingID: String) -> Page<ListingComment> {
+        Page(fetched: fetched, size: size) { last in
+            PageToken.encode(
+                CommentCursor(l: listingID, t: last.createdAt.millisecondsSince1970, i: last.id),
+                kind: commentsKind
+            )
+        }
+    }
+
+    /// Whether a comment comes after the cursor (oldest first, then id ascending in byte order).
+    package static func isAfter(_ comment: ListingComment, _ cursor: CommentCursor) -> Bool {
+        let time = comment.createdAt.millisecondsSince1970
+        return time > cursor.t || (time == cursor.t && cursor.i.utf8.lexicographicallyPrecedes(comment.id.utf8))
+    }
+
     /// Newest first, then id descending (byte order, as SQLite's BINARY collation).
     package static func newestFirst(_ a: Listing, _ b: Listing) -> Bool {
         let (left, right) = (a.createdAt.millisecondsSince1970, b.createdAt.millisecondsSince1970)
