@@ -29,6 +29,9 @@ public struct Account: Hashable, Sendable {
     public var createdAt: Date
     /// How many items this person sold through the marketplace.
     public var itemsSold: Int
+    /// When the person deleted the account (``AccountLifecycle/deleteAccount(_:now:)``), or `nil`. A deleted
+    /// account keeps its id, dates and counts under ``deletedDisplayName``; everything personal is erased.
+    public var deletedAt: Date?
 
     /// Creates an account value.
     public init(
@@ -42,7 +45,8 @@ public struct Account: Hashable, Sendable {
         passwordHash: String,
         verified: Bool = false,
         createdAt: Date,
-        itemsSold: Int = 0
+        itemsSold: Int = 0,
+        deletedAt: Date? = nil
     ) {
         self.id = id
         self.email = email
@@ -55,6 +59,7 @@ public struct Account: Hashable, Sendable {
         self.verified = verified
         self.createdAt = createdAt
         self.itemsSold = itemsSold
+        self.deletedAt = deletedAt
     }
 }
 
@@ -64,6 +69,22 @@ extension Account {
 
     /// Whether the account has a password one can log in with.
     public var hasPassword: Bool { passwordHash != Self.noPasswordHash }
+
+    /// The name a deleted account shows.
+    public static let deletedDisplayName = "Deleted user"
+
+    /// Whether the person deleted the account.
+    public var isDeleted: Bool { deletedAt != nil }
+
+    /// What a deleted account keeps in place of its e-mail address: unique (it spells the id in hex), and
+    /// no address (no `@`), so no sign-up, log-in or reset can reach it, and the real address is free.
+    public static func erasedEmail(id: String) -> String {
+        "deleted:" + id.utf8.map { String($0, radix: 16) }.joined(separator: ".")
+    }
+
+    /// The key user search keeps for the account: ``searchKey(_:)`` of the name; empty for a deleted
+    /// account, which no search finds.
+    public var storedSearchKey: String { isDeleted ? "" : Self.searchKey(displayName) }
 }
 
 extension Account: CustomStringConvertible {

@@ -209,6 +209,67 @@ public enum AccountLifecycle {
         return Consumption(account: reset, usedAt: usedAt)
     }
 
+    /// The result of ``changeEmail(token:account:newEmailHolder:now:)``.
+    public struct EmailChange: Hashable, Sendable {
+        /// The account with its new address, verified, to save.
+        public var account: Account
+        /// The address it had, to tell.
+        public var previousEmail: String
+        /// When the token was used: the store marks it used then, deletes the account's other e-mail change
+        /// tokens and marks its unused reset tokens used (they were mailed to the previous address).
+        public var usedAt: Date
+
+        public init(account: Account, previousEmail: String, usedAt: Date) {
+            self.account = account
+            self.previousEmail = previousEmail
+            self.usedAt = usedAt
+        }
+    }
+
+    /// Decides consuming an e-mail change token: the account takes the token's new address, verified.
+    ///
+    /// - Parameters:
+    ///   - token: The token with the hash presented, or `nil`.
+    ///   - account: The token's account, or `nil`.
+    ///   - newEmailHolder: The id of the account that has the token's new address, if any.
+    /// - Throws: as ``verifyEmail(token:account:now:)`` for e-mail change tokens (a token of a deleted account
+    ///   is not valid); `alreadyExists` (``AccountsStoreError/emailTaken``) when another account has the new
+    ///   address.
+    public static func changeEmail(
+        token: OneTimeToken?,
+        account: Account?,
+        newEmailHolder: String?,
+        now: Date
+    ) throws(DomainError) -> EmailChange {
+        let (token, account, usedAt) = try consume(token, kind: .emailChange, account: account, now: now)
+        guard let newEmail = token.newEmail, !account.isDeleted else { throw AccountsStoreError.linkNotValid }
+        guard newEmailHolder == nil || newEmailHolder == account.id else { throw AccountsStoreError.emailTaken }
+        var changed = account
+        changed.email = Account.normalizedEmail(newEmail)
+        changed.verified = true
+        return EmailChange(account: changed, previousEmail: account.email, usedAt: usedAt)
+    }
+
+    /// Decides deleting an account: everything personal is erased (address, password, bio, picture,
+    /// payment handle, zip code), the name becomes ``Account/deletedDisplayName``; the id, dates and counts
+    /// stay. The store also deletes the account's sessions and one-time tokens.
+    ///
+    /// - Throws: `notFound` if there is no such account or it is deleted already.
+    public static func deleteAccount(_ account: Account?, now: Date) throws(DomainError) -> Account {
+        guard let account, !account.isDeleted else { throw AccountsStoreError.accountNotFound }
+        var erased = Account(
+            id: account.id,
+            email: Account.erasedEmail(id: account.id),
+            displayName: Account.deletedDisplayName,
+            passwordHash: Account.noPasswordHash,
+            verified: false,
+            createdAt: account.createdAt,
+            itemsSold: account.itemsSold
+        )
+        erased.deletedAt = now.roundedToMilliseconds
+        return erased
+    }
+
     /// Decides a password change (the store also ends the account's other sessions and deletes its unused
     /// password-reset tokens).
     ///

@@ -92,6 +92,22 @@ public enum AccountsRequestBounds {
         try check(request.newPassword, "new_password", atMost: passwordBytes)
     }
 
+    /// RequestEmailChange: the new address and the password.
+    public static func check(_ request: Skiff_Accounts_V1_RequestEmailChangeRequest) throws(DomainError) {
+        try check(request.newEmail, "new_email", atMost: emailBytes)
+        try check(request.currentPassword, "current_password", atMost: passwordBytes)
+    }
+
+    /// ConfirmEmailChange: the token.
+    public static func check(_ request: Skiff_Accounts_V1_ConfirmEmailChangeRequest) throws(DomainError) {
+        try check(request.token, "token", atMost: tokenBytes)
+    }
+
+    /// DeleteAccount: the password.
+    public static func check(_ request: Skiff_Accounts_V1_DeleteAccountRequest) throws(DomainError) {
+        try check(request.currentPassword, "current_password", atMost: passwordBytes)
+    }
+
     /// UpdateProfile: the mask and the fields it can name (the others are not read).
     public static func check(_ request: Skiff_Accounts_V1_UpdateProfileRequest) throws(DomainError) {
         try RequestBounds.checkUpdateMask(request.updateMask.paths, atMost: updateMaskPaths)

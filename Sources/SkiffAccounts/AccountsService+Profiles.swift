@@ -242,6 +242,7 @@ extension Account {
             $0.ratingAverage = summary.average ?? 0
             $0.ratingCount = Int32(clamping: summary.count)
             $0.itemsSold = Int32(clamping: itemsSold)
+            $0.deleted = isDeleted
         }
     }
 }

@@ -17,6 +17,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     let sales: any SaleDirectory
     let blockedUsers: any BlockedUserDirectory
     let images: any ImageDirectory
+    let cleanup: any AccountCleanup
     let time: any TimeSource
     let configuration: AccountsConfiguration
     let rules: AccountRules
@@ -41,6 +42,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         sales: any SaleDirectory = NoSales(),
         blockedUsers: any BlockedUserDirectory = NoBlockedUsers(),
         images: any ImageDirectory = NoImages(),
+        cleanup: any AccountCleanup = NoAccountCleanup(),
         time: any TimeSource = SystemTimeSource(),
         configuration: AccountsConfiguration = AccountsConfiguration(),
         logger: Logger = Logger(label: "skiff.accounts")
@@ -51,6 +53,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         self.sales = sales
         self.blockedUsers = blockedUsers
         self.images = images
+        self.cleanup = cleanup
         self.time = time
         self.configuration = configuration
         self.rules = AccountRules(allowedEmailDomains: configuration.allowedEmailDomains)
@@ -142,7 +145,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     }
 
     /// Stores a one-time token for the account and mails it, on a line `<label>: <token>`.
-    private func sendToken(
+    func sendToken(
         _ token: SecretToken,
         _ record: OneTimeToken,
         to account: Account,
@@ -157,14 +160,14 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     }
 
     /// Counts an e-mail to an address against its hourly allowance.
-    private func rationEmail(to email: String, now: Date) throws {
+    func rationEmail(to email: String, now: Date) throws {
         try emails.check(["mail:" + email], now: now, what: "e-mails to this address")
         emails.record(["mail:" + email], now: now)
     }
 
     /// Runs work that must not show in the answer's timing (looking an address up, storing a token,
     /// mailing it) after the answer; failures are logged without request data.
-    private func afterAnswering(_ what: String, _ work: @escaping @Sendable () async throws -> Void) {
+    func afterAnswering(_ what: String, _ work: @escaping @Sendable () async throws -> Void) {
         let logger = self.logger
         Task {
             do {
@@ -394,34 +397,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         guard request.newPassword != request.currentPassword else {
             throw DomainError(.invalidArgument, "new_password must differ from the current password.")
         }
-        let now = time.now()
-        // Counted before hashing and settled after, as for LogIn.
-        let reservation = try throttle.reserve(
-            [
-                LoginThrottle.Key(
-                    "change:" + user.id,
-                    policy: configuration.accountBackoff,
-                    what: "wrong current passwords"
-                )
-            ],
-            now: now
-        )
-        var outcome = LoginThrottle.Outcome.notEvaluated
-        defer { throttle.settle(reservation, outcome, now: time.now()) }
-        guard let account = try await store.account(id: user.id) else {
-            throw DomainError(.unauthenticated, "The account of this session no longer exists.")
-        }
-        var correct = false
-        if account.hasPassword {
-            correct = try await hashing {
-                try await hasher.verify(request.currentPassword, against: account.passwordHash)
-            }
-        }
-        guard correct else {
-            outcome = .failed
-            throw DomainError(.permissionDenied, "current_password is wrong.")
-        }
-        outcome = .succeeded
+        _ = try await checkCurrentPassword(request.currentPassword, of: user)
         let hash = try await hashing { try await hasher.hash(request.newPassword) }
         // Also revokes reset tokens requested before the change.
         _ = try await store.changePassword(
@@ -430,6 +406,40 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
             keepingSession: TokenHash(of: user.sessionToken)
         )
         return Skiff_Accounts_V1_ChangePasswordResponse()
+    }
+
+    /// The caller's account, once `password` is checked to be its password. Wrong passwords back off per
+    /// account (one budget for ChangePassword, RequestEmailChange and DeleteAccount), counted before hashing
+    /// and settled after, as for LogIn.
+    ///
+    /// - Throws: `permissionDenied` for a wrong password; `resourceExhausted` during a back-off or when the
+    ///   hasher is busy; `unauthenticated` when the account is gone.
+    func checkCurrentPassword(_ password: String, of user: AuthenticatedUser) async throws -> Account {
+        let reservation = try throttle.reserve(
+            [
+                LoginThrottle.Key(
+                    "change:" + user.id,
+                    policy: configuration.accountBackoff,
+                    what: "wrong current passwords"
+                )
+            ],
+            now: time.now()
+        )
+        var outcome = LoginThrottle.Outcome.notEvaluated
+        defer { throttle.settle(reservation, outcome, now: time.now()) }
+        guard let account = try await store.account(id: user.id), !account.isDeleted else {
+            throw DomainError(.unauthenticated, "The account of this session no longer exists.")
+        }
+        var correct = false
+        if account.hasPassword {
+            correct = try await hashing { try await hasher.verify(password, against: account.passwordHash) }
+        }
+        guard correct else {
+            outcome = .failed
+            throw DomainError(.permissionDenied, "current_password is wrong.")
+        }
+        outcome = .succeeded
+        return account
     }
 
     /// The network address (without the port) of a peer given as `host:port` or `[v6]:port`: the key of

@@ -70,10 +70,26 @@ public protocol AccountsStore: Sendable {
 
     // MARK: One-time tokens and passwords
 
-    /// Stores a one-time token (e-mail verification or password reset).
+    /// Stores a one-time token (e-mail verification, password reset or e-mail change). An e-mail change
+    /// token replaces the account's unused ones: they are deleted.
     ///
     /// - Throws: `notFound` if the account does not exist; `alreadyExists` if the hash is taken.
     func insertOneTimeToken(_ token: OneTimeToken) async throws
+
+    /// Consumes an e-mail change token and gives its account the new address, verified, atomically
+    /// (``AccountLifecycle/changeEmail(token:account:newEmailHolder:now:)``). Consuming also deletes the
+    /// account's other e-mail change tokens and retires its unused reset tokens. Sessions stay.
+    ///
+    /// - Throws: as ``verifyEmail(tokenHash:now:)``, for e-mail change tokens; `alreadyExists` when another
+    ///   account has the new address.
+    func changeEmail(tokenHash: TokenHash, now: Date) async throws -> AccountLifecycle.EmailChange
+
+    /// Erases an account (``AccountLifecycle/deleteAccount(_:now:)``) and deletes its sessions and one-time
+    /// tokens, atomically. Ratings, reports and recorded sales stay.
+    ///
+    /// - Returns: The erased account.
+    /// - Throws: `notFound` if there is no such account or it was deleted already.
+    func deleteAccount(id: String, now: Date) async throws -> Account
 
     /// Consumes an e-mail verification token and marks its account verified, atomically. A token that
     /// carries a sign-up's ``OneTimeToken/passwordHash`` or ``OneTimeToken/displayName`` sets them on the

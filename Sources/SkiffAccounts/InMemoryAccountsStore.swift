@@ -30,8 +30,12 @@ public final class InMemoryAccountsStore: AccountsStore {
 
         /// Saves an account with its search key and e-mail index.
         mutating func save(_ account: Account) {
+            if let previous = accounts[account.id]?.email, previous != account.email, idByEmail[previous] == account.id
+            {
+                idByEmail[previous] = nil
+            }
             accounts[account.id] = account
-            nameKeys[account.id] = Account.searchKey(account.displayName)
+            nameKeys[account.id] = account.storedSearchKey
             idByEmail[account.email] = account.id
         }
 
@@ -148,7 +152,42 @@ public final class InMemoryAccountsStore: AccountsStore {
                 accountExists: state.accounts[token.accountID] != nil,
                 tokenTaken: state.tokens[token.tokenHash] != nil
             )
+            if stored.kind == .emailChange {
+                state.tokens = state.tokens.filter { _, other in
+                    other.accountID != stored.accountID || other.kind != .emailChange || other.usedAt != nil
+                }
+            }
             state.tokens[stored.tokenHash] = stored
+        }
+    }
+
+    public func changeEmail(tokenHash: TokenHash, now: Date) async throws -> AccountLifecycle.EmailChange {
+        try state.withLock { (state) throws(DomainError) -> AccountLifecycle.EmailChange in
+            let token = state.tokens[tokenHash]
+            let change = try AccountLifecycle.changeEmail(
+                token: token,
+                account: token.flatMap { state.accounts[$0.accountID] },
+                newEmailHolder: token?.newEmail.flatMap { state.idByEmail[Account.normalizedEmail($0)] },
+                now: now
+            )
+            let accountID = change.account.id
+            state.consumeToken(tokenHash, of: accountID, kind: .emailChange, at: change.usedAt)
+            for (hash, other) in state.tokens
+            where other.accountID == accountID && other.kind == .passwordReset && other.usedAt == nil {
+                state.tokens[hash]?.usedAt = change.usedAt
+            }
+            state.save(change.account)
+            return change
+        }
+    }
+
+    public func deleteAccount(id: String, now: Date) async throws -> Account {
+        try state.withLock { (state) throws(DomainError) -> Account in
+            let erased = try AccountLifecycle.deleteAccount(state.accounts[id], now: now)
+            state.save(erased)
+            state.sessions = state.sessions.filter { $0.value.accountID != id }
+            state.tokens = state.tokens.filter { $0.value.accountID != id }
+            return erased
         }
     }
 

@@ -40,6 +40,8 @@ public struct OneTimeToken: Hashable, Sendable {
         public static let emailVerification = Kind(rawValue: "emailVerification")
         /// Lets the person choose a new password.
         public static let passwordReset = Kind(rawValue: "passwordReset")
+        /// Proves the person owns the new address of an e-mail change (``OneTimeToken/newEmail``).
+        public static let emailChange = Kind(rawValue: "emailChange")
 
         public var description: String { rawValue }
     }
@@ -65,6 +67,9 @@ public struct OneTimeToken: Hashable, Sendable {
     /// For a verification token issued by a sign-up: the display name that sign-up chose, which verifying
     /// sets on the account. `nil` keeps the account's name.
     public var displayName: String?
+    /// For an e-mail change token: the new address (normalized), which consuming the token gives the
+    /// account.
+    public var newEmail: String?
 
     /// Creates a one-time token value.
     public init(
@@ -75,7 +80,8 @@ public struct OneTimeToken: Hashable, Sendable {
         createdAt: Date,
         usedAt: Date? = nil,
         passwordHash: String? = nil,
-        displayName: String? = nil
+        displayName: String? = nil,
+        newEmail: String? = nil
     ) {
         self.tokenHash = tokenHash
         self.kind = kind
@@ -85,5 +91,6 @@ public struct OneTimeToken: Hashable, Sendable {
         self.usedAt = usedAt
         self.passwordHash = passwordHash
         self.displayName = displayName
+        self.newEmail = newEmail
     }
 }

@@ -219,11 +219,11 @@ public enum BidLifecycle {
 
     /// Decides a hand-off confirmation by `userID`, who may pick the hand-off `place`.
     ///
-    /// While the sale waits for the hand-off, a pick replaces the sale's place (the latest pick wins,
-    /// and a party may confirm again just to change it; the other party is notified); confirming
-    /// without a place keeps the sale's. Once the sale is completed its place is final: confirming
-    /// again with the same place or none succeeds and changes nothing, with another place fails with
-    /// ``BidsStoreError/handoffPlaceFinal``.
+    /// While the sale waits for the hand-off, a pick of another place (by id) replaces the sale's place
+    /// (the latest pick wins, and a party may confirm again just to change it; the other party is
+    /// notified); confirming without a place, or with the sale's place, keeps the sale's copy as it is.
+    /// Once the sale is completed its place is final: confirming again with the same place or none
+    /// succeeds and changes nothing, with another place fails with ``BidsStoreError/handoffPlaceFinal``.
     public static func confirmHandoff(
         _ sale: Sale,
         userID: String,
@@ -235,7 +235,7 @@ public enum BidLifecycle {
         var updated = sale
         var events: [BidEventDraft] = []
         var placeChanged = false
-        if let place, place != sale.handoffPlace {
+        if let place, place.id != sale.handoffPlace?.id {
             guard sale.state == .pendingHandoff else { throw BidsStoreError.handoffPlaceFinal }
             updated.handoffPlace = place
             placeChanged = true

@@ -95,4 +95,9 @@ public enum BidsRequestBounds {
     public static func check(_ request: Skiff_Bids_V1_CloseListingRequest) throws(DomainError) {
         try RequestBounds.check(request.listingID, "listing_id", atMost: idBytes)
     }
+
+    /// WithdrawBidderBids: the bidder id.
+    public static func check(_ request: Skiff_Bids_V1_WithdrawBidderBidsRequest) throws(DomainError) {
+        try RequestBounds.check(request.bidderID, "bidder_id", atMost: idBytes)
+    }
 }

@@ -132,10 +132,16 @@ extension BidsService {
         let saleID = try Self.requireSaleID(request.saleID)
         var place: HandoffPlace?
         if !request.handoffPlaceID.isEmpty {
-            guard let picked = handoffPlacesByID[request.handoffPlaceID] else {
-                throw BidsStoreError.unknownHandoffPlace
+            try handoffPlaceLimiter.acquire(userID: user.id, now: time.now())
+            if let picked = handoffPlacesByID[request.handoffPlaceID] {
+                place = picked
+            } else {
+                // A place the operator has since removed is still the sale's own: naming it keeps it.
+                guard let sale = try await store.sale(id: saleID), sale.isParty(user.id) else {
+                    throw BidsStoreError.unknownHandoffPlace
+                }
+                guard sale.handoffPlace?.id == request.handoffPlaceID else { throw BidsStoreError.unknownHandoffPlace }
             }
-            place = picked
         }
         let recorded = try await store.confirmHandoff(saleID: saleID, userID: user.id, place: place, now: time.now())
         await announce(recorded.events)

@@ -41,6 +41,31 @@ extension BidsService {
         return .with { $0.rejectedBids = recorded.value.map(\.proto) }
     }
 
+    public func withdrawBidderBids(
+        request: Skiff_Bids_V1_WithdrawBidderBidsRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Bids_V1_WithdrawBidderBidsResponse {
+        try BidsRequestBounds.check(request)
+        try context.requireService()
+        guard !request.bidderID.isEmpty else { throw DomainError(.invalidArgument, "bidder_id is empty.") }
+        var withdrawn: [Bid] = []
+        var page = try PageRequest(size: PageRequest.maximumSize)
+        while true {
+            let live = try await store.bids(bidderID: request.bidderID, states: [.pending, .countered], page: page)
+            for bid in live.items {
+                // A bid accepted or rejected meanwhile is left as it is.
+                guard
+                    let recorded = try? await store.withdrawBid(id: bid.id, bidderID: request.bidderID, now: time.now())
+                else { continue }
+                await announce(recorded.events)
+                if recorded.value.state == .withdrawn, !recorded.events.isEmpty { withdrawn.append(recorded.value) }
+            }
+            guard let token = live.nextPageToken else { break }
+            page = try PageRequest(size: PageRequest.maximumSize, token: token)
+        }
+        return .with { $0.withdrawnBids = withdrawn.map(\.proto) }
+    }
+
     /// The rejection reason of bids on a listing its seller withdrew.
     public static let withdrawnReason = "The seller withdrew the listing."
     /// The rejection reason of bids on a listing its seller marked sold outside the app.

@@ -33,6 +33,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
     let onSaleCompleted: @Sendable (Sale) async throws -> Void
     let logger: Logger
     let placeBidLimiter: UserRateLimiter
+    let handoffPlaceLimiter: UserRateLimiter
     /// The configured hand-off places, in order, and by id.
     let handoffPlaces: [HandoffPlace]
     let handoffPlacesByID: [String: HandoffPlace]
@@ -70,6 +71,7 @@ public struct BidsService: Skiff_Bids_V1_Bids.ServiceProtocol {
         self.onSaleCompleted = onSaleCompleted
         self.logger = logger
         self.placeBidLimiter = UserRateLimiter(configuration.placeBidLimit, what: "bids placed")
+        self.handoffPlaceLimiter = UserRateLimiter(configuration.handoffPlaceLimit, what: "hand-off places picked")
         self.handoffPlaces = configuration.handoffPlaces
         self.handoffPlacesByID = Dictionary(
             configuration.handoffPlaces.map { ($0.id, $0) },

@@ -364,7 +364,8 @@ public final class InMemoryListingsStore: ListingsStore {
     }
 
     public func comments(since date: Date, limit: Int) async throws -> [ListingComment] {
-        state.withReadLock { state in
+        guard limit > 0 else { return [] }
+        return state.withReadLock { state in
             var found: [ListingComment] = []
             let start = state.commentsByTime.position(of: CommentKey(time: date.millisecondsSince1970, id: ""))
             state.commentsByTime.walk(from: start) { key in

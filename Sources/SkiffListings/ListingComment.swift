@@ -70,6 +70,21 @@ extension ListingLifecycle {
     public static let commentMaximumLength = 1_000
     /// The longest excerpt of a comment in a feed notification, in characters.
     public static let commentExcerptLength = 200
+    /// The longest excerpt of a comment in a feed notification, in UTF-8 bytes (Chat's bound).
+    public static let commentExcerptBytes = 800
+
+    /// The start of a comment's text for a notification: whole characters, at most
+    /// ``commentExcerptLength`` of them and ``commentExcerptBytes`` bytes.
+    public static func commentExcerpt(_ text: String) -> String {
+        var excerpt = ""
+        var bytes = 0
+        for character in text.prefix(commentExcerptLength) {
+            bytes += character.utf8.count
+            guard bytes <= commentExcerptBytes else { break }
+            excerpt.append(character)
+        }
+        return excerpt
+    }
 
     /// Checks and trims a comment's text: 1–1000 characters after trimming.
     public static func validateCommentText(_ text: String) throws(DomainError) -> String {

@@ -127,6 +127,11 @@ public enum ListingsRequestBounds {
         try RequestBounds.checkPage(size: request.pageSize, token: request.pageToken)
     }
 
+    /// WithdrawSellerListings: the seller id.
+    public static func check(_ request: Skiff_Listings_V1_WithdrawSellerListingsRequest) throws(DomainError) {
+        try RequestBounds.check(request.sellerID, "seller_id", atMost: idBytes)
+    }
+
     /// AddComment: the listing id, the text and the comment replied to.
     public static func check(_ request: Skiff_Listings_V1_AddCommentRequest) throws(DomainError) {
         try RequestBounds.check(request.listingID, "listing_id", atMost: idBytes)

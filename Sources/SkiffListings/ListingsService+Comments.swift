@@ -99,7 +99,7 @@ extension ListingsService {
                         listingTitle: listing.fields.title,
                         commentID: comment.id,
                         authorID: notice.showsAuthor ? comment.authorID : "",
-                        excerpt: String(comment.text.prefix(ListingLifecycle.commentExcerptLength))
+                        excerpt: ListingLifecycle.commentExcerpt(comment.text)
                     )
                 ),
                 occurredAt: comment.createdAt

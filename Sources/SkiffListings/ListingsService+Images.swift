@@ -90,4 +90,34 @@ extension ListingsService {
         }
         return .with { $0.ownerID = image.ownerID }
     }
+
+    public func withdrawSellerListings(
+        request: Skiff_Listings_V1_WithdrawSellerListingsRequest,
+        context: ServerContext
+    ) async throws -> Skiff_Listings_V1_WithdrawSellerListingsResponse {
+        try context.requireService()
+        try ListingsRequestBounds.check(request)
+        guard !request.sellerID.isEmpty else { throw DomainError(.invalidArgument, "seller_id is empty.") }
+        var withdrawn: [String] = []
+        var page = try PageRequest(size: PageRequest.maximumSize)
+        while true {
+            let listings = try await store.sellerListings(sellerID: request.sellerID, statuses: [.active], page: page)
+            for listing in listings.items {
+                let transition = try await store.setStatus(
+                    id: listing.id,
+                    to: .withdrawn,
+                    by: .seller(request.sellerID),
+                    now: time.now()
+                )
+                guard let event = transition.event else { continue }
+                withdrawn.append(listing.id)
+                // As WithdrawListing: the bids are rejected and the savers told (both best effort, relayed).
+                try? await bids.listingClosed(listingID: listing.id, status: .withdrawn)
+                await publish(event)
+            }
+            guard let token = listings.nextPageToken else { break }
+            page = try PageRequest(size: PageRequest.maximumSize, token: token)
+        }
+        return .with { $0.withdrawnListingIds = withdrawn }
+    }
 }

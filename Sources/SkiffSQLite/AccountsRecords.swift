@@ -21,12 +21,14 @@ struct AccountRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var verified: Bool
     var createdAt: Int64
     var itemsSold: Int
+    /// Added by accounts-v6.
+    var deletedAt: Int64?
 
     init(_ account: Account) {
         id = account.id
         email = Account.normalizedEmail(account.email)
         displayName = account.displayName
-        displayNameKey = Account.searchKey(account.displayName)
+        displayNameKey = account.storedSearchKey
         bio = account.bio
         avatarImageID = account.avatarImageID
         paymentHandle = account.paymentHandle
@@ -35,6 +37,7 @@ struct AccountRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
         verified = account.verified
         createdAt = account.createdAt.millisecondsSince1970
         itemsSold = account.itemsSold
+        deletedAt = account.deletedAt?.millisecondsSince1970
     }
 
     var account: Account {
@@ -49,7 +52,8 @@ struct AccountRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
             passwordHash: passwordHash,
             verified: verified,
             createdAt: Date(millisecondsSince1970: createdAt),
-            itemsSold: itemsSold
+            itemsSold: itemsSold,
+            deletedAt: deletedAt.map(Date.init(millisecondsSince1970:))
         )
     }
 }
@@ -92,6 +96,8 @@ struct OneTimeTokenRecord: Codable, Sendable, FetchableRecord, PersistableRecord
     var passwordHash: String?
     /// Added by accounts-v3.
     var displayName: String?
+    /// Added by accounts-v6.
+    var newEmail: String?
 
     init(_ token: OneTimeToken) {
         tokenHash = token.tokenHash.rawValue
@@ -102,6 +108,7 @@ struct OneTimeTokenRecord: Codable, Sendable, FetchableRecord, PersistableRecord
         usedAt = token.usedAt?.millisecondsSince1970
         passwordHash = token.passwordHash
         displayName = token.displayName
+        newEmail = token.newEmail
     }
 
     var token: OneTimeToken {
@@ -113,7 +120,8 @@ struct OneTimeTokenRecord: Codable, Sendable, FetchableRecord, PersistableRecord
             createdAt: Date(millisecondsSince1970: createdAt),
             usedAt: usedAt.map(Date.init(millisecondsSince1970:)),
             passwordHash: passwordHash,
-            displayName: displayName
+            displayName: displayName,
+            newEmail: newEmail
         )
     }
 }

@@ -139,7 +139,51 @@ public struct SQLiteAccountsStore: AccountsStore {
                 accountExists: try AccountRecord.exists(db, key: token.accountID),
                 tokenTaken: try OneTimeTokenRecord.exists(db, key: token.tokenHash.rawValue)
             )
+            if stored.kind == .emailChange {
+                try db.executeCached(
+                    sql: "DELETE FROM oneTimeToken WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
+                    arguments: [stored.accountID, OneTimeToken.Kind.emailChange.rawValue]
+                )
+            }
             try OneTimeTokenRecord(stored).insert(db)
+        }
+    }
+
+    public func changeEmail(tokenHash: TokenHash, now: Date) async throws -> AccountLifecycle.EmailChange {
+        try await pool.domainWrite { db in
+            let (token, account) = try Self.tokenAndAccount(db, tokenHash)
+            let holder = try token?.newEmail.flatMap { newEmail in
+                try String.fetchOne(
+                    db.cachedStatement(sql: "SELECT id FROM account WHERE email = ?"),
+                    arguments: [Account.normalizedEmail(newEmail)]
+                )
+            }
+            let change = try AccountLifecycle.changeEmail(
+                token: token,
+                account: account,
+                newEmailHolder: holder,
+                now: now
+            )
+            let accountID = change.account.id
+            try Self.consumeToken(db, tokenHash, of: accountID, kind: .emailChange, at: change.usedAt)
+            try db.executeCached(
+                sql: "UPDATE oneTimeToken SET usedAt = ? WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
+                arguments: [
+                    change.usedAt.millisecondsSince1970, accountID, OneTimeToken.Kind.passwordReset.rawValue,
+                ]
+            )
+            try AccountRecord(change.account).update(db)
+            return change
+        }
+    }
+
+    public func deleteAccount(id: String, now: Date) async throws -> Account {
+        try await pool.domainWrite { db in
+            let erased = try AccountLifecycle.deleteAccount(try AccountRecord.fetchOne(db, key: id)?.account, now: now)
+            try AccountRecord(erased).update(db)
+            try db.executeCached(sql: "DELETE FROM session WHERE accountID = ?", arguments: [id])
+            try db.executeCached(sql: "DELETE FROM oneTimeToken WHERE accountID = ?", arguments: [id])
+            return erased
         }
     }
 
@@ -398,7 +442,7 @@ public struct SQLiteAccountsStore: AccountsStore {
             sql: "DELETE FROM oneTimeToken WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
             arguments: [accountID, OneTimeToken.Kind.emailVerification.rawValue]
         )
-        if kind == .passwordReset {
+        if kind != .emailVerification {
             try db.executeCached(
                 sql: "UPDATE oneTimeToken SET usedAt = ? WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
                 arguments: [date.millisecondsSince1970, accountID, kind.rawValue]

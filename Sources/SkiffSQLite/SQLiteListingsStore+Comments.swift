@@ -120,7 +120,7 @@ extension SQLiteListingsStore {
                     SELECT * FROM listingComment INDEXED BY listingComment_createdAt_id
                     WHERE createdAt >= ? ORDER BY createdAt, id LIMIT ?
                     """,
-                arguments: [date.millisecondsSince1970, limit]
+                arguments: [date.millisecondsSince1970, max(limit, 0)]
             )
         }
     }

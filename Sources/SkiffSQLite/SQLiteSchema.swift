@@ -31,6 +31,7 @@ public enum SQLiteSchema {
         registerAccountsAnonymousRatingsMigration(in: &migrator)
         registerBidsHandoffPlacesMigration(in: &migrator)
         registerListingCommentsMigration(in: &migrator)
+        registerAccountsEmailChangeAndDeletionMigration(in: &migrator)
         return migrator
     }
 
@@ -212,6 +213,19 @@ public enum SQLiteSchema {
                     ALTER TABLE sale ADD COLUMN handoffPlaceLatitude REAL;
                     ALTER TABLE sale ADD COLUMN handoffPlaceLongitude REAL;
                     ALTER TABLE sale ADD COLUMN handoffPlaceHours TEXT;
+                    """
+            )
+        }
+    }
+
+    static func registerAccountsEmailChangeAndDeletionMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. E-mail change tokens carry the new address; a deleted account keeps its row
+        // (id, dates, counts) with the time it was deleted, its personal fields erased.
+        migrator.registerMigration("accounts-v6") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE oneTimeToken ADD COLUMN newEmail TEXT;
+                    ALTER TABLE account ADD COLUMN deletedAt INTEGER;
                     """
             )
         }

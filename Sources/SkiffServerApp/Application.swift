@@ -118,6 +118,10 @@ public struct Application: Sendable {
             accountsConfiguration.loginBackoffInitialDelay = .milliseconds(Int64(seconds * 1000))
         }
         accountsConfiguration.scaleRateLimits(by: options.rateLimitScale)
+        let directory = ClientDirectory(
+            accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
+            listings: Skiff_Listings_V1_Listings.Client(transport: asService)
+        )
         let accounts = AccountsService(
             store: accountsStore,
             hasher: PasswordHasher(
@@ -131,6 +135,11 @@ public struct Application: Sendable {
             sales: BidsClientSaleDirectory(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
             blockedUsers: ChatClientBlockedUsers(client: Skiff_Chat_V1_Chat.Client(transport: asCaller)),
             images: ListingsClientImages(client: Skiff_Listings_V1_Listings.Client(transport: asService)),
+            cleanup: ClientAccountCleanup(
+                listings: Skiff_Listings_V1_Listings.Client(transport: asService),
+                bids: Skiff_Bids_V1_Bids.Client(transport: asService),
+                directory: directory
+            ),
             configuration: accountsConfiguration,
             logger: logger
         )
@@ -145,10 +154,6 @@ public struct Application: Sendable {
             logger: logger
         )
 
-        let directory = ClientDirectory(
-            accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
-            listings: Skiff_Listings_V1_Listings.Client(transport: asService)
-        )
         var chatConfiguration = ChatConfiguration.defaults
         chatConfiguration.scaleRateLimits(by: options.rateLimitScale)
         let chat = ChatService(store: chatStore, directory: directory, configuration: chatConfiguration, logger: logger)

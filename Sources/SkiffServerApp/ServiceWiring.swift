@@ -69,9 +69,10 @@ struct ChatClientConversations: ConversationOpener {
 /// (service token, so withdrawn listings count as existing): Chat's recipients and listing
 /// contexts, BucketList's users to follow.
 ///
-/// Accounts and listings are never deleted, so an id once found stays found: those are remembered
-/// (up to ``KnownIDs/capacity`` each), and a chat between known users asks nobody. Unknown ids are
-/// asked every time.
+/// Listings are never deleted, and accounts only by their owner (then forgotten here at once, by
+/// ``ClientAccountCleanup``): an id once found stays found, so those are remembered (up to
+/// ``KnownIDs/capacity`` each), and a chat between known users asks nobody. Unknown ids, and deleted
+/// accounts (which count as not existing: nobody can message or follow them), are asked every time.
 struct ClientDirectory: ChatDirectory, UserDirectory {
     let accounts: Skiff_Accounts_V1_Accounts.Client
     let listings: Skiff_Listings_V1_Listings.Client
@@ -79,7 +80,10 @@ struct ClientDirectory: ChatDirectory, UserDirectory {
     let knownListings = KnownIDs()
 
     func userExists(_ userID: String) async throws -> Bool {
-        try await knownUsers.exists(userID) { _ = try await accounts.getProfile(.with { $0.userID = userID }) }
+        try await knownUsers.exists(userID) {
+            let profile = try await accounts.getProfile(.with { $0.userID = userID }).profile
+            if profile.deleted { throw RPCError(code: .notFound, message: "The user deleted their account.") }
+        }
     }
 
     func userExists(id: String) async throws -> Bool { try await userExists(id) }
@@ -88,6 +92,26 @@ struct ClientDirectory: ChatDirectory, UserDirectory {
         try await knownListings.exists(listingID) {
             _ = try await listings.getListing(.with { $0.listingID = listingID })
         }
+    }
+}
+
+/// Accounts' account deletion, over the Listings and Bids clients (service token): the user's listings and
+/// bids are closed, and the user is forgotten by the look-up cache.
+struct ClientAccountCleanup: AccountCleanup {
+    let listings: Skiff_Listings_V1_Listings.Client
+    let bids: Skiff_Bids_V1_Bids.Client
+    let directory: ClientDirectory
+
+    func withdrawListings(sellerID: String) async throws -> Int {
+        try await listings.withdrawSellerListings(.with { $0.sellerID = sellerID }).withdrawnListingIds.count
+    }
+
+    func withdrawBids(bidderID: String) async throws -> Int {
+        try await bids.withdrawBidderBids(.with { $0.bidderID = bidderID }).withdrawnBids.count
+    }
+
+    func accountErased(userID: String) async {
+        directory.knownUsers.forget(userID)
     }
 }
 
@@ -111,6 +135,11 @@ final class KnownIDs: Sendable {
             ids.insert(id)
         }
         return true
+    }
+
+    /// Forgets an id that no longer exists.
+    func forget(_ id: String) {
+        _ = ids.withLock { $0.remove(id) }
     }
 }
 

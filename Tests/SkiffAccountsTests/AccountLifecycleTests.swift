@@ -389,3 +389,90 @@ struct AccountLifecycleTests {
         }
     }
 }
+
+@Suite("Account lifecycle: e-mail change and deletion")
+struct AccountEmailChangeAndDeletionTests {
+    typealias T = AccountLifecycleTests
+
+    static func changeToken(newEmail: String? = "New@Campus.edu") -> OneTimeToken {
+        var token = T.token(.emailChange)
+        token.newEmail = newEmail
+        return token
+    }
+
+    @Test("An e-mail change token gives the account its normalized new address, verified; another holder refuses it")
+    func changeEmail() throws {
+        let account = T.account(verified: true)
+        let change = try AccountLifecycle.changeEmail(
+            token: Self.changeToken(),
+            account: account,
+            newEmailHolder: nil,
+            now: T.now
+        )
+        #expect(change.account.email == "new@campus.edu" && change.account.verified)
+        #expect(change.previousEmail == "jane@campus.edu")
+        #expect(change.usedAt == T.now.roundedToMilliseconds)
+        #expect(throws: AccountsStoreError.emailTaken) {
+            _ = try AccountLifecycle.changeEmail(
+                token: Self.changeToken(),
+                account: account,
+                newEmailHolder: "usr_2",
+                now: T.now
+            )
+        }
+        // The account's own address (already its) is no conflict; wrong kinds and deleted accounts are not valid.
+        _ = try AccountLifecycle.changeEmail(
+            token: Self.changeToken(),
+            account: account,
+            newEmailHolder: "usr_1",
+            now: T.now
+        )
+        #expect(throws: AccountsStoreError.linkNotValid) {
+            _ = try AccountLifecycle.changeEmail(
+                token: T.token(.passwordReset),
+                account: account,
+                newEmailHolder: nil,
+                now: T.now
+            )
+        }
+        #expect(throws: AccountsStoreError.linkNotValid) {
+            _ = try AccountLifecycle.changeEmail(
+                token: Self.changeToken(newEmail: nil),
+                account: account,
+                newEmailHolder: nil,
+                now: T.now
+            )
+        }
+        let erased = try AccountLifecycle.deleteAccount(account, now: T.now)
+        #expect(throws: AccountsStoreError.linkNotValid) {
+            _ = try AccountLifecycle.changeEmail(
+                token: Self.changeToken(),
+                account: erased,
+                newEmailHolder: nil,
+                now: T.now
+            )
+        }
+    }
+
+    @Test("Deleting erases everything personal and keeps the id, dates and counts; twice is NOT_FOUND")
+    func delete() throws {
+        var account = T.account(verified: true)
+        account.bio = "Bio"
+        account.avatarImageID = "img_1"
+        account.paymentHandle = "@jane"
+        account.zipCode = "92093"
+        let erased = try AccountLifecycle.deleteAccount(account, now: T.now)
+        #expect(erased.id == account.id && erased.createdAt == account.createdAt && erased.itemsSold == 2)
+        #expect(erased.displayName == "Deleted user" && erased.storedSearchKey.isEmpty)
+        #expect(
+            erased.bio.isEmpty && erased.avatarImageID == nil && erased.paymentHandle == nil && erased.zipCode == nil
+        )
+        #expect(!erased.hasPassword && !erased.verified && erased.deletedAt == T.now.roundedToMilliseconds)
+        #expect(erased.email == Account.erasedEmail(id: account.id))
+        #expect(Account.erasedEmail(id: "usr_aB") != Account.erasedEmail(id: "usr_Ab"))
+        #expect(throws: AccountsStoreError.accountNotFound) {
+            _ = try AccountLifecycle.deleteAccount(erased, now: T.now)
+        }
+        #expect(throws: AccountsStoreError.accountNotFound) { _ = try AccountLifecycle.deleteAccount(nil, now: T.now) }
+    }
+}

@@ -86,6 +86,11 @@ struct HandoffPlacesTests {
         #expect(throws: BidsStoreError.handoffPlaceFinal) {
             _ = try BidLifecycle.confirmHandoff(done.confirmation.sale, userID: "usr_b", place: Self.steps, now: now)
         }
+        // The same place by id, edited by the operator since, changes nothing (even once completed).
+        var renamed = desk
+        renamed.name = "Desk (renamed)"
+        let same = try BidLifecycle.confirmHandoff(done.confirmation.sale, userID: "usr_b", place: renamed, now: now)
+        #expect(same.confirmation.sale.handoffPlace == desk && same.events.isEmpty)
         #expect(throws: BidsStoreError.notAParty) {
             _ = try BidLifecycle.confirmHandoff(sale, userID: "usr_x", place: Self.steps, now: now)
         }

@@ -377,6 +377,17 @@ struct ListingCommentRulesTests {
         )
     }
 
+    @Test("Notification excerpts: whole characters, at most 200 of them and 800 bytes")
+    func excerpt() {
+        #expect(ListingLifecycle.commentExcerpt("Short") == "Short")
+        let ascii = ListingLifecycle.commentExcerpt(String(repeating: "a", count: 1_000))
+        #expect(ascii.count == 200)
+        let flags = ListingLifecycle.commentExcerpt(String(repeating: "🇺🇸", count: 300))  // 8 bytes each
+        #expect(flags.utf8.count == 800 && flags.count == 100)
+        let family = ListingLifecycle.commentExcerpt(String(repeating: "👨‍👩‍👧‍👦", count: 100))  // 25 bytes each
+        #expect(family.utf8.count <= 800 && family.count == 32)
+    }
+
     @Test("Text: trimmed, 1–1000 characters")
     func text() throws {
         #expect(try ListingLifecycle.validateCommentText("  Hi \n") == "Hi")

@@ -110,6 +110,24 @@ struct HandoffPlacesSocketTests {
             #expect(sale.handoffPlace.placeID == "police-desk")
             #expect(sale.handoffPlace.name == "Campus Police, front desk (under camera)")
             #expect(sale.handoffPlace.hours == "Open 24 hours")
+            // Naming the sale's own place, though no longer listed, keeps it; another unlisted id is unknown.
+            let kept = try await bids.confirmHandoff(
+                .with {
+                    $0.saleID = saleID
+                    $0.handoffPlaceID = "police-desk"
+                },
+                metadata: auth
+            ).sale
+            #expect(kept.handoffPlace == sale.handoffPlace)
+            await expectStatus(.notFound) {
+                _ = try await bids.confirmHandoff(
+                    .with {
+                        $0.saleID = saleID
+                        $0.handoffPlaceID = "library-entrance"
+                    },
+                    metadata: auth
+                )
+            }
         }
     }
 

@@ -182,6 +182,10 @@ public nonisolated struct Skiff_Accounts_V1_Profile: Sendable {
   /// How many of the user's sales were completed (both parties confirmed the hand-off).
   public var itemsSold: Int32 = 0
 
+  /// Whether the user deleted their account (DeleteAccount): the profile then shows only the name
+  /// "Deleted user", the id, the dates and the counts; nobody can message or follow them.
+  public var deleted: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -492,6 +496,102 @@ public nonisolated struct Skiff_Accounts_V1_ChangePasswordResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The request of RequestEmailChange.
+public nonisolated struct Skiff_Accounts_V1_RequestEmailChangeRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The new address, at most 254 bytes.
+  public var newEmail: String = String()
+
+  /// The password in use now, at most 1,024 bytes.
+  public var currentPassword: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of RequestEmailChange.
+public nonisolated struct Skiff_Accounts_V1_RequestEmailChangeResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The request of ConfirmEmailChange.
+public nonisolated struct Skiff_Accounts_V1_ConfirmEmailChangeRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The token from the link sent to the new address, at most 128 bytes.
+  public var token: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of ConfirmEmailChange.
+public nonisolated struct Skiff_Accounts_V1_ConfirmEmailChangeResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The account, with its new address.
+  public var account: Skiff_Accounts_V1_Account {
+    get {_account ?? Skiff_Accounts_V1_Account()}
+    set {_account = newValue}
+  }
+  /// Returns true if `account` has been explicitly set.
+  public var hasAccount: Bool {self._account != nil}
+  /// Clears the value of `account`. Subsequent reads from it will return its default value.
+  public mutating func clearAccount() {self._account = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _account: Skiff_Accounts_V1_Account? = nil
+}
+
+/// The request of DeleteAccount.
+public nonisolated struct Skiff_Accounts_V1_DeleteAccountRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The password in use now, at most 1,024 bytes.
+  public var currentPassword: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of DeleteAccount.
+public nonisolated struct Skiff_Accounts_V1_DeleteAccountResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// How many of the caller's listings were withdrawn.
+  public var withdrawnListings: Int32 = 0
+
+  /// How many of the caller's live bids were withdrawn.
+  public var withdrawnBids: Int32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -967,7 +1067,7 @@ nonisolated extension Skiff_Accounts_V1_Account: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Skiff_Accounts_V1_Profile: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Profile"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}display_name\0\u{3}avatar_image_id\0\u{1}bio\0\u{3}member_since\0\u{3}rating_average\0\u{3}rating_count\0\u{3}items_sold\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}display_name\0\u{3}avatar_image_id\0\u{1}bio\0\u{3}member_since\0\u{3}rating_average\0\u{3}rating_count\0\u{3}items_sold\0\u{1}deleted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -983,6 +1083,7 @@ nonisolated extension Skiff_Accounts_V1_Profile: SwiftProtobuf.Message, SwiftPro
       case 6: try { try decoder.decodeSingularDoubleField(value: &self.ratingAverage) }()
       case 7: try { try decoder.decodeSingularInt32Field(value: &self.ratingCount) }()
       case 8: try { try decoder.decodeSingularInt32Field(value: &self.itemsSold) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.deleted) }()
       default: break
       }
     }
@@ -1017,6 +1118,9 @@ nonisolated extension Skiff_Accounts_V1_Profile: SwiftProtobuf.Message, SwiftPro
     if self.itemsSold != 0 {
       try visitor.visitSingularInt32Field(value: self.itemsSold, fieldNumber: 8)
     }
+    if self.deleted != false {
+      try visitor.visitSingularBoolField(value: self.deleted, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1029,6 +1133,7 @@ nonisolated extension Skiff_Accounts_V1_Profile: SwiftProtobuf.Message, SwiftPro
     if lhs.ratingAverage != rhs.ratingAverage {return false}
     if lhs.ratingCount != rhs.ratingCount {return false}
     if lhs.itemsSold != rhs.itemsSold {return false}
+    if lhs.deleted != rhs.deleted {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1583,6 +1688,189 @@ nonisolated extension Skiff_Accounts_V1_ChangePasswordResponse: SwiftProtobuf.Me
   }
 
   public static func ==(lhs: Skiff_Accounts_V1_ChangePasswordResponse, rhs: Skiff_Accounts_V1_ChangePasswordResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Accounts_V1_RequestEmailChangeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RequestEmailChangeRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}new_email\0\u{3}current_password\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.newEmail) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.currentPassword) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.newEmail.isEmpty {
+      try visitor.visitSingularStringField(value: self.newEmail, fieldNumber: 1)
+    }
+    if !self.currentPassword.isEmpty {
+      try visitor.visitSingularStringField(value: self.currentPassword, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Accounts_V1_RequestEmailChangeRequest, rhs: Skiff_Accounts_V1_RequestEmailChangeRequest) -> Bool {
+    if lhs.newEmail != rhs.newEmail {return false}
+    if lhs.currentPassword != rhs.currentPassword {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Accounts_V1_RequestEmailChangeResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RequestEmailChangeResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Accounts_V1_RequestEmailChangeResponse, rhs: Skiff_Accounts_V1_RequestEmailChangeResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Accounts_V1_ConfirmEmailChangeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ConfirmEmailChangeRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Accounts_V1_ConfirmEmailChangeRequest, rhs: Skiff_Accounts_V1_ConfirmEmailChangeRequest) -> Bool {
+    if lhs.token != rhs.token {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Accounts_V1_ConfirmEmailChangeResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ConfirmEmailChangeResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}account\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._account) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._account {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Accounts_V1_ConfirmEmailChangeResponse, rhs: Skiff_Accounts_V1_ConfirmEmailChangeResponse) -> Bool {
+    if lhs._account != rhs._account {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Accounts_V1_DeleteAccountRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeleteAccountRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}current_password\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.currentPassword) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.currentPassword.isEmpty {
+      try visitor.visitSingularStringField(value: self.currentPassword, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Accounts_V1_DeleteAccountRequest, rhs: Skiff_Accounts_V1_DeleteAccountRequest) -> Bool {
+    if lhs.currentPassword != rhs.currentPassword {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Accounts_V1_DeleteAccountResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeleteAccountResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}withdrawn_listings\0\u{3}withdrawn_bids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt32Field(value: &self.withdrawnListings) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self.withdrawnBids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.withdrawnListings != 0 {
+      try visitor.visitSingularInt32Field(value: self.withdrawnListings, fieldNumber: 1)
+    }
+    if self.withdrawnBids != 0 {
+      try visitor.visitSingularInt32Field(value: self.withdrawnBids, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Accounts_V1_DeleteAccountResponse, rhs: Skiff_Accounts_V1_DeleteAccountResponse) -> Bool {
+    if lhs.withdrawnListings != rhs.withdrawnListings {return false}
+    if lhs.withdrawnBids != rhs.withdrawnBids {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

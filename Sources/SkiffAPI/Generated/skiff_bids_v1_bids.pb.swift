@@ -1136,6 +1136,34 @@ public nonisolated struct Skiff_Bids_V1_CloseListingResponse: Sendable {
   public init() {}
 }
 
+/// The request of WithdrawBidderBids.
+public nonisolated struct Skiff_Bids_V1_WithdrawBidderBidsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The bidder whose live bids to withdraw, at most 128 bytes.
+  public var bidderID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of WithdrawBidderBids.
+public nonisolated struct Skiff_Bids_V1_WithdrawBidderBidsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The bids this call withdrew.
+  public var withdrawnBids: [Skiff_Bids_V1_Bid] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "skiff.bids.v1"
@@ -2710,6 +2738,66 @@ nonisolated extension Skiff_Bids_V1_CloseListingResponse: SwiftProtobuf.Message,
 
   public static func ==(lhs: Skiff_Bids_V1_CloseListingResponse, rhs: Skiff_Bids_V1_CloseListingResponse) -> Bool {
     if lhs.rejectedBids != rhs.rejectedBids {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_WithdrawBidderBidsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WithdrawBidderBidsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}bidder_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.bidderID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.bidderID.isEmpty {
+      try visitor.visitSingularStringField(value: self.bidderID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_WithdrawBidderBidsRequest, rhs: Skiff_Bids_V1_WithdrawBidderBidsRequest) -> Bool {
+    if lhs.bidderID != rhs.bidderID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Bids_V1_WithdrawBidderBidsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WithdrawBidderBidsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}withdrawn_bids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.withdrawnBids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.withdrawnBids.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.withdrawnBids, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Bids_V1_WithdrawBidderBidsResponse, rhs: Skiff_Bids_V1_WithdrawBidderBidsResponse) -> Bool {
+    if lhs.withdrawnBids != rhs.withdrawnBids {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

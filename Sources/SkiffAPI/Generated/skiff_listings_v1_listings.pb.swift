@@ -387,6 +387,34 @@ public nonisolated struct Skiff_Listings_V1_ListingComment: Sendable {
   fileprivate var _createdAt: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
 }
 
+/// The request of WithdrawSellerListings.
+public nonisolated struct Skiff_Listings_V1_WithdrawSellerListingsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The seller whose active listings to withdraw, at most 128 bytes.
+  public var sellerID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The response of WithdrawSellerListings.
+public nonisolated struct Skiff_Listings_V1_WithdrawSellerListingsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The listings this call withdrew.
+  public var withdrawnListingIds: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// The request of AddComment.
 public nonisolated struct Skiff_Listings_V1_AddCommentRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -1664,6 +1692,66 @@ nonisolated extension Skiff_Listings_V1_ListingComment: SwiftProtobuf.Message, S
     if lhs.replyToCommentID != rhs.replyToCommentID {return false}
     if lhs.text != rhs.text {return false}
     if lhs._createdAt != rhs._createdAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Listings_V1_WithdrawSellerListingsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WithdrawSellerListingsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}seller_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sellerID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sellerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sellerID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Listings_V1_WithdrawSellerListingsRequest, rhs: Skiff_Listings_V1_WithdrawSellerListingsRequest) -> Bool {
+    if lhs.sellerID != rhs.sellerID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Skiff_Listings_V1_WithdrawSellerListingsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WithdrawSellerListingsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}withdrawn_listing_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.withdrawnListingIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.withdrawnListingIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.withdrawnListingIds, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Skiff_Listings_V1_WithdrawSellerListingsResponse, rhs: Skiff_Listings_V1_WithdrawSellerListingsResponse) -> Bool {
+    if lhs.withdrawnListingIds != rhs.withdrawnListingIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
