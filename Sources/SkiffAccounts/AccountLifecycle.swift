@@ -103,7 +103,7 @@ public enum AccountLifecycle {
     /// - Returns: The updated account, to save.
     /// - Throws: `notFound` if there is no such account.
     public static func updateProfile(_ account: Account?, changes: ProfileChanges) throws(DomainError) -> Account {
-        guard let account else { throw AccountsStoreError.accountNotFound }
+        guard let account, !account.isDeleted else { throw AccountsStoreError.accountNotFound }
         return account.applying(changes)
     }
 
@@ -215,13 +215,17 @@ public enum AccountLifecycle {
         public var account: Account
         /// The address it had, to tell.
         public var previousEmail: String
+        /// A never-verified account that held the new address (a pending sign-up, which proved nothing):
+        /// the store deletes it, with its tokens, so the address is free. `nil` when there is none.
+        public var releasedAccountID: String?
         /// When the token was used: the store marks it used then, deletes the account's other e-mail change
         /// tokens and marks its unused reset tokens used (they were mailed to the previous address).
         public var usedAt: Date
 
-        public init(account: Account, previousEmail: String, usedAt: Date) {
+        public init(account: Account, previousEmail: String, releasedAccountID: String? = nil, usedAt: Date) {
             self.account = account
             self.previousEmail = previousEmail
+            self.releasedAccountID = releasedAccountID
             self.usedAt = usedAt
         }
     }
@@ -231,23 +235,28 @@ public enum AccountLifecycle {
     /// - Parameters:
     ///   - token: The token with the hash presented, or `nil`.
     ///   - account: The token's account, or `nil`.
-    ///   - newEmailHolder: The id of the account that has the token's new address, if any.
+    ///   - newEmailHolder: The account that has the token's new address, if any.
     /// - Throws: as ``verifyEmail(token:account:now:)`` for e-mail change tokens (a token of a deleted account
-    ///   is not valid); `alreadyExists` (``AccountsStoreError/emailTaken``) when another account has the new
-    ///   address.
+    ///   is not valid); `alreadyExists` (``AccountsStoreError/emailTaken``) when another, verified account has
+    ///   the new address. A never-verified one (a pending sign-up) is released instead: the token proves the
+    ///   mailbox, as verifying would.
     public static func changeEmail(
         token: OneTimeToken?,
         account: Account?,
-        newEmailHolder: String?,
+        newEmailHolder: Account?,
         now: Date
     ) throws(DomainError) -> EmailChange {
         let (token, account, usedAt) = try consume(token, kind: .emailChange, account: account, now: now)
-        guard let newEmail = token.newEmail, !account.isDeleted else { throw AccountsStoreError.linkNotValid }
-        guard newEmailHolder == nil || newEmailHolder == account.id else { throw AccountsStoreError.emailTaken }
+        guard let newEmail = token.newEmail else { throw AccountsStoreError.linkNotValid }
+        var released: String?
+        if let holder = newEmailHolder, holder.id != account.id {
+            guard !holder.verified, !holder.isDeleted else { throw AccountsStoreError.emailTaken }
+            released = holder.id
+        }
         var changed = account
         changed.email = Account.normalizedEmail(newEmail)
         changed.verified = true
-        return EmailChange(account: changed, previousEmail: account.email, usedAt: usedAt)
+        return EmailChange(account: changed, previousEmail: account.email, releasedAccountID: released, usedAt: usedAt)
     }
 
     /// Decides deleting an account: everything personal is erased (address, password, bio, picture,
@@ -268,6 +277,61 @@ public enum AccountLifecycle {
         )
         erased.deletedAt = now.roundedToMilliseconds
         return erased
+    }
+
+    /// What a log-in through an external identity provider does (``externalLogIn(linkedAccount:accountWithEmail:email:newAccount:accountIDTaken:)``).
+    public enum ExternalLogIn: Hashable, Sendable {
+        /// The provider's user is linked to this account already: nothing to save.
+        case linked(Account)
+        /// The account with the token's verified address: save it (verified; if it was not, without the
+        /// password a sign-up set, whose pending verification tokens the store deletes), and link it.
+        case linking(Account)
+        /// No account has the address: insert this one (verified, no password) and link it.
+        case creating(Account)
+
+        /// The account logged in.
+        public var account: Account {
+            switch self {
+            case .linked(let account), .linking(let account), .creating(let account): account
+            }
+        }
+    }
+
+    /// Decides a log-in through an external identity provider whose ID token was verified.
+    ///
+    /// - Parameters:
+    ///   - linkedAccount: The account linked to the token's issuer and subject, if any.
+    ///   - accountWithEmail: The account with `email`, if any.
+    ///   - email: The token's address when the provider verified it and it passes the domain allow-list
+    ///     (normalized), else `nil`.
+    ///   - newAccount: The account to create when no account has the address.
+    ///   - accountIDTaken: Whether `newAccount`'s id is taken.
+    /// - Throws: `permissionDenied` (``AccountsStoreError/externalEmailUnusable``) when the provider's user
+    ///   is not linked and `email` is `nil`; `alreadyExists` if the new account's id is taken.
+    public static func externalLogIn(
+        linkedAccount: Account?,
+        accountWithEmail: Account?,
+        email: String?,
+        newAccount: Account,
+        accountIDTaken: Bool
+    ) throws(DomainError) -> ExternalLogIn {
+        if let linkedAccount, !linkedAccount.isDeleted { return .linked(linkedAccount) }
+        guard let email else { throw AccountsStoreError.externalEmailUnusable }
+        if var account = accountWithEmail, !account.isDeleted {
+            if !account.verified {
+                // The provider proved the address, as a reset does; a pending sign-up's password must not
+                // come with it.
+                account.verified = true
+                account.passwordHash = Account.noPasswordHash
+            }
+            return .linking(account)
+        }
+        guard !accountIDTaken else { throw AccountsStoreError.accountIDTaken }
+        var created = stored(newAccount)
+        created.email = Account.normalizedEmail(email)
+        created.verified = true
+        created.passwordHash = Account.noPasswordHash
+        return .creating(created)
     }
 
     /// Decides a password change (the store also ends the account's other sessions and deletes its unused
@@ -375,7 +439,7 @@ public enum AccountLifecycle {
         now: Date
     ) throws(DomainError) -> (token: OneTimeToken, account: Account, usedAt: Date) {
         let now = now.roundedToMilliseconds
-        guard let token, token.kind == kind, let account, account.id == token.accountID else {
+        guard let token, token.kind == kind, let account, account.id == token.accountID, !account.isDeleted else {
             throw AccountsStoreError.linkNotValid
         }
         guard token.usedAt == nil else { throw AccountsStoreError.linkUsed }

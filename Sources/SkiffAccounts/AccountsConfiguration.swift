@@ -46,6 +46,9 @@ public struct AccountsConfiguration: Sendable {
     public var passwordResetsPerSource: RateLimit? = RateLimit(20, per: .seconds(3600))
     /// ResendVerification calls per network address; `nil` for no limit. Default: 20 per hour.
     public var verificationResendsPerSource: RateLimit? = RateLimit(20, per: .seconds(3600))
+    /// BeginExternalLogIn and LogInWithIdToken calls per network address (each); `nil` for no limit.
+    /// Default: 30 per minute.
+    public var externalLogInsPerSource: RateLimit? = RateLimit(30, per: .seconds(60))
     /// The most password hashes waiting for a hashing thread; past it, calls that hash (SignUp, LogIn,
     /// ResetPassword, ChangePassword) get RESOURCE_EXHAUSTED with `retry-after`. Default: 64 (about 2.5 s of
     /// work on two cores at 600,000 rounds).
@@ -61,6 +64,7 @@ public struct AccountsConfiguration: Sendable {
         signUpsPerSource = signUpsPerSource?.scaled(by: factor)
         passwordResetsPerSource = passwordResetsPerSource?.scaled(by: factor)
         verificationResendsPerSource = verificationResendsPerSource?.scaled(by: factor)
+        externalLogInsPerSource = externalLogInsPerSource?.scaled(by: factor)
     }
 
     /// The back-off of one account.

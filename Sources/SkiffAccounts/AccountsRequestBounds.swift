@@ -103,6 +103,12 @@ public enum AccountsRequestBounds {
         try check(request.token, "token", atMost: tokenBytes)
     }
 
+    /// LogInWithIdToken: the token and the nonce.
+    public static func check(_ request: Skiff_Accounts_V1_LogInWithIdTokenRequest) throws(DomainError) {
+        try check(request.idToken, "id_token", atMost: AccountsService.idTokenMaximumBytes)
+        try check(request.nonce, "nonce", atMost: tokenBytes)
+    }
+
     /// DeleteAccount: the password.
     public static func check(_ request: Skiff_Accounts_V1_DeleteAccountRequest) throws(DomainError) {
         try check(request.currentPassword, "current_password", atMost: passwordBytes)

@@ -22,10 +22,21 @@ extension AccountsService {
         try rationEmail(to: newEmail, now: now)
         let token = SecretToken.generate()
         let masked = Self.masked(newEmail)
-        // Whether the address is taken must not show in the answer or its timing: the look-up and the mail
-        // happen after answering.
+        // The token is stored now, whatever the address, replacing earlier requests' tokens (ConfirmEmailChange
+        // refuses a taken address). Whether the address is taken must not show in the answer or its timing:
+        // the look-up and the mail happen after answering.
+        try await store.insertOneTimeToken(
+            OneTimeToken(
+                tokenHash: token.hash,
+                kind: .emailChange,
+                accountID: account.id,
+                expiresAt: now.addingTimeInterval(configuration.verificationTokenLifetime.timeInterval),
+                createdAt: now,
+                newEmail: newEmail
+            )
+        )
         afterAnswering("e-mail change") { [self] in
-            if try await store.account(email: newEmail) != nil {
+            if let holder = try await store.account(email: newEmail), holder.verified {
                 try await mailer.send(
                     MailMessage(
                         to: newEmail,
@@ -35,23 +46,14 @@ extension AccountsService {
                     )
                 )
             } else {
-                var recipient = account
-                recipient.email = newEmail
-                try await sendToken(
-                    token,
-                    OneTimeToken(
-                        tokenHash: token.hash,
-                        kind: .emailChange,
-                        accountID: account.id,
-                        expiresAt: now.addingTimeInterval(configuration.verificationTokenLifetime.timeInterval),
-                        createdAt: now,
-                        newEmail: newEmail
-                    ),
-                    to: recipient,
-                    subject: "Confirm your new Skiff address",
-                    text: "Confirm this address to log in to Skiff with it from now on (within 24 hours). "
-                        + "If you did not ask for it, ignore this e-mail: nothing changes unless the token is used.",
-                    label: "E-mail change token"
+                try await mailer.send(
+                    MailMessage(
+                        to: newEmail,
+                        subject: "Confirm your new Skiff address",
+                        body: "Confirm this address to log in to Skiff with it from now on (within 24 hours). "
+                            + "If you did not ask for it, ignore this e-mail: nothing changes unless the token is used."
+                            + "\n\nE-mail change token: \(token.value)\n"
+                    )
                 )
             }
             try await mailer.send(
@@ -126,7 +128,11 @@ extension AccountsService {
                 "Your listings and bids could not all be closed just now; nothing was erased. Try again."
             )
         }
-        _ = try await store.deleteAccount(id: account.id, now: time.now())
+        do {
+            _ = try await store.deleteAccount(id: account.id, now: time.now())
+        } catch let error as DomainError where error == AccountsStoreError.accountNotFound {
+            throw DomainError(.unauthenticated, "The account of this session no longer exists.")
+        }
         await cleanup.accountErased(userID: account.id)
         // A listing posted or a bid placed during the deletion, from another session, is closed too.
         let late = (try? await cleanup.withdrawListings(sellerID: account.id)) ?? 0

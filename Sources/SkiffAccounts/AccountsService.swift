@@ -18,6 +18,10 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
     let blockedUsers: any BlockedUserDirectory
     let images: any ImageDirectory
     let cleanup: any AccountCleanup
+    /// The configured OpenID Connect providers; `nil` when none are.
+    let identityProviders: IdentityTokenVerifier?
+    let nonces = NonceBook()
+    let externalLogInsBySource: UserRateLimiter
     let time: any TimeSource
     let configuration: AccountsConfiguration
     let rules: AccountRules
@@ -43,6 +47,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         blockedUsers: any BlockedUserDirectory = NoBlockedUsers(),
         images: any ImageDirectory = NoImages(),
         cleanup: any AccountCleanup = NoAccountCleanup(),
+        identityProviders: IdentityTokenVerifier? = nil,
         time: any TimeSource = SystemTimeSource(),
         configuration: AccountsConfiguration = AccountsConfiguration(),
         logger: Logger = Logger(label: "skiff.accounts")
@@ -54,6 +59,11 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
         self.blockedUsers = blockedUsers
         self.images = images
         self.cleanup = cleanup
+        self.identityProviders = identityProviders
+        self.externalLogInsBySource = UserRateLimiter(
+            configuration.externalLogInsPerSource,
+            what: "external log-ins from this network address"
+        )
         self.time = time
         self.configuration = configuration
         self.rules = AccountRules(allowedEmailDomains: configuration.allowedEmailDomains)
@@ -298,12 +308,7 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
             )
         }
         throttle.trust(pair, now: now, for: configuration.trustedSourceLifetime)
-        let lifetime = request.rememberMe ? configuration.rememberedSessionLifetime : configuration.sessionLifetime
-        let token = SecretToken.generate()
-        let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
-        try await store.createSession(
-            Session(tokenHash: token.hash, accountID: account.id, expiresAt: expiresAt, createdAt: now)
-        )
+        let (token, expiresAt) = try await startSession(accountID: account.id, rememberMe: request.rememberMe, now: now)
         return .with {
             $0.sessionToken = token.value
             $0.expiresAt = Google_Protobuf_Timestamp(date: expiresAt)
@@ -406,6 +411,17 @@ public struct AccountsService: Skiff_Accounts_V1_Accounts.ServiceProtocol {
             keepingSession: TokenHash(of: user.sessionToken)
         )
         return Skiff_Accounts_V1_ChangePasswordResponse()
+    }
+
+    /// Starts a session for the account: 24 hours, or 30 days when remembered.
+    func startSession(accountID: String, rememberMe: Bool, now: Date) async throws -> (SecretToken, Date) {
+        let lifetime = rememberMe ? configuration.rememberedSessionLifetime : configuration.sessionLifetime
+        let token = SecretToken.generate()
+        let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
+        try await store.createSession(
+            Session(tokenHash: token.hash, accountID: accountID, expiresAt: expiresAt, createdAt: now)
+        )
+        return (token, expiresAt)
     }
 
     /// The caller's account, once `password` is checked to be its password. Wrong passwords back off per

@@ -84,8 +84,23 @@ public protocol AccountsStore: Sendable {
     ///   account has the new address.
     func changeEmail(tokenHash: TokenHash, now: Date) async throws -> AccountLifecycle.EmailChange
 
+    /// Logs a provider's user in (``AccountLifecycle/externalLogIn(linkedAccount:accountWithEmail:email:newAccount:accountIDTaken:)``),
+    /// atomically: looks the link up, else the account with `email`, links or creates, and saves.
+    ///
+    /// - Parameters:
+    ///   - identity: The provider's issuer and the user's subject there.
+    ///   - email: The token's verified, allowed address, or `nil`.
+    ///   - newAccount: The account to create when no account has the address.
+    func logInExternally(
+        _ identity: ExternalIdentity,
+        email: String?,
+        newAccount: Account,
+        now: Date
+    ) async throws -> AccountLifecycle.ExternalLogIn
+
     /// Erases an account (``AccountLifecycle/deleteAccount(_:now:)``) and deletes its sessions and one-time
-    /// tokens, atomically. Ratings, reports and recorded sales stay.
+    /// tokens and its links to external identity providers, atomically. Ratings, reports and recorded sales
+    /// stay.
     ///
     /// - Returns: The erased account.
     /// - Throws: `notFound` if there is no such account or it was deleted already.
@@ -226,6 +241,11 @@ public enum AccountsStoreError {
     public static let reportIDTaken = DomainError(.alreadyExists, "A report with this id already exists.")
     /// The one-time token is unknown or of another kind.
     public static let linkNotValid = DomainError(.notFound, "This link is not valid. Request a new one.")
+    /// An external log-in whose provider user is not linked and whose token has no usable address.
+    public static let externalEmailUnusable = DomainError(
+        .permissionDenied,
+        "The identity provider did not give a verified e-mail address this server accepts."
+    )
     /// The one-time token was used.
     public static let linkUsed = DomainError(.failedPrecondition, "This link has already been used.")
     /// The one-time token has expired.

@@ -27,6 +27,8 @@ public final class InMemoryAccountsStore: AccountsStore {
         var reportedBy: [String: Set<String>] = [:]
         /// The seller of each completed sale recorded.
         var completedSales: [String: String] = [:]
+        /// The account each external identity is linked to.
+        var externalIdentities: [ExternalIdentity: String] = [:]
 
         /// Saves an account with its search key and e-mail index.
         mutating func save(_ account: Account) {
@@ -51,6 +53,15 @@ public final class InMemoryAccountsStore: AccountsStore {
                 } else if token.kind == kind {
                     tokens[hash]!.usedAt = date
                 }
+            }
+            if kind == .passwordReset { cancelEmailChanges(of: accountID) }
+        }
+
+        /// Deletes the account's unused e-mail change tokens (after a password reset or change, or when
+        /// every session ends).
+        mutating func cancelEmailChanges(of accountID: String) {
+            tokens = tokens.filter { _, token in
+                token.accountID != accountID || token.kind != .emailChange || token.usedAt != nil
             }
         }
     }
@@ -149,7 +160,7 @@ public final class InMemoryAccountsStore: AccountsStore {
         try state.withLock { (state) throws(DomainError) in
             let stored = try AccountLifecycle.insertOneTimeToken(
                 token,
-                accountExists: state.accounts[token.accountID] != nil,
+                accountExists: state.accounts[token.accountID].map { !$0.isDeleted } ?? false,
                 tokenTaken: state.tokens[token.tokenHash] != nil
             )
             if stored.kind == .emailChange {
@@ -167,9 +178,16 @@ public final class InMemoryAccountsStore: AccountsStore {
             let change = try AccountLifecycle.changeEmail(
                 token: token,
                 account: token.flatMap { state.accounts[$0.accountID] },
-                newEmailHolder: token?.newEmail.flatMap { state.idByEmail[Account.normalizedEmail($0)] },
+                newEmailHolder: token?.newEmail.flatMap { state.idByEmail[Account.normalizedEmail($0)] }
+                    .flatMap { state.accounts[$0] },
                 now: now
             )
+            if let released = change.releasedAccountID, let pending = state.accounts.removeValue(forKey: released) {
+                state.nameKeys[released] = nil
+                if state.idByEmail[pending.email] == released { state.idByEmail[pending.email] = nil }
+                state.tokens = state.tokens.filter { $0.value.accountID != released }
+                state.sessions = state.sessions.filter { $0.value.accountID != released }
+            }
             let accountID = change.account.id
             state.consumeToken(tokenHash, of: accountID, kind: .emailChange, at: change.usedAt)
             for (hash, other) in state.tokens
@@ -187,7 +205,42 @@ public final class InMemoryAccountsStore: AccountsStore {
             state.save(erased)
             state.sessions = state.sessions.filter { $0.value.accountID != id }
             state.tokens = state.tokens.filter { $0.value.accountID != id }
+            state.externalIdentities = state.externalIdentities.filter { $0.value != id }
             return erased
+        }
+    }
+
+    public func logInExternally(
+        _ identity: ExternalIdentity,
+        email: String?,
+        newAccount: Account,
+        now: Date
+    ) async throws -> AccountLifecycle.ExternalLogIn {
+        try state.withLock { (state) throws(DomainError) -> AccountLifecycle.ExternalLogIn in
+            let decision = try AccountLifecycle.externalLogIn(
+                linkedAccount: state.externalIdentities[identity].flatMap { state.accounts[$0] },
+                accountWithEmail: email.flatMap { state.idByEmail[Account.normalizedEmail($0)] }
+                    .flatMap { state.accounts[$0] },
+                email: email,
+                newAccount: newAccount,
+                accountIDTaken: state.accounts[newAccount.id] != nil
+            )
+            switch decision {
+            case .linked: break
+            case .linking(let account):
+                let wasVerified = state.accounts[account.id]?.verified ?? false
+                state.save(account)
+                if !wasVerified {
+                    state.tokens = state.tokens.filter { _, token in
+                        token.accountID != account.id || token.kind != .emailVerification || token.usedAt != nil
+                    }
+                }
+                state.externalIdentities[identity] = account.id
+            case .creating(let account):
+                state.save(account)
+                state.externalIdentities[identity] = account.id
+            }
+            return decision
         }
     }
 
@@ -236,6 +289,7 @@ public final class InMemoryAccountsStore: AccountsStore {
             state.tokens = state.tokens.filter { _, token in
                 token.accountID != accountID || token.kind != .passwordReset || token.usedAt != nil
             }
+            state.cancelEmailChanges(of: accountID)
             return before - state.sessions.count
         }
     }
@@ -246,7 +300,7 @@ public final class InMemoryAccountsStore: AccountsStore {
         try state.withLock { (state) throws(DomainError) in
             let stored = try AccountLifecycle.createSession(
                 session,
-                accountExists: state.accounts[session.accountID] != nil,
+                accountExists: state.accounts[session.accountID].map { !$0.isDeleted } ?? false,
                 sessionTaken: state.sessions[session.tokenHash] != nil
             )
             state.sessions[stored.tokenHash] = stored
@@ -269,6 +323,7 @@ public final class InMemoryAccountsStore: AccountsStore {
         state.withLock { state in
             let before = state.sessions.count
             state.sessions = state.sessions.filter { $0.value.accountID != accountID }
+            state.cancelEmailChanges(of: accountID)
             return before - state.sessions.count
         }
     }

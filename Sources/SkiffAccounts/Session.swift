@@ -94,3 +94,17 @@ public struct OneTimeToken: Hashable, Sendable {
         self.newEmail = newEmail
     }
 }
+
+/// A user at an external identity provider: the provider's issuer (`iss`) and the user's subject there
+/// (`sub`), linked to one Skiff account.
+public struct ExternalIdentity: Hashable, Sendable {
+    /// The issuer URL.
+    public var issuer: String
+    /// The provider's id of the user (at most 255 characters).
+    public var subject: String
+
+    public init(issuer: String, subject: String) {
+        self.issuer = issuer
+        self.subject = subject
+    }
+}

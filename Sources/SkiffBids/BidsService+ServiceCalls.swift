@@ -53,10 +53,14 @@ extension BidsService {
         while true {
             let live = try await store.bids(bidderID: request.bidderID, states: [.pending, .countered], page: page)
             for bid in live.items {
-                // A bid accepted or rejected meanwhile is left as it is.
-                guard
-                    let recorded = try? await store.withdrawBid(id: bid.id, bidderID: request.bidderID, now: time.now())
-                else { continue }
+                let recorded: Recorded<Bid>
+                do {
+                    recorded = try await store.withdrawBid(id: bid.id, bidderID: request.bidderID, now: time.now())
+                } catch let error as DomainError
+                    where [.failedPrecondition, .aborted, .notFound].contains(error.code)
+                {
+                    continue  // accepted, rejected or superseded meanwhile: left as it is
+                }
                 await announce(recorded.events)
                 if recorded.value.state == .withdrawn, !recorded.events.isEmpty { withdrawn.append(recorded.value) }
             }

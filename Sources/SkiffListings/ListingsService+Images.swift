@@ -101,19 +101,29 @@ extension ListingsService {
         var withdrawn: [String] = []
         var page = try PageRequest(size: PageRequest.maximumSize)
         while true {
-            let listings = try await store.sellerListings(sellerID: request.sellerID, statuses: [.active], page: page)
+            // Withdrawn listings too: Bids closing them again rejects nothing twice, and finishes what a
+            // failed earlier call left (a listing withdrawn whose bids Bids could not reject).
+            let listings = try await store.sellerListings(
+                sellerID: request.sellerID,
+                statuses: [.active, .withdrawn],
+                page: page
+            )
             for listing in listings.items {
-                let transition = try await store.setStatus(
-                    id: listing.id,
-                    to: .withdrawn,
-                    by: .seller(request.sellerID),
-                    now: time.now()
-                )
-                guard let event = transition.event else { continue }
-                withdrawn.append(listing.id)
-                // As WithdrawListing: the bids are rejected and the savers told (both best effort, relayed).
-                try? await bids.listingClosed(listingID: listing.id, status: .withdrawn)
-                await publish(event)
+                if listing.status == .active {
+                    let transition = try await store.setStatus(
+                        id: listing.id,
+                        to: .withdrawn,
+                        by: .seller(request.sellerID),
+                        now: time.now()
+                    )
+                    if let event = transition.event {
+                        withdrawn.append(listing.id)
+                        await publish(event)
+                    }
+                }
+                // As WithdrawListing, the live bids are rejected and their bidders told; here a failure fails
+                // the call, so that the caller retries before going on.
+                try await bids.listingClosed(listingID: listing.id, status: .withdrawn)
             }
             guard let token = listings.nextPageToken else { break }
             page = try PageRequest(size: PageRequest.maximumSize, token: token)

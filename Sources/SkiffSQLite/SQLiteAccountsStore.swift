@@ -136,7 +136,7 @@ public struct SQLiteAccountsStore: AccountsStore {
         try await pool.domainWrite { db in
             let stored = try AccountLifecycle.insertOneTimeToken(
                 token,
-                accountExists: try AccountRecord.exists(db, key: token.accountID),
+                accountExists: try Self.liveAccountExists(db, token.accountID),
                 tokenTaken: try OneTimeTokenRecord.exists(db, key: token.tokenHash.rawValue)
             )
             if stored.kind == .emailChange {
@@ -153,10 +153,11 @@ public struct SQLiteAccountsStore: AccountsStore {
         try await pool.domainWrite { db in
             let (token, account) = try Self.tokenAndAccount(db, tokenHash)
             let holder = try token?.newEmail.flatMap { newEmail in
-                try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT id FROM account WHERE email = ?"),
+                try AccountRecord.fetchOne(
+                    db,
+                    sql: "SELECT * FROM account WHERE email = ?",
                     arguments: [Account.normalizedEmail(newEmail)]
-                )
+                )?.account
             }
             let change = try AccountLifecycle.changeEmail(
                 token: token,
@@ -164,6 +165,10 @@ public struct SQLiteAccountsStore: AccountsStore {
                 newEmailHolder: holder,
                 now: now
             )
+            if let released = change.releasedAccountID {
+                // Its tokens and sessions go with it (ON DELETE CASCADE); a pending sign-up has nothing else.
+                try db.executeCached(sql: "DELETE FROM account WHERE id = ?", arguments: [released])
+            }
             let accountID = change.account.id
             try Self.consumeToken(db, tokenHash, of: accountID, kind: .emailChange, at: change.usedAt)
             try db.executeCached(
@@ -183,7 +188,62 @@ public struct SQLiteAccountsStore: AccountsStore {
             try AccountRecord(erased).update(db)
             try db.executeCached(sql: "DELETE FROM session WHERE accountID = ?", arguments: [id])
             try db.executeCached(sql: "DELETE FROM oneTimeToken WHERE accountID = ?", arguments: [id])
+            try db.executeCached(sql: "DELETE FROM externalIdentity WHERE accountID = ?", arguments: [id])
             return erased
+        }
+    }
+
+    public func logInExternally(
+        _ identity: ExternalIdentity,
+        email: String?,
+        newAccount: Account,
+        now: Date
+    ) async throws -> AccountLifecycle.ExternalLogIn {
+        try await pool.domainWrite { db in
+            let linkedID = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT accountID FROM externalIdentity WHERE issuer = ? AND subject = ?"),
+                arguments: [identity.issuer, identity.subject]
+            )
+            let linked = try linkedID.flatMap { try AccountRecord.fetchOne(db, key: $0)?.account }
+            let withEmail = try email.flatMap { email in
+                try AccountRecord.fetchOne(
+                    db,
+                    sql: "SELECT * FROM account WHERE email = ?",
+                    arguments: [Account.normalizedEmail(email)]
+                )?.account
+            }
+            let decision = try AccountLifecycle.externalLogIn(
+                linkedAccount: linked,
+                accountWithEmail: withEmail,
+                email: email,
+                newAccount: newAccount,
+                accountIDTaken: try AccountRecord.exists(db, key: newAccount.id)
+            )
+            let link = { (accountID: String) in
+                try db.executeCached(
+                    sql: """
+                        INSERT INTO externalIdentity (issuer, subject, accountID, createdAt) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (issuer, subject) DO UPDATE SET accountID = excluded.accountID
+                        """,
+                    arguments: [identity.issuer, identity.subject, accountID, now.millisecondsSince1970]
+                )
+            }
+            switch decision {
+            case .linked: break
+            case .linking(let account):
+                if withEmail?.verified == false {
+                    try db.executeCached(
+                        sql: "DELETE FROM oneTimeToken WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
+                        arguments: [account.id, OneTimeToken.Kind.emailVerification.rawValue]
+                    )
+                }
+                try AccountRecord(account).update(db)
+                try link(account.id)
+            case .creating(let account):
+                try AccountRecord(account).insert(db)
+                try link(account.id)
+            }
+            return decision
         }
     }
 
@@ -247,6 +307,7 @@ public struct SQLiteAccountsStore: AccountsStore {
                 sql: "DELETE FROM oneTimeToken WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
                 arguments: [accountID, OneTimeToken.Kind.passwordReset.rawValue]
             )
+            try Self.cancelEmailChanges(db, of: accountID)
             return ended
         }
     }
@@ -257,7 +318,7 @@ public struct SQLiteAccountsStore: AccountsStore {
         try await pool.domainWrite { db in
             let stored = try AccountLifecycle.createSession(
                 session,
-                accountExists: try AccountRecord.exists(db, key: session.accountID),
+                accountExists: try Self.liveAccountExists(db, session.accountID),
                 sessionTaken: try SessionRecord.exists(db, key: session.tokenHash.rawValue)
             )
             try SessionRecord(stored).insert(db)
@@ -282,7 +343,9 @@ public struct SQLiteAccountsStore: AccountsStore {
     public func deleteAllSessions(accountID: String) async throws -> Int {
         try await pool.domainWrite { db in
             try db.executeCached(sql: "DELETE FROM session WHERE accountID = ?", arguments: [accountID])
-            return db.changesCount
+            let ended = db.changesCount
+            try Self.cancelEmailChanges(db, of: accountID)
+            return ended
         }
     }
 
@@ -427,6 +490,20 @@ public struct SQLiteAccountsStore: AccountsStore {
     /// are deleted whichever kind was used (both prove the address; only the one that verified answers a second
     /// click, and a pending sign-up's password can no longer be set), reset tokens are marked used when a reset
     /// token was used.
+    /// Deletes the account's unused e-mail change tokens: a change asked for with a password that has just
+    /// been replaced (or by a session just ended) must not go through.
+    private static func cancelEmailChanges(_ db: Database, of accountID: String) throws {
+        try db.executeCached(
+            sql: "DELETE FROM oneTimeToken WHERE accountID = ? AND kind = ? AND usedAt IS NULL",
+            arguments: [accountID, OneTimeToken.Kind.emailChange.rawValue]
+        )
+    }
+
+    /// Whether an account exists and is not deleted.
+    private static func liveAccountExists(_ db: Database, _ id: String) throws -> Bool {
+        try Bool(exists: db, "SELECT 1 FROM account WHERE id = ? AND deletedAt IS NULL", [id])
+    }
+
     private static func consumeToken(
         _ db: Database,
         _ used: TokenHash,
@@ -448,5 +525,6 @@ public struct SQLiteAccountsStore: AccountsStore {
                 arguments: [date.millisecondsSince1970, accountID, kind.rawValue]
             )
         }
+        if kind == .passwordReset { try cancelEmailChanges(db, of: accountID) }
     }
 }

@@ -32,6 +32,7 @@ public enum SQLiteSchema {
         registerBidsHandoffPlacesMigration(in: &migrator)
         registerListingCommentsMigration(in: &migrator)
         registerAccountsEmailChangeAndDeletionMigration(in: &migrator)
+        registerAccountsExternalIdentitiesMigration(in: &migrator)
         return migrator
     }
 
@@ -226,6 +227,25 @@ public enum SQLiteSchema {
                 sql: """
                     ALTER TABLE oneTimeToken ADD COLUMN newEmail TEXT;
                     ALTER TABLE account ADD COLUMN deletedAt INTEGER;
+                    """
+            )
+        }
+    }
+
+    static func registerAccountsExternalIdentitiesMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped: do not edit. The account each external identity provider's user (issuer, subject) is
+        // linked to, for log-ins with an OpenID Connect ID token.
+        migrator.registerMigration("accounts-v7") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE externalIdentity (
+                        issuer TEXT NOT NULL,
+                        subject TEXT NOT NULL,
+                        accountID TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        createdAt INTEGER NOT NULL,
+                        PRIMARY KEY (issuer, subject)
+                    ) STRICT, WITHOUT ROWID;
+                    CREATE INDEX externalIdentity_accountID ON externalIdentity(accountID);
                     """
             )
         }

@@ -140,6 +140,7 @@ public struct Application: Sendable {
                 bids: Skiff_Bids_V1_Bids.Client(transport: asService),
                 directory: directory
             ),
+            identityProviders: try options.identityProviders(),
             configuration: accountsConfiguration,
             logger: logger
         )

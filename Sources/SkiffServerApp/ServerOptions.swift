@@ -1,4 +1,5 @@
 public import ArgumentParser
+public import SkiffAccounts
 import SkiffBids
 import SkiffServer
 import SkiffWire
@@ -39,6 +40,31 @@ public struct ServerOptions: ParsableArguments, Sendable {
         )
     )
     public var handoffPlaces: String?
+
+    @Option(
+        name: .customLong("oidc-issuer"),
+        help: ArgumentHelp(
+            "An OpenID Connect issuer whose ID tokens log users in (LogInWithIdToken), exactly as the tokens' iss. "
+                + "Repeatable; the n-th --oidc-client-id and --oidc-jwks go with the n-th issuer.",
+            valueName: "url"
+        )
+    )
+    public var oidcIssuers: [String] = []
+
+    @Option(
+        name: .customLong("oidc-client-id"),
+        help: ArgumentHelp("This server's client id at the issuer (the tokens' aud).", valueName: "id")
+    )
+    public var oidcClientIDs: [String] = []
+
+    @Option(
+        name: .customLong("oidc-jwks"),
+        help: ArgumentHelp(
+            "The issuer's signing keys: a JWKS file, or an https URL read once at start.",
+            valueName: "file-or-url"
+        )
+    )
+    public var oidcJWKS: [String] = []
 
     @Option(help: .hidden)
     public var passwordHashRounds: Int = 600_000
@@ -207,9 +233,42 @@ public struct ServerOptions: ParsableArguments, Sendable {
                 throw ValidationError("--handoff-places: \(error.description).")
             }
         }
+        do {
+            _ = try identityProviders()
+        } catch {
+            throw ValidationError("\(error)")
+        }
         guard passwordHashRounds >= 1_000 else {
             throw ValidationError("--password-hash-rounds must be at least 1000.")
         }
+    }
+
+    /// The OpenID Connect providers of `--oidc-issuer`, `--oidc-client-id` and `--oidc-jwks` (JWKS read
+    /// now), or `nil` when none is given.
+    public func identityProviders() throws -> IdentityTokenVerifier? {
+        guard !(oidcIssuers.isEmpty && oidcClientIDs.isEmpty && oidcJWKS.isEmpty) else { return nil }
+        guard oidcIssuers.count == oidcClientIDs.count, oidcIssuers.count == oidcJWKS.count else {
+            throw IdentityProviderConfiguration.InvalidProvider(
+                "give --oidc-issuer, --oidc-client-id and --oidc-jwks once per provider, in the same order "
+                    + "(got \(oidcIssuers.count), \(oidcClientIDs.count) and \(oidcJWKS.count))"
+            )
+        }
+        var providers: [IdentityProviderConfiguration] = []
+        for index in oidcIssuers.indices {
+            guard !providers.contains(where: { $0.issuer == oidcIssuers[index] }) else {
+                throw IdentityProviderConfiguration.InvalidProvider(
+                    "--oidc-issuer \(oidcIssuers[index]) is given twice"
+                )
+            }
+            providers.append(
+                IdentityProviderConfiguration(
+                    issuer: oidcIssuers[index],
+                    clientID: oidcClientIDs[index],
+                    jwksJSON: try IdentityProviderConfiguration.loadJWKS(from: oidcJWKS[index])
+                )
+            )
+        }
+        return try IdentityTokenVerifier(providers: providers)
     }
 
     /// The server configuration these options describe.

@@ -117,29 +117,42 @@ struct ClientAccountCleanup: AccountCleanup {
 
 /// Ids known to exist, remembered so that they are looked up once.
 final class KnownIDs: Sendable {
-    /// The most ids remembered; past it the set starts afresh.
+    /// The most ids remembered (and the most forgotten ones kept); past it the set starts afresh.
     static let capacity = 100_000
-    private let ids = Mutex<Set<String>>([])
+
+    private struct State {
+        var known: Set<String> = []
+        /// Ids that stopped existing: never remembered again, so a look-up that started before ``forget(_:)``
+        /// and ends after it cannot bring one back.
+        var forgotten: Set<String> = []
+    }
+
+    private let state = Mutex(State())
 
     /// Whether `id` exists: remembered, or `lookUp` succeeds (NOT_FOUND and INVALID_ARGUMENT mean
     /// it does not; other errors are thrown).
     func exists(_ id: String, lookUp: () async throws -> Void) async throws -> Bool {
-        if ids.withLock({ $0.contains(id) }) { return true }
+        if state.withLock({ $0.known.contains(id) }) { return true }
         do {
             try await lookUp()
         } catch let error as RPCError where error.code == .notFound || error.code == .invalidArgument {
             return false
         }
-        ids.withLock { ids in
-            if ids.count >= Self.capacity { ids.removeAll(keepingCapacity: true) }
-            ids.insert(id)
+        state.withLock { state in
+            guard !state.forgotten.contains(id) else { return }
+            if state.known.count >= Self.capacity { state.known.removeAll(keepingCapacity: true) }
+            state.known.insert(id)
         }
         return true
     }
 
-    /// Forgets an id that no longer exists.
+    /// Forgets an id that no longer exists, for good.
     func forget(_ id: String) {
-        _ = ids.withLock { $0.remove(id) }
+        state.withLock { state in
+            state.known.remove(id)
+            if state.forgotten.count >= Self.capacity { state.forgotten.removeAll(keepingCapacity: true) }
+            state.forgotten.insert(id)
+        }
     }
 }
 

@@ -416,15 +416,23 @@ struct AccountEmailChangeAndDeletionTests {
             _ = try AccountLifecycle.changeEmail(
                 token: Self.changeToken(),
                 account: account,
-                newEmailHolder: "usr_2",
+                newEmailHolder: T.account(id: "usr_2", verified: true),
                 now: T.now
             )
         }
+        // A never-verified holder (a pending sign-up) is released.
+        let releasing = try AccountLifecycle.changeEmail(
+            token: Self.changeToken(),
+            account: account,
+            newEmailHolder: T.account(id: "usr_2", verified: false),
+            now: T.now
+        )
+        #expect(releasing.releasedAccountID == "usr_2")
         // The account's own address (already its) is no conflict; wrong kinds and deleted accounts are not valid.
         _ = try AccountLifecycle.changeEmail(
             token: Self.changeToken(),
             account: account,
-            newEmailHolder: "usr_1",
+            newEmailHolder: account,
             now: T.now
         )
         #expect(throws: AccountsStoreError.linkNotValid) {

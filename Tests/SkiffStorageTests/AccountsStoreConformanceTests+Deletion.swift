@@ -24,7 +24,9 @@ extension AccountsStoreConformanceTests {
             var account = Fixture.account("Mover")
             account.verified = true
             account = try await store.createAccount(account)
-            let other = try await store.createAccount(Fixture.account("Other"))
+            var other = Fixture.account("Other")
+            other.verified = true
+            other = try await store.createAccount(other)
             let session = Fixture.session(for: account.id, expiresAt: Fixture.date(plusSeconds: 9000))
             try await store.createSession(session)
             let reset = SecretToken.generate()
@@ -122,6 +124,94 @@ extension AccountsStoreConformanceTests {
             await #expect(throws: AccountsStoreError.accountNotFound) {
                 _ = try await store.deleteAccount(id: "usr_missing", now: when)
             }
+        }
+    }
+
+    @Test(
+        "A password change or reset, and ending every session, cancel a pending e-mail change",
+        arguments: StoreKind.allCases
+    )
+    func emailChangeCancelled(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            var account = Fixture.account("Careful")
+            account.verified = true
+            account = try await store.createAccount(account)
+            for cancel in 0..<3 {
+                let link = SecretToken.generate()
+                try await store.insertOneTimeToken(
+                    Self.emailChangeToken(for: account.id, to: "thief\(cancel)@school.edu", token: link)
+                )
+                switch cancel {
+                case 0:
+                    _ = try await store.changePassword(
+                        accountID: account.id,
+                        newPasswordHash: "new",
+                        keepingSession: nil
+                    )
+                case 1:
+                    let reset = SecretToken.generate()
+                    try await store.insertOneTimeToken(
+                        Fixture.oneTimeToken(.passwordReset, for: account.id, token: reset)
+                    )
+                    _ = try await store.resetPassword(tokenHash: reset.hash, newPasswordHash: "newer", now: Fixture.t0)
+                default:
+                    _ = try await store.deleteAllSessions(accountID: account.id)
+                }
+                await #expect(throws: AccountsStoreError.linkNotValid) {
+                    _ = try await store.changeEmail(tokenHash: link.hash, now: Fixture.t0)
+                }
+            }
+            #expect(try await store.account(id: account.id)?.email == account.email)
+        }
+    }
+
+    @Test(
+        "An address held by a never-verified sign-up is released by an e-mail change; a verified holder keeps it",
+        arguments: StoreKind.allCases
+    )
+    func emailChangeReleasesPendingSignUp(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            var account = Fixture.account("Mover")
+            account.verified = true
+            account = try await store.createAccount(account)
+            let pending = try await store.createAccount(Fixture.account("Squatter", email: "wanted@school.edu"))
+            let squatLink = SecretToken.generate()
+            try await store.insertOneTimeToken(
+                Fixture.oneTimeToken(.emailVerification, for: pending.id, token: squatLink)
+            )
+            let link = SecretToken.generate()
+            try await store.insertOneTimeToken(
+                Self.emailChangeToken(for: account.id, to: "wanted@school.edu", token: link)
+            )
+            let change = try await store.changeEmail(tokenHash: link.hash, now: Fixture.t0)
+            #expect(change.releasedAccountID == pending.id)
+            #expect(try await store.account(id: pending.id) == nil)
+            #expect(try await store.account(email: "wanted@school.edu")?.id == account.id)
+            await #expect(throws: AccountsStoreError.linkNotValid) {
+                _ = try await store.verifyEmail(tokenHash: squatLink.hash, now: Fixture.t0)
+            }
+        }
+    }
+
+    @Test("A deleted account gets no session, link or profile change", arguments: StoreKind.allCases)
+    func deletedAccountStaysDeleted(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            let account = try await store.createAccount(Fixture.account("Gone"))
+            _ = try await store.deleteAccount(id: account.id, now: Fixture.t0)
+            await #expect(throws: AccountsStoreError.accountNotFound) {
+                try await store.createSession(
+                    Fixture.session(for: account.id, expiresAt: Fixture.date(plusSeconds: 60))
+                )
+            }
+            await #expect(throws: AccountsStoreError.accountNotFound) {
+                try await store.insertOneTimeToken(Fixture.oneTimeToken(.passwordReset, for: account.id))
+            }
+            var changes = ProfileChanges()
+            changes.bio = "I am back"
+            await #expect(throws: AccountsStoreError.accountNotFound) {
+                _ = try await store.updateProfile(id: account.id, changes: changes)
+            }
+            #expect(try await store.account(id: account.id)?.bio == "")
         }
     }
 }

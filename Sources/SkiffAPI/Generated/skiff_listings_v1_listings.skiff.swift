@@ -282,11 +282,13 @@ public enum Skiff_Listings_V1_Listings {
 
         /// Service only: withdraws every active listing of a seller (Accounts, when the seller deletes
         /// their account), with the effects of WithdrawListing on each (savers told, live bids rejected).
-        /// Repeating it withdraws nothing more. Callable only by other Skiff services with the service
-        /// token.
+        /// Repeating it withdraws nothing more, and has Bids close the seller's withdrawn listings again
+        /// (which rejects any bid a failed earlier call left live). Callable only by other Skiff services
+        /// with the service token.
         ///
         /// Errors: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a user's session;
-        /// INVALID_ARGUMENT for an empty or oversized `seller_id`.
+        /// INVALID_ARGUMENT for an empty or oversized `seller_id`; UNAVAILABLE when Bids cannot be reached
+        /// (retry: what was done stays done).
         func withdrawSellerListings(request: Skiff_Listings_V1_WithdrawSellerListingsRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Listings_V1_WithdrawSellerListingsResponse
 
         /// Adds an active listing to the caller's saved items, to be told when it changes. Saving a saved
@@ -555,11 +557,13 @@ public enum Skiff_Listings_V1_Listings {
 
         /// Service only: withdraws every active listing of a seller (Accounts, when the seller deletes
         /// their account), with the effects of WithdrawListing on each (savers told, live bids rejected).
-        /// Repeating it withdraws nothing more. Callable only by other Skiff services with the service
-        /// token.
+        /// Repeating it withdraws nothing more, and has Bids close the seller's withdrawn listings again
+        /// (which rejects any bid a failed earlier call left live). Callable only by other Skiff services
+        /// with the service token.
         ///
         /// Errors: UNAUTHENTICATED without credentials; PERMISSION_DENIED for a user's session;
-        /// INVALID_ARGUMENT for an empty or oversized `seller_id`.
+        /// INVALID_ARGUMENT for an empty or oversized `seller_id`; UNAVAILABLE when Bids cannot be reached
+        /// (retry: what was done stays done).
         public func withdrawSellerListings(
             _ request: Skiff_Listings_V1_WithdrawSellerListingsRequest,
             metadata: SkiffCore.Metadata = [:],
