@@ -40,6 +40,11 @@ struct AccountRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
         deletedAt = account.deletedAt?.millisecondsSince1970
     }
 
+    /// The account with this address (normalized here), or `nil`.
+    static func account(_ db: Database, email: String) throws -> Account? {
+        try AccountRecord.filter(Column("email") == Account.normalizedEmail(email)).fetchOne(db)?.account
+    }
+
     var account: Account {
         Account(
             id: id,

@@ -59,10 +59,7 @@ public struct SQLiteAccountsStore: AccountsStore {
     }
 
     public func account(email: String) async throws -> Account? {
-        let email = Account.normalizedEmail(email)
-        return try await pool.domainRead { db in
-            try AccountRecord.filter(Column("email") == email).fetchOne(db)?.account
-        }
+        try await pool.domainRead { db in try AccountRecord.account(db, email: email) }
     }
 
     public func updateProfile(id: String, changes: ProfileChanges) async throws -> Account {
@@ -152,13 +149,7 @@ public struct SQLiteAccountsStore: AccountsStore {
     public func changeEmail(tokenHash: TokenHash, now: Date) async throws -> AccountLifecycle.EmailChange {
         try await pool.domainWrite { db in
             let (token, account) = try Self.tokenAndAccount(db, tokenHash)
-            let holder = try token?.newEmail.flatMap { newEmail in
-                try AccountRecord.fetchOne(
-                    db,
-                    sql: "SELECT * FROM account WHERE email = ?",
-                    arguments: [Account.normalizedEmail(newEmail)]
-                )?.account
-            }
+            let holder = try token?.newEmail.flatMap { try AccountRecord.account(db, email: $0) }
             let change = try AccountLifecycle.changeEmail(
                 token: token,
                 account: account,
@@ -205,13 +196,7 @@ public struct SQLiteAccountsStore: AccountsStore {
                 arguments: [identity.issuer, identity.subject]
             )
             let linked = try linkedID.flatMap { try AccountRecord.fetchOne(db, key: $0)?.account }
-            let withEmail = try email.flatMap { email in
-                try AccountRecord.fetchOne(
-                    db,
-                    sql: "SELECT * FROM account WHERE email = ?",
-                    arguments: [Account.normalizedEmail(email)]
-                )?.account
-            }
+            let withEmail = try email.flatMap { try AccountRecord.account(db, email: $0) }
             let decision = try AccountLifecycle.externalLogIn(
                 linkedAccount: linked,
                 accountWithEmail: withEmail,

@@ -39,8 +39,12 @@ struct NameAuthenticator: SessionAuthenticator {
 
 @Suite("Listings feed relay")
 struct FeedRelayTests {
-    @Test("A change whose publication failed reaches the savers' feeds through the relay, once")
-    func relay() async throws {
+    static func auth(_ name: String) -> Metadata { ["authorization": .string("Bearer tok-\(name)")] }
+
+    /// A Listings service publishing to a ``FlakyFeed``, its in-process client, and a listing of `usr_seller`.
+    static func listingOnAFlakyFeed() async throws -> (
+        FlakyFeed, ListingsService, Skiff_Listings_V1_Listings.Client, Skiff_Listings_V1_Listing
+    ) {
         let feed = FlakyFeed()
         let service = ListingsService(store: InMemoryListingsStore(), feed: feed)
         let client = Skiff_Listings_V1_Listings.Client(
@@ -49,7 +53,6 @@ struct FeedRelayTests {
                 interceptors: [AuthenticationInterceptor(authenticator: NameAuthenticator())]
             )
         )
-        func auth(_ name: String) -> Metadata { ["authorization": .string("Bearer tok-\(name)")] }
         let listing = try await client.createListing(
             .with {
                 $0.listing.title = "Desk lamp"
@@ -60,6 +63,13 @@ struct FeedRelayTests {
             },
             metadata: auth("seller")
         ).listing
+        return (feed, service, client, listing)
+    }
+
+    @Test("A change whose publication failed reaches the savers' feeds through the relay, once")
+    func relay() async throws {
+        let (feed, service, client, listing) = try await Self.listingOnAFlakyFeed()
+        let auth = Self.auth
         _ = try await client.saveListing(.with { $0.listingID = listing.listingID }, metadata: auth("ann"))
         // Change times are stored to the millisecond: start a little earlier.
         let start = Date().addingTimeInterval(-1)
@@ -90,25 +100,8 @@ struct FeedRelayTests {
 
     @Test("Comments whose notices failed to publish reach the seller and the asker through the relay, once")
     func commentRelay() async throws {
-        let feed = FlakyFeed()
-        let service = ListingsService(store: InMemoryListingsStore(), feed: feed)
-        let client = Skiff_Listings_V1_Listings.Client(
-            transport: InProcessTransport(
-                services: [service],
-                interceptors: [AuthenticationInterceptor(authenticator: NameAuthenticator())]
-            )
-        )
-        func auth(_ name: String) -> Metadata { ["authorization": .string("Bearer tok-\(name)")] }
-        let listing = try await client.createListing(
-            .with {
-                $0.listing.title = "Desk lamp"
-                $0.listing.priceCents = 1_500
-                $0.listing.category = .furniture
-                $0.listing.condition = .lightlyUsed
-                $0.listing.location.zipCode = "37235"
-            },
-            metadata: auth("seller")
-        ).listing
+        let (feed, service, client, listing) = try await Self.listingOnAFlakyFeed()
+        let auth = Self.auth
         let start = Date().addingTimeInterval(-1)
         feed.failing = true
         let question = try await client.addComment(
