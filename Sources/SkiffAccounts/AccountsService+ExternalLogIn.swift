@@ -102,6 +102,20 @@ extension AccountsService {
                 emailProblem + " Link requires a verified address this server accepts."
             )
         }
+        if case .linking(let account) = outcome {
+            // A provider now opens this account: its owner hears of it, as of any new way in.
+            let issuer = verified.identity.issuer
+            afterAnswering("external identity link notice") { [self] in
+                try await mailer.send(
+                    MailMessage(
+                        to: account.email,
+                        subject: "A new way to log in to your Skiff account",
+                        body: "Your Skiff account can now also be logged in to through \(issuer), which confirmed "
+                            + "this address. If it was not you, change your password and contact support."
+                    )
+                )
+            }
+        }
         let (token, expiresAt) = try await startSession(
             accountID: outcome.account.id,
             rememberMe: request.rememberMe,

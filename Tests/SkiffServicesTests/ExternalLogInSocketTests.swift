@@ -1,4 +1,6 @@
 import ArgumentParser
+import Crypto
+import CryptoExtras
 import Foundation
 import JWTKit
 import SkiffAPI
@@ -21,6 +23,8 @@ struct TestIdentityProvider {
         var email: String?
         var email_verified: Bool?
         var name: String?
+        var nbf: Int?
+        var azp: String?
 
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
@@ -72,7 +76,9 @@ struct TestIdentityProvider {
             nonce: nonce,
             email: email,
             email_verified: verified,
-            name: name
+            name: name,
+            nbf: nil,
+            azp: nil
         )
     }
 
@@ -127,6 +133,12 @@ struct ExternalLogInSocketTests {
             let sam = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "sam@campus.edu", name: "Sam")
             let linked = try await logIn { provider.claims(sub: "user-2", nonce: $0, email: "Sam@Campus.edu") }
             #expect(!linked.created && linked.userID == sam.id)
+            var noticed = false
+            for _ in 0..<200 where !noticed {
+                noticed = app.mailer.messages(to: "sam@campus.edu").contains { $0.body.contains(provider.issuer) }
+                if !noticed { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(noticed)
             _ = try await accounts.logIn(DocumentedContractSocketTests.logIn("sam@campus.edu"))
 
             // A pending sign-up (someone else's password, unverified) is taken over by the provider's proof:
@@ -282,6 +294,97 @@ struct ExternalLogInSocketTests {
         }
     }
 
+    @Test(
+        "A JWKS key without alg is pinned to its type's algorithm: a token naming another cannot poison it",
+        arguments: Backend.allCases
+    )
+    func pinnedAlgorithms(_ backend: Backend) async throws {
+        // An RSA key published without "alg" (as some providers do), beside an encryption key that must be ignored.
+        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let primitives = try rsa.publicKey.getKeyPrimitives()
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let jwks = """
+            {"keys": [{"kty": "RSA", "kid": "rsa-1", "n": "\(base64URL(primitives.modulus))", \
+            "e": "\(base64URL(primitives.publicExponent))"}, \
+            {"kty": "RSA", "kid": "enc-1", "use": "enc", "n": "\(base64URL(primitives.modulus))", \
+            "e": "\(base64URL(primitives.publicExponent))"}]}
+            """
+        let provider = try TestIdentityProvider()
+        defer { provider.remove() }
+        try Data(jwks.utf8).write(to: provider.jwksURL)
+        let signingKey = try Insecure.RSA.PrivateKey(pem: rsa.pemRepresentation)
+        @Sendable func sign(
+            _ claims: TestIdentityProvider.Claims,
+            kid: String,
+            algorithm: DigestAlgorithm = .sha256,
+            pss: Bool = false
+        ) async throws -> String {
+            let keys = JWTKeyCollection()
+            if pss {
+                await keys.add(pss: signingKey, digestAlgorithm: algorithm, kid: JWKIdentifier(string: kid))
+            } else {
+                await keys.add(rsa: signingKey, digestAlgorithm: algorithm, kid: JWKIdentifier(string: kid))
+            }
+            return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
+        }
+        try await withApp(backend, extraArguments: provider.arguments) { _, connection in
+            let accounts = AccountsClient(transport: connection)
+            func logIn(_ make: (String) async throws -> String) async throws {
+                let begun = try await accounts.beginExternalLogIn(.init())
+                let token = try await make(begun.nonce)
+                _ = try await accounts.logInWithIdToken(
+                    .with {
+                        $0.idToken = token
+                        $0.nonce = begun.nonce
+                    }
+                )
+            }
+            // Poisoning attempts first: PS512 and RS512 under the key's kid, then no kid, an unknown kid, the
+            // encryption key's kid.
+            for (kid, algorithm, pss) in [
+                ("rsa-1", DigestAlgorithm.sha512, true), ("rsa-1", .sha512, false), ("nope", .sha256, false),
+                ("enc-1", .sha256, false),
+            ] {
+                await expectStatus(.unauthenticated) {
+                    try await logIn {
+                        try await sign(provider.claims(nonce: $0), kid: kid, algorithm: algorithm, pss: pss)
+                    }
+                }
+            }
+            // A genuine RS256 token still works.
+            try await logIn { try await sign(provider.claims(nonce: $0), kid: "rsa-1") }
+            // Not yet valid; several audiences without azp (or with another); then with azp it works.
+            var later = provider.claims(nonce: nil)
+            later.nbf = Int(Date().addingTimeInterval(600).timeIntervalSince1970)
+            await expectStatus(.unauthenticated) {
+                try await logIn { nonce in
+                    var claims = later
+                    claims.nonce = nonce
+                    return try await sign(claims, kid: "rsa-1")
+                }
+            }
+            for azp in [nil, "other-app"] {
+                await expectStatus(.unauthenticated) {
+                    try await logIn { nonce in
+                        var claims = provider.claims(nonce: nonce)
+                        claims.aud = [provider.clientID, "other-app"]
+                        claims.azp = azp
+                        return try await sign(claims, kid: "rsa-1")
+                    }
+                }
+            }
+            try await logIn { nonce in
+                var claims = provider.claims(nonce: nonce)
+                claims.aud = [provider.clientID, "other-app"]
+                claims.azp = provider.clientID
+                return try await sign(claims, kid: "rsa-1")
+            }
+        }
+    }
+
     @Test("Without providers the calls say so; bad provider options stop the server from starting")
     func configuration() async throws {
         try await withApp(.memory) { (_: Application, connection: ClientConnection) async throws -> Void in
@@ -299,6 +402,7 @@ struct ExternalLogInSocketTests {
             ["--oidc-issuer", provider.issuer, "--oidc-client-id", "a", "--oidc-jwks", bad.path],
             ["--oidc-issuer", provider.issuer, "--oidc-client-id", "a", "--oidc-jwks", "/no/such/file.json"],
             provider.arguments + provider.arguments,
+            ["--oidc-issuer", provider.issuer, "--oidc-client-id", "a", "--oidc-jwks", "http://keys.example/jwks"],
         ] {
             #expect(throws: (any Error).self, "\(arguments)") { _ = try ServerOptions.parse(arguments) }
         }

@@ -296,23 +296,30 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// Starts a log-in through an external identity provider: returns a nonce to put in the
         /// provider's authentication request (OpenID Connect `nonce`), valid for 10 minutes and for one
-        /// LogInWithIdToken. Guests allowed; at most 30 per minute from one network address.
+        /// LogInWithIdToken. Guests allowed; at most 30 per minute from one network address. Nonces are
+        /// kept by the server that handed them out, at most 100,000 outstanding.
         ///
-        /// Errors: FAILED_PRECONDITION when no identity provider is configured; RESOURCE_EXHAUSTED.
+        /// Errors: FAILED_PRECONDITION when no identity provider is configured; RESOURCE_EXHAUSTED (the
+        /// per-address limit, or too many log-ins under way, with `retry-after`).
         func beginExternalLogIn(request: Skiff_Accounts_V1_BeginExternalLogInRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_BeginExternalLogInResponse
 
         /// Logs in with an OpenID Connect ID token from a configured provider and returns a normal Skiff
-        /// session, as LogIn does. The token must be signed by one of the provider's keys (its JWKS), name
-        /// the provider as `iss` and the server's client id in `aud`, be unexpired (`exp`, 60 s of clock
-        /// skew allowed), and carry as `nonce` the one BeginExternalLogIn returned, which it uses up.
+        /// session, as LogIn does. The token's header must name one of the provider's signing keys (its
+        /// JWKS; `kid` may be left out when there is only one) and that key's algorithm (its `alg`, else
+        /// RS256 for RSA, ES256/ES384/ES512 for P-256/P-384/P-521, EdDSA for Ed25519), and be signed with
+        /// it; its claims must name the provider as `iss` and the server's client id in `aud` (with
+        /// several audiences, also as `azp`), be unexpired (`exp`) and valid already (`nbf`), with 60 s of
+        /// clock skew, and carry as `nonce` the one BeginExternalLogIn returned, which it uses up. At
+        /// most 30 per minute from one network address. When a provider is linked to an existing account
+        /// through its address, that address is told by e-mail.
         ///
         /// The account: the one already linked to the provider's user (`iss`, `sub`); otherwise, only
         /// when the token carries an `email` with `email_verified` true (and the address passes the
         /// server's domain allow-list), the account with that address, which is linked and counts as
         /// verified from then on (an unverified one loses any password a sign-up set, as a reset does);
         /// otherwise a new account with that address, verified, without a password (the name is the
-        /// token's `name`, else the address's local part). Later log-ins through the provider find the
-        /// linked account even after an e-mail change.
+        /// token's `name` cut to 50 characters, else the address's local part, else "Skiff user"). Later
+        /// log-ins through the provider find the linked account even after an e-mail change.
         ///
         /// Errors: INVALID_ARGUMENT for an empty or oversized (over 16,384 bytes) `id_token` or an empty
         /// `nonce`; UNAUTHENTICATED for a token that is malformed, not signed by the provider's keys,
@@ -615,9 +622,11 @@ public enum Skiff_Accounts_V1_Accounts {
 
         /// Starts a log-in through an external identity provider: returns a nonce to put in the
         /// provider's authentication request (OpenID Connect `nonce`), valid for 10 minutes and for one
-        /// LogInWithIdToken. Guests allowed; at most 30 per minute from one network address.
+        /// LogInWithIdToken. Guests allowed; at most 30 per minute from one network address. Nonces are
+        /// kept by the server that handed them out, at most 100,000 outstanding.
         ///
-        /// Errors: FAILED_PRECONDITION when no identity provider is configured; RESOURCE_EXHAUSTED.
+        /// Errors: FAILED_PRECONDITION when no identity provider is configured; RESOURCE_EXHAUSTED (the
+        /// per-address limit, or too many log-ins under way, with `retry-after`).
         public func beginExternalLogIn(
             _ request: Skiff_Accounts_V1_BeginExternalLogInRequest,
             metadata: SkiffCore.Metadata = [:],
@@ -632,17 +641,22 @@ public enum Skiff_Accounts_V1_Accounts {
         }
 
         /// Logs in with an OpenID Connect ID token from a configured provider and returns a normal Skiff
-        /// session, as LogIn does. The token must be signed by one of the provider's keys (its JWKS), name
-        /// the provider as `iss` and the server's client id in `aud`, be unexpired (`exp`, 60 s of clock
-        /// skew allowed), and carry as `nonce` the one BeginExternalLogIn returned, which it uses up.
+        /// session, as LogIn does. The token's header must name one of the provider's signing keys (its
+        /// JWKS; `kid` may be left out when there is only one) and that key's algorithm (its `alg`, else
+        /// RS256 for RSA, ES256/ES384/ES512 for P-256/P-384/P-521, EdDSA for Ed25519), and be signed with
+        /// it; its claims must name the provider as `iss` and the server's client id in `aud` (with
+        /// several audiences, also as `azp`), be unexpired (`exp`) and valid already (`nbf`), with 60 s of
+        /// clock skew, and carry as `nonce` the one BeginExternalLogIn returned, which it uses up. At
+        /// most 30 per minute from one network address. When a provider is linked to an existing account
+        /// through its address, that address is told by e-mail.
         ///
         /// The account: the one already linked to the provider's user (`iss`, `sub`); otherwise, only
         /// when the token carries an `email` with `email_verified` true (and the address passes the
         /// server's domain allow-list), the account with that address, which is linked and counts as
         /// verified from then on (an unverified one loses any password a sign-up set, as a reset does);
         /// otherwise a new account with that address, verified, without a password (the name is the
-        /// token's `name`, else the address's local part). Later log-ins through the provider find the
-        /// linked account even after an e-mail change.
+        /// token's `name` cut to 50 characters, else the address's local part, else "Skiff user"). Later
+        /// log-ins through the provider find the linked account even after an e-mail change.
         ///
         /// Errors: INVALID_ARGUMENT for an empty or oversized (over 16,384 bytes) `id_token` or an empty
         /// `nonce`; UNAUTHENTICATED for a token that is malformed, not signed by the provider's keys,
