@@ -218,7 +218,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Listings: domain rules, the store protocol and its in-memory store, search, images, watchers.
+        // Listings: domain rules, the store protocol and its in-memory store, search, images, watchers;
+        // the ZIP-code centroid table (public-domain Census data, see `ZipCentroids`).
         .target(
             name: "SkiffListings",
             dependencies: [
@@ -228,6 +229,7 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            resources: [.copy("Resources/zip-centroids.csv")],
             swiftSettings: swiftSettings
         ),
         // Bids: bids, counter-offers, sales and hand-offs; the store protocol and its in-memory store.

@@ -134,6 +134,44 @@ public enum ListingRules {
         return ListingLocation(zipCode: zip, point: location.point)
     }
 
+    /// Where a listing is for distance search — the `near` filter, distance order and `distance_km`: its
+    /// exact point if it has one, else the centroid of its ZIP code (``ZipCentroids``), else nowhere (`nil`:
+    /// it matches no `near` filter).
+    ///
+    /// Every backend places listings with this one function, so they all search alike. The search point is
+    /// never shown as the listing's `location.point`: a ZIP-only listing keeps showing its ZIP code only
+    /// (public already), and others measure to the search point's grid cell as to any listing's point
+    /// (``SkiffDomain/ApproximateLocation``).
+    ///
+    /// - Parameters:
+    ///   - location: A validated location (its ZIP code trimmed).
+    ///   - centroids: The ZIP-code table; the bundled one unless a test gives another.
+    public static func searchPoint(
+        for location: ListingLocation,
+        centroids: ZipCentroids = .shared
+    ) -> GeoPoint? {
+        location.point ?? centroids.centroid(of: location.zipCode)
+    }
+
+    /// The centre of a search given as a ZIP code (`filter.near.center_zip_code`): the ZIP's centroid.
+    ///
+    /// - Parameter zipCode: `12345` or `12345-6789`; surrounding spaces are ignored.
+    /// - Throws: `invalidArgument` naming the field when the ZIP code is not in ``ZipCentroids``.
+    public static func validateCenterZipCode(
+        _ zipCode: String,
+        centroids: ZipCentroids = .shared
+    ) throws(DomainError) -> GeoPoint {
+        let zip = zipCode.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let centroid = centroids.centroid(of: zip) else {
+            throw DomainError(
+                .invalidArgument,
+                "filter.near.center_zip_code \(zip) is not a known US ZIP code: give a 5-digit ZIP code (or "
+                    + "ZIP+4) of a Census ZIP Code Tabulation Area, or set filter.near.center instead."
+            )
+        }
+        return centroid
+    }
+
     /// A point with latitude in −90…90 and longitude in −180…180.
     public static func validatePoint(_ point: GeoPoint, field: String) throws(DomainError) {
         guard point.latitude.isFinite, (-90...90).contains(point.latitude) else {

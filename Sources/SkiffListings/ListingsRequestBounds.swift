@@ -21,7 +21,8 @@ public enum ListingsRequestBounds {
     public static let listingTags = 32
     /// The longest tag as sent, surrounding spaces included (30 characters once trimmed).
     public static let tagBytes = 128
-    /// The longest zip code as sent, surrounding spaces included.
+    /// The longest zip code as sent (a listing's, or a search's `filter.near.center_zip_code`), surrounding
+    /// spaces included.
     public static let zipCodeBytes = 32
     /// The most image ids in a listing.
     public static let imageIDs = ListingRules.maximumImageCount
@@ -73,7 +74,8 @@ public enum ListingsRequestBounds {
         try RequestBounds.check(request.listingID, "listing_id", atMost: idBytes)
     }
 
-    /// SearchListings: query, filter lists and strings, page size and page token.
+    /// SearchListings: query, filter lists and strings (the centre's ZIP code included), page size and page
+    /// token.
     public static func check(_ request: Skiff_Listings_V1_SearchListingsRequest) throws(DomainError) {
         try RequestBounds.check(request.query, "query", atMost: queryBytes)
         let filter = request.filter
@@ -82,6 +84,7 @@ public enum ListingsRequestBounds {
         try RequestBounds.checkCount(filter.statuses.count, "filter.statuses", atMost: enumValues)
         try RequestBounds.checkEach(filter.tags, "filter.tags", count: filterTags, bytes: tagBytes, unit: "tags")
         try RequestBounds.check(filter.sellerID, "filter.seller_id", atMost: idBytes)
+        try RequestBounds.check(filter.near.centerZipCode, "filter.near.center_zip_code", atMost: zipCodeBytes)
         try RequestBounds.checkPage(size: request.pageSize, token: request.pageToken)
     }
 

@@ -84,7 +84,18 @@ extension ListingsService {
             filter.postedSince = now.addingTimeInterval(-Double(proto.postedWithinDays) * 86_400)
         }
         if proto.hasNear {
-            let center = GeoPoint(latitude: proto.near.center.latitude, longitude: proto.near.center.longitude)
+            let center: GeoPoint
+            if proto.near.centerZipCode.isEmpty {
+                center = GeoPoint(latitude: proto.near.center.latitude, longitude: proto.near.center.longitude)
+            } else {
+                guard !proto.near.hasCenter else {
+                    throw DomainError(
+                        .invalidArgument,
+                        "filter.near sets both center and center_zip_code: set only one of them."
+                    )
+                }
+                center = try ListingRules.validateCenterZipCode(proto.near.centerZipCode)
+            }
             guard proto.near.radiusKm >= 0 else {
                 throw DomainError(.invalidArgument, "filter.near.radius_km is negative: use above 0 and at most 500.")
             }

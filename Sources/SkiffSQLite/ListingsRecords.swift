@@ -5,18 +5,23 @@ import SkiffListings
 
 // Rows of the Listings tables (see `SQLiteSchema+Listings`, migration "listings-v1"). Internal: they never
 // cross the `ListingsStore` protocol. Dates are INTEGER milliseconds since 1970; tags and image ids are JSON
-// arrays of strings.
+// arrays of strings. `searchLatitude`/`searchLongitude` ("listings-v5") are written with every listing and
+// read by search SQL only: a `Listing` has no such field, its search point follows from its location
+// (`ListingRules.searchPoint`).
 
 enum ListingRow {
     /// The columns written for a listing (all but `docID`).
     static let columns = [
         "id", "sellerID", "title", "titleKey", "description", "priceCents", "category", "condition", "size", "tags",
         "madeOnCampus", "biddingEnabled", "anonymous", "zipCode", "latitude", "longitude", "imageIDs", "status",
-        "createdAt", "updatedAt", "searchTitle", "searchDescription", "searchTags",
+        "createdAt", "updatedAt", "searchTitle", "searchDescription", "searchTags", "searchLatitude",
+        "searchLongitude",
     ]
 
     static func values(_ listing: Listing) -> [(any DatabaseValueConvertible)?] {
         let fields = listing.fields
+        // Where distance search places the listing (its point, or its zip code's centroid): "listings-v5".
+        let searchPoint = ListingRules.searchPoint(for: fields.location)
         return [
             listing.id, listing.sellerID, fields.title, SearchText.sortKey(fields.title), fields.description,
             fields.priceCents, fields.category.rawValue, fields.condition.rawValue, fields.size, json(fields.tags),
@@ -24,7 +29,7 @@ enum ListingRow {
             fields.location.point?.latitude, fields.location.point?.longitude, json(fields.imageIDs),
             listing.status.rawValue, listing.createdAt.millisecondsSince1970, listing.updatedAt.millisecondsSince1970,
             SearchText.indexText(fields.title), SearchText.indexText(fields.description),
-            SearchText.indexText(tags: fields.tags),
+            SearchText.indexText(tags: fields.tags), searchPoint?.latitude, searchPoint?.longitude,
         ]
     }
 

@@ -25,9 +25,16 @@ enum PrivateDistanceFunction {
         return Int.fromDatabaseValue(values[6]) == 1 ? km.shown : km.measured
     }
 
-    /// The call for a table's columns, with the centre and viewer as arguments.
-    static func call(table: String, owner: String, shown: Bool) -> String {
-        "skiff_private_distance(\(table).latitude, \(table).longitude, \(table).\(owner), ?, ?, ?, \(shown ? 1 : 0))"
+    /// The call for a table's columns (the point in `latitude` and `longitude` unless named otherwise), with
+    /// the centre and viewer as arguments.
+    static func call(
+        table: String,
+        latitude: String = "latitude",
+        longitude: String = "longitude",
+        owner: String,
+        shown: Bool
+    ) -> String {
+        "skiff_private_distance(\(table).\(latitude), \(table).\(longitude), \(table).\(owner), ?, ?, ?, \(shown ? 1 : 0))"
     }
 }
 

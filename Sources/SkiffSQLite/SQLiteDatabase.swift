@@ -2,15 +2,17 @@ import Dispatch
 import Foundation
 import GRDB
 import SkiffDomain
+import SkiffListings
 
 /// One SQLite database file shared by every service's store.
 ///
 /// Opening it creates (or opens) the file with one GRDB `DatabasePool` — WAL mode, concurrent readers that
 /// never wait for writes, one writer — sets `PRAGMA synchronous = FULL` on the writer and checks that it took effect (so an acknowledged
-/// write survives a power loss, not just a crash), enables foreign keys and a busy timeout, and runs every
-/// pending migration (``SQLiteSchema``). Every store's writes go through one group-commit writer: writes
-/// that arrive together share one transaction and one fsync, each in its own savepoint, and each caller
-/// resumes only once its write is durable. Open one instance per file and share it; never open a second pool
+/// write survives a power loss, not just a crash), enables foreign keys and a busy timeout, runs every
+/// pending migration (``SQLiteSchema``), and brings the search points of zip-only listings in line with
+/// the ZIP-code table (once per table version; see `SQLiteListingsStore.fillSearchPoints`). Every store's
+/// writes go through one group-commit writer: writes that arrive together share one transaction and one
+/// fsync, each in its own savepoint, and each caller resumes only once its write is durable. Open one instance per file and share it; never open a second pool
 /// on the same file in the same process.
 ///
 /// ```swift
@@ -71,7 +73,8 @@ public final class SQLiteDatabase: Sendable {
     /// ``open(atPath:configuration:)`` from async code.
     ///
     /// - Throws: ``SQLiteDatabaseError`` if the durability settings did not take effect or the file was
-    ///   migrated by a newer version of Skiff; GRDB errors if the file cannot be opened or migrated.
+    ///   migrated by a newer version of Skiff; ``SkiffListings/ZipCentroidsError`` if the bundled ZIP-code
+    ///   table cannot be loaded; GRDB errors if the file cannot be opened or migrated.
     public init(path: String, configuration: Configuration = .defaults) throws {
         var config = GRDB.Configuration()
         config.foreignKeysEnabled = true
@@ -112,6 +115,8 @@ public final class SQLiteDatabase: Sendable {
             )
         }
         try migrator.migrate(pool)
+        // Zip-only listings' search points follow the app's ZIP-code table, which migrations cannot read.
+        try SQLiteListingsStore.fillSearchPoints(pool, centroids: try ZipCentroids.bundled())
 
         self.path = path
         self.pool = pool

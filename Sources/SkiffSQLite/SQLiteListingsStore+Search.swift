@@ -45,7 +45,8 @@ extension SQLiteListingsStore {
 /// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
 ///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
 ///   for each tag token, 1 for each description token;
-/// - a circle: a latitude/longitude box on the coordinate index, then `skiff_private_distance`
+/// - a circle: a latitude/longitude box on the search-point index (`listing_searchLatitude_searchLongitude`:
+///   each listing's point, or its zip code's centroid), then `skiff_private_distance`
 ///   (``PrivateDistanceFunction``) filters and orders.
 enum ListingSearchSQL {
     /// The column that holds the relevance score.
@@ -169,19 +170,22 @@ enum ListingSearchSQL {
         if let near = query.query.filter.near {
             let box = ListingSearchEngine.boundingBox(near)
             conditions.append(
-                "listing.latitude BETWEEN ? AND ?",
+                "listing.searchLatitude BETWEEN ? AND ?",
                 [box.latitude.lowerBound, box.latitude.upperBound]
             )
             if let longitude = box.longitude {
-                conditions.append("listing.longitude BETWEEN ? AND ?", [longitude.lowerBound, longitude.upperBound])
+                conditions.append(
+                    "listing.searchLongitude BETWEEN ? AND ?",
+                    [longitude.lowerBound, longitude.upperBound]
+                )
             }
             let viewer = query.query.viewerID
             conditions.append(
-                PrivateDistanceFunction.call(table: "listing", owner: "sellerID", shown: false) + " <= ?",
+                distance(shown: false) + " <= ?",
                 [near.center.latitude, near.center.longitude, viewer, near.radiusKm]
             )
             if sort == .distance {
-                columns += ", " + PrivateDistanceFunction.call(table: "listing", owner: "sellerID", shown: true)
+                columns += ", " + distance(shown: true)
                 columns += " AS \(distanceColumn)"
                 columnArguments += [near.center.latitude, near.center.longitude, viewer]
             }
@@ -212,6 +216,19 @@ enum ListingSearchSQL {
         return Statement(
             sql: "SELECT \(columns) FROM \(from) WHERE \(conditions.sql) ORDER BY \(order) LIMIT ?",
             arguments: arguments
+        )
+    }
+
+    /// The distance from the circle's centre (the arguments: its latitude and longitude, then the viewer) to
+    /// a listing's search point — its point, or its zip code's centroid ("listings-v5") — as
+    /// ``PrivateDistanceFunction`` measures it.
+    static func distance(shown: Bool) -> String {
+        PrivateDistanceFunction.call(
+            table: "listing",
+            latitude: "searchLatitude",
+            longitude: "searchLongitude",
+            owner: "sellerID",
+            shown: shown
         )
     }
 
@@ -353,12 +370,12 @@ enum ListingSearchSQL {
         case .distance where query.query.filter.near != nil:
             guard let near = query.query.filter.near else { return }
             let d = cursor.d ?? 0
-            let distance = PrivateDistanceFunction.call(table: "listing", owner: "sellerID", shown: true)
+            let shown = distance(shown: true)
             let point: [(any DatabaseValueConvertible)?] = [
                 near.center.latitude, near.center.longitude, query.query.viewerID,
             ]
             conditions.append(
-                "\(distance) > ? OR (\(distance) = ? AND \(tail))",
+                "\(shown) > ? OR (\(shown) = ? AND \(tail))",
                 point + [d] + point + [d] + tailValues
             )
         default:

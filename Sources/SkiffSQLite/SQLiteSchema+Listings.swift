@@ -221,4 +221,34 @@ extension SQLiteSchema {
             )
         }
     }
+
+    /// Shipped once merged: do not edit. Each listing's search point — where distance search places it: its
+    /// own point (`latitude`, `longitude`), or for a listing posted with only a zip code, its zip code's
+    /// centroid — in `searchLatitude`, `searchLongitude`, with the coordinate index searches use.
+    ///
+    /// The migration fills the points it can in SQL (listings with their own point). The centroids come
+    /// from the app's ZIP-code table (`ZipCentroids`), which a migration may not use (migrations are SQL
+    /// only, so that later code cannot change what they do) and which can change without a schema change
+    /// (a new Census vintage). So the store fills them, at open (`SQLiteListingsStore.fillSearchPoints`):
+    /// `listingSearchPointVersion` records the version of the table the zip-only listings' points were
+    /// computed with (none yet, after this migration); when it differs from the app's table, the store
+    /// recomputes them in bounded batches, then records the version. Listings written afterwards carry
+    /// their search point.
+    static func registerListingsSearchPointsMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("listings-v5") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE listing ADD COLUMN searchLatitude REAL;
+                    ALTER TABLE listing ADD COLUMN searchLongitude REAL;
+                    UPDATE listing SET searchLatitude = latitude, searchLongitude = longitude
+                        WHERE latitude IS NOT NULL;
+                    CREATE INDEX listing_searchLatitude_searchLongitude ON listing(searchLatitude, searchLongitude);
+                    CREATE TABLE listingSearchPointVersion (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        zipCentroidsVersion TEXT NOT NULL
+                    ) STRICT;
+                    """
+            )
+        }
+    }
 }

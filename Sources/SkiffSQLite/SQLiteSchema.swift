@@ -33,6 +33,7 @@ public enum SQLiteSchema {
         registerListingCommentsMigration(in: &migrator)
         registerAccountsEmailChangeAndDeletionMigration(in: &migrator)
         registerAccountsExternalIdentitiesMigration(in: &migrator)
+        registerListingsSearchPointsMigration(in: &migrator)
         return migrator
     }
 

@@ -43,6 +43,9 @@ public struct Application: Sendable {
             configuration.tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
         }
         let storage = try StorageSelection.parse(options.storage)
+        // The ZIP-code centroid table (distance search of zip-only listings) ships with the build: a
+        // missing or damaged one stops the start rather than the first search.
+        _ = try ZipCentroids.bundled()
 
         // One database (one DatabasePool) per SQLite file, shared by the services stored in it.
         var databases: [String: SQLiteDatabase] = [:]

@@ -113,6 +113,24 @@ struct ServiceRequestBoundsTests {
         #expect(
             Self.message {
                 try ListingsRequestBounds.check(
+                    Skiff_Listings_V1_SearchListingsRequest.with {
+                        $0.filter.near.centerZipCode = String(repeating: "1", count: 32)
+                    }
+                )
+            } == nil
+        )
+        #expect(
+            Self.message {
+                try ListingsRequestBounds.check(
+                    Skiff_Listings_V1_SearchListingsRequest.with {
+                        $0.filter.near.centerZipCode = String(repeating: "1", count: 33)
+                    }
+                )
+            } == "filter.near.center_zip_code is too long: send at most 32 bytes (UTF-8)."
+        )
+        #expect(
+            Self.message {
+                try ListingsRequestBounds.check(
                     Skiff_Listings_V1_UploadImageRequest.with {
                         $0.metadata.filename = String(repeating: "f", count: 1_021)
                     }

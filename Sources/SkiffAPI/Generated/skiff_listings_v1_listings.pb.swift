@@ -541,17 +541,29 @@ public nonisolated struct Skiff_Listings_V1_GeoPoint: Sendable {
 }
 
 /// Where an item can be picked up.
+///
+/// Distance search (ListingFilter.near, sort DISTANCE, ListingSearchResult.distance_km) places a
+/// listing at its `point` when it has one, else at the centroid of its `zip_code`: the internal
+/// point of the zip code's ZIP Code Tabulation Area in the US Census Bureau's 2023 Gazetteer (public
+/// domain; about 33,800 US zip codes, listed in the server's table of ZIP-code centroids). A zip code
+/// is looked up as `12345` or `12345-6789` (by its first five digits); zip codes without a ZCTA
+/// (PO-box-only, military, many single-organisation zip codes) and anything else are unknown, and a
+/// listing with an unknown zip code and no point does not match a `near` filter. The centroid is only
+/// a search position: it is never returned as the listing's `point`.
 public nonisolated struct Skiff_Listings_V1_Location: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The zip code, required: 1–10 characters once trimmed, at most 32 bytes as sent.
+  /// The zip code, required: 1–10 characters once trimmed, at most 32 bytes as sent. Without `point`,
+  /// its centroid places the listing in distance search (see above).
   public var zipCode: String = String()
 
   /// The exact place, optional. Shown only to the seller; used for distance search and sorting
-  /// (exactly for the seller, to its ~1.1 km grid cell for others). A listing without it does not
-  /// match a `near` filter.
+  /// (exactly for the seller, to its ~1.1 km grid cell for others). A listing without it is searched
+  /// at its zip code's centroid, measured the same way (exactly for the seller, to the centroid's
+  /// grid cell for others), and still shows no point to anyone; if its zip code is unknown it does
+  /// not match a `near` filter.
   public var point: Skiff_Listings_V1_GeoPoint {
     get {_point ?? Skiff_Listings_V1_GeoPoint()}
     set {_point = newValue}
@@ -568,13 +580,14 @@ public nonisolated struct Skiff_Listings_V1_Location: Sendable {
   fileprivate var _point: Skiff_Listings_V1_GeoPoint? = nil
 }
 
-/// A circle around a point, for distance filtering.
+/// A circle around a point, for distance filtering. Its centre is `center`, or the centroid of
+/// `center_zip_code` (see Location); set one of them, not both.
 public nonisolated struct Skiff_Listings_V1_GeoCircle: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The centre, usually the searcher's position.
+  /// The centre, usually the searcher's position. Not to be set together with `center_zip_code`.
   public var center: Skiff_Listings_V1_GeoPoint {
     get {_center ?? Skiff_Listings_V1_GeoPoint()}
     set {_center = newValue}
@@ -586,6 +599,13 @@ public nonisolated struct Skiff_Listings_V1_GeoCircle: Sendable {
 
   /// The radius in kilometres, above 0 and at most 500.
   public var radiusKm: Double = 0
+
+  /// The centre as a US zip code, used when `center` is not set: the zip code's centroid (see
+  /// Location), e.g. to search around a buyer's zip code. `12345` or `12345-6789` (looked up by its
+  /// first five digits), surrounding spaces ignored; at most 32 bytes. Empty means the centre is
+  /// `center`. INVALID_ARGUMENT when it is not a known US zip code ("filter.near.center_zip_code
+  /// 99999 is not a known US ZIP code: ...") or when `center` is set too.
+  public var centerZipCode: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -781,9 +801,10 @@ public nonisolated struct Skiff_Listings_V1_ListingFilter: Sendable {
   /// Only listings posted in the last this many days; 0 for any time.
   public var postedWithinDays: Int32 = 0
 
-  /// Only listings with a point within this circle; each result then carries its distance. For
-  /// anyone but the seller, the distance is measured to the centre of the listing's ~1.1 km grid
-  /// cell (see the service's Privacy).
+  /// Only listings within this circle, at their point or, without one, at their zip code's centroid
+  /// (see Location); each result then carries its distance. For anyone but the seller, the distance is
+  /// measured to the centre of the ~1.1 km grid cell of that point or centroid (see the service's
+  /// Privacy).
   public var near: Skiff_Listings_V1_GeoCircle {
     get {_near ?? Skiff_Listings_V1_GeoCircle()}
     set {_near = newValue}
@@ -1198,40 +1219,52 @@ public nonisolated struct Skiff_Listings_V1_MarkSoldResponse: Sendable {
 }
 
 /// The request of SearchListings.
-public nonisolated struct Skiff_Listings_V1_SearchListingsRequest: Sendable {
+public nonisolated struct Skiff_Listings_V1_SearchListingsRequest: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Keywords, at most 200 characters and 800 bytes, matched case-insensitively against title,
   /// description and tags; a listing must match every word. Empty matches every listing.
-  public var query: String = String()
+  public var query: String {
+    get {_storage._query}
+    set {_uniqueStorage()._query = newValue}
+  }
 
   /// Filters; all of them must hold.
   public var filter: Skiff_Listings_V1_ListingFilter {
-    get {_filter ?? Skiff_Listings_V1_ListingFilter()}
-    set {_filter = newValue}
+    get {_storage._filter ?? Skiff_Listings_V1_ListingFilter()}
+    set {_uniqueStorage()._filter = newValue}
   }
   /// Returns true if `filter` has been explicitly set.
-  public var hasFilter: Bool {self._filter != nil}
+  public var hasFilter: Bool {_storage._filter != nil}
   /// Clears the value of `filter`. Subsequent reads from it will return its default value.
-  public mutating func clearFilter() {self._filter = nil}
+  public mutating func clearFilter() {_uniqueStorage()._filter = nil}
 
   /// The order of results; unspecified means newest first.
-  public var sortOrder: Skiff_Listings_V1_ListingSortOrder = .unspecified
+  public var sortOrder: Skiff_Listings_V1_ListingSortOrder {
+    get {_storage._sortOrder}
+    set {_uniqueStorage()._sortOrder = newValue}
+  }
 
   /// Maximum results per page: 0 means 20; above 100 means 100.
-  public var pageSize: Int32 = 0
+  public var pageSize: Int32 {
+    get {_storage._pageSize}
+    set {_uniqueStorage()._pageSize = newValue}
+  }
 
   /// Empty for the first page, else the previous response's `next_page_token` (at most 1,024
   /// bytes).
-  public var pageToken: String = String()
+  public var pageToken: String {
+    get {_storage._pageToken}
+    set {_uniqueStorage()._pageToken = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _filter: Skiff_Listings_V1_ListingFilter? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// One search result.
@@ -1250,9 +1283,10 @@ public nonisolated struct Skiff_Listings_V1_ListingSearchResult: Sendable {
   /// Clears the value of `listing`. Subsequent reads from it will return its default value.
   public mutating func clearListing() {self._listing = nil}
 
-  /// The distance from `filter.near.center` in kilometres; set only when `filter.near` is given.
-  /// Exact for the listing's seller; for anyone else measured to the listing's ~1.1 km grid cell
-  /// and rounded to 0.5 km.
+  /// The distance from the centre of `filter.near` (`center`, or the centroid of `center_zip_code`)
+  /// to the listing's point, or its zip code's centroid when it has no point, in kilometres; set only
+  /// when `filter.near` is given. Exact for the listing's seller; for anyone else measured to the
+  /// ~1.1 km grid cell of the listing's point or centroid and rounded to 0.5 km.
   public var distanceKm: Double {
     get {_distanceKm ?? 0}
     set {_distanceKm = newValue}
@@ -2042,7 +2076,7 @@ nonisolated extension Skiff_Listings_V1_Location: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Skiff_Listings_V1_GeoCircle: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GeoCircle"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}center\0\u{3}radius_km\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}center\0\u{3}radius_km\0\u{3}center_zip_code\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2052,6 +2086,7 @@ nonisolated extension Skiff_Listings_V1_GeoCircle: SwiftProtobuf.Message, SwiftP
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._center) }()
       case 2: try { try decoder.decodeSingularDoubleField(value: &self.radiusKm) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.centerZipCode) }()
       default: break
       }
     }
@@ -2068,12 +2103,16 @@ nonisolated extension Skiff_Listings_V1_GeoCircle: SwiftProtobuf.Message, SwiftP
     if self.radiusKm.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.radiusKm, fieldNumber: 2)
     }
+    if !self.centerZipCode.isEmpty {
+      try visitor.visitSingularStringField(value: self.centerZipCode, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Skiff_Listings_V1_GeoCircle, rhs: Skiff_Listings_V1_GeoCircle) -> Bool {
     if lhs._center != rhs._center {return false}
     if lhs.radiusKm != rhs.radiusKm {return false}
+    if lhs.centerZipCode != rhs.centerZipCode {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2910,51 +2949,95 @@ nonisolated extension Skiff_Listings_V1_SearchListingsRequest: SwiftProtobuf.Mes
   public static let protoMessageName: String = _protobuf_package + ".SearchListingsRequest"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}filter\0\u{3}sort_order\0\u{3}page_size\0\u{3}page_token\0")
 
+  fileprivate class _StorageClass {
+    var _query: String = String()
+    var _filter: Skiff_Listings_V1_ListingFilter? = nil
+    var _sortOrder: Skiff_Listings_V1_ListingSortOrder = .unspecified
+    var _pageSize: Int32 = 0
+    var _pageToken: String = String()
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _query = source._query
+      _filter = source._filter
+      _sortOrder = source._sortOrder
+      _pageSize = source._pageSize
+      _pageToken = source._pageToken
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.query) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._filter) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.sortOrder) }()
-      case 4: try { try decoder.decodeSingularInt32Field(value: &self.pageSize) }()
-      case 5: try { try decoder.decodeSingularStringField(value: &self.pageToken) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._query) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._filter) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._sortOrder) }()
+        case 4: try { try decoder.decodeSingularInt32Field(value: &_storage._pageSize) }()
+        case 5: try { try decoder.decodeSingularStringField(value: &_storage._pageToken) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.query.isEmpty {
-      try visitor.visitSingularStringField(value: self.query, fieldNumber: 1)
-    }
-    try { if let v = self._filter {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    if self.sortOrder != .unspecified {
-      try visitor.visitSingularEnumField(value: self.sortOrder, fieldNumber: 3)
-    }
-    if self.pageSize != 0 {
-      try visitor.visitSingularInt32Field(value: self.pageSize, fieldNumber: 4)
-    }
-    if !self.pageToken.isEmpty {
-      try visitor.visitSingularStringField(value: self.pageToken, fieldNumber: 5)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._query.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._query, fieldNumber: 1)
+      }
+      try { if let v = _storage._filter {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      if _storage._sortOrder != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._sortOrder, fieldNumber: 3)
+      }
+      if _storage._pageSize != 0 {
+        try visitor.visitSingularInt32Field(value: _storage._pageSize, fieldNumber: 4)
+      }
+      if !_storage._pageToken.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._pageToken, fieldNumber: 5)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Skiff_Listings_V1_SearchListingsRequest, rhs: Skiff_Listings_V1_SearchListingsRequest) -> Bool {
-    if lhs.query != rhs.query {return false}
-    if lhs._filter != rhs._filter {return false}
-    if lhs.sortOrder != rhs.sortOrder {return false}
-    if lhs.pageSize != rhs.pageSize {return false}
-    if lhs.pageToken != rhs.pageToken {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._query != rhs_storage._query {return false}
+        if _storage._filter != rhs_storage._filter {return false}
+        if _storage._sortOrder != rhs_storage._sortOrder {return false}
+        if _storage._pageSize != rhs_storage._pageSize {return false}
+        if _storage._pageToken != rhs_storage._pageToken {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -5,7 +5,8 @@ import SkiffDomain
 ///
 /// - an ``SkiffDomain/InvertedIndex`` over ``SearchText`` tokens (the last query term's prefix is a range
 ///   of its sorted vocabulary);
-/// - tag and seller indexes and a ``SkiffDomain/GridIndex`` of points;
+/// - tag and seller indexes and a ``SkiffDomain/GridIndex`` of search points (a listing's point, or its ZIP
+///   code's centroid: ``ListingRules/searchPoint(for:centroids:)``);
 /// - one ``SkiffDomain/SortedKeys`` per order (newest, price up, price down, title), in exactly
 ///   ``ListingSearchEngine``'s order, ties included.
 ///
@@ -89,7 +90,7 @@ struct ListingIndex: Sendable {
         words.insert(listing.id, tokens: Self.distinctTokens(tokens))
         for tag in listing.tags { tagged[tag, default: []].insert(listing.id) }
         bySeller[listing.sellerID, default: []].insert(listing.id)
-        if let point = listing.location.point {
+        if let point = ListingRules.searchPoint(for: listing.location) {
             grid.insert(listing.id, latitude: point.latitude, longitude: point.longitude)
         }
         let key = Self.key(listing)
@@ -105,7 +106,7 @@ struct ListingIndex: Sendable {
         words.remove(id, tokens: Self.distinctTokens(entry.tokens))
         for tag in entry.listing.tags { Self.remove(id, from: &tagged, at: tag) }
         Self.remove(id, from: &bySeller, at: entry.listing.sellerID)
-        if let point = entry.listing.location.point {
+        if let point = ListingRules.searchPoint(for: entry.listing.location) {
             grid.remove(id, latitude: point.latitude, longitude: point.longitude)
         }
         let key = Self.key(entry.listing)

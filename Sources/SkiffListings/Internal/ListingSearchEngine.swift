@@ -162,7 +162,8 @@ package enum ListingSearchEngine {
         for tag in query.tags where !listing.tags.contains(tag) { return nil }
         var distance: Double?
         if let near = filter.near {
-            guard let point = listing.location.point else { return nil }
+            // The listing's point, or its ZIP code's centroid (``ListingRules/searchPoint(for:centroids:)``).
+            guard let point = ListingRules.searchPoint(for: listing.location) else { return nil }
             // Only the seller measures to the exact point; anyone else to its cell, rounded
             // (``SkiffDomain/ApproximateLocation``), in the filter, the order and the result alike.
             let viewer = query.query.viewerID
