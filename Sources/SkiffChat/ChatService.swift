@@ -66,6 +66,10 @@ public struct ChatService: Skiff_Chat_V1_Chat.ServiceProtocol {
     func send(_ request: Skiff_Chat_V1_SendMessageRequest, from senderID: String) async throws -> ChatMessage {
         let draft = try validatedDraft(request, from: senderID)
         try sendLimiter.acquire(userID: senderID, now: time.now())
+        // A sender who deleted their account may still hold an open Connect stream: it sends nothing more.
+        guard try await directory.userExists(senderID) else {
+            throw DomainError(.unauthenticated, "Your account no longer exists.")
+        }
         guard try await directory.userExists(draft.recipientID) else {
             throw DomainError(.notFound, "No user has this recipient_id.")
         }

@@ -108,6 +108,19 @@ struct AccountDeletionSocketTests {
                 metadata: leaver.auth
             ).message
 
+            // The leaver also has a Connect stream open, which outlives the deletion.
+            let leaverStream = StreamLog<Skiff_Chat_V1_ConnectResponse>()
+            let (outgoing, send) = AsyncStream.makeStream(of: Skiff_Chat_V1_ConnectRequest.self)
+            let leaverChat = Task {
+                try await chat.connect(metadata: leaver.auth) { writer in
+                    try await writer.write(.with { $0.subscribe = .with { $0.fromLatest = true } })
+                    for await request in outgoing { try await writer.write(request) }
+                } onResponse: { response in
+                    for try await message in response.messages { leaverStream.append(message) }
+                }
+            }
+            defer { leaverChat.cancel() }
+
             await expectStatus(.permissionDenied) {
                 _ = try await accounts.deleteAccount(
                     .with { $0.currentPassword = "wrong password!" },
@@ -152,6 +165,23 @@ struct AccountDeletionSocketTests {
             )
             #expect(onChair.bids.first { $0.bidID == leaverBid.bidID }?.state == .withdrawn)
 
+            // The open Connect stream sends nothing more for a deleted account.
+            send.yield(
+                .with {
+                    $0.requestID = "after-deletion"
+                    $0.sendMessage = .with {
+                        $0.recipientID = ann.id
+                        $0.text = "Still here?"
+                    }
+                }
+            )
+            #expect(
+                await leaverStream.wait(milliseconds: 10_000) { responses in
+                    responses.contains {
+                        $0.requestFailed.requestID == "after-deletion" && $0.requestFailed.code == 16
+                    }
+                }
+            )
             // Ann still has the conversation and its messages; she cannot write to a deleted user.
             let history = try await chat.listMessages(
                 .with { $0.conversationID = sent.conversationID },

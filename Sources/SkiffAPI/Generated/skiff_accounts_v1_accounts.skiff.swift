@@ -399,7 +399,8 @@ public enum Skiff_Accounts_V1_Accounts {
         /// (their live bids are rejected and each bidder notified, as for WithdrawListing), the caller's
         /// own live bids are withdrawn (each seller notified), then the account is erased: e-mail
         /// address, password, bio, picture, payment handle and zip code are removed, every session and
-        /// link ends, and the address is free for a new sign-up. What others need stays under the name
+        /// link ends (a Connect stream still open sends nothing more), and the address is free for a new
+        /// sign-up. What others need stays under the name
         /// "Deleted user" (Profile.deleted): messages in conversations, ratings given and received, sales
         /// and their receipts. The user id is never reused. Should a step fail the call fails before the
         /// account is erased, and repeating it is safe.
@@ -824,7 +825,8 @@ public enum Skiff_Accounts_V1_Accounts {
         /// (their live bids are rejected and each bidder notified, as for WithdrawListing), the caller's
         /// own live bids are withdrawn (each seller notified), then the account is erased: e-mail
         /// address, password, bio, picture, payment handle and zip code are removed, every session and
-        /// link ends, and the address is free for a new sign-up. What others need stays under the name
+        /// link ends (a Connect stream still open sends nothing more), and the address is free for a new
+        /// sign-up. What others need stays under the name
         /// "Deleted user" (Profile.deleted): messages in conversations, ratings given and received, sales
         /// and their receipts. The user id is never reused. Should a step fail the call fails before the
         /// account is erased, and repeating it is safe.
