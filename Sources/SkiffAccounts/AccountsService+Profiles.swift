@@ -158,12 +158,12 @@ extension AccountsService {
         }
         let result = try await store.ratings(sellerID: request.userID, page: page)
         let viewer = context.user?.isService == false ? context.user?.id : nil
-        var ratings: [Skiff_Accounts_V1_Rating] = []
-        for rating in result.items {
-            // An anonymous rating's rater is looked up only for the rater themself.
-            let shown = !rating.anonymous || rating.buyerID == viewer
-            let rater = shown ? try await store.account(id: rating.buyerID) : nil
-            ratings.append(rating.proto(raterName: rater?.displayName ?? "", viewerID: viewer))
+        // The raters' names in one read; an anonymous rating's rater is looked up only for the rater themself.
+        let shown = result.items.filter { !$0.anonymous || $0.buyerID == viewer }
+        let raters = try await store.accounts(ids: Set(shown.map(\.buyerID)))
+        let ratings = result.items.map { rating in
+            let name = (!rating.anonymous || rating.buyerID == viewer) ? raters[rating.buyerID]?.displayName : nil
+            return rating.proto(raterName: name ?? "", viewerID: viewer)
         }
         return .with {
             $0.ratings = ratings

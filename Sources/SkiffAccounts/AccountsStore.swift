@@ -44,6 +44,10 @@ public protocol AccountsStore: Sendable {
     /// The account with this e-mail address (compared case-insensitively), or `nil`.
     func account(email: String) async throws -> Account?
 
+    /// The accounts with these ids that exist, by id (at most ``PageRequest/maximumSize`` ids at a time are
+    /// asked for by the service: a page's raters).
+    func accounts(ids: Set<String>) async throws -> [String: Account]
+
     /// Applies profile changes.
     ///
     /// - Returns: The updated account.

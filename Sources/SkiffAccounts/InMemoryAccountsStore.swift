@@ -25,6 +25,8 @@ public final class InMemoryAccountsStore: AccountsStore {
         var reports: [String: Report] = [:]
         /// The reported accounts of each reporter's (open) reports.
         var reportedBy: [String: Set<String>] = [:]
+        /// The reports about each account, by id (so listing them reads only theirs).
+        var reportsAbout: [String: [String]] = [:]
         /// The seller of each completed sale recorded.
         var completedSales: [String: String] = [:]
         /// The account each external identity is linked to.
@@ -82,6 +84,14 @@ public final class InMemoryAccountsStore: AccountsStore {
             )
             state.save(stored)
             return stored
+        }
+    }
+
+    public func accounts(ids: Set<String>) async throws -> [String: Account] {
+        state.withLock { state in
+            var found: [String: Account] = [:]
+            for id in ids { found[id] = state.accounts[id] }
+            return found
         }
     }
 
@@ -416,12 +426,13 @@ public final class InMemoryAccountsStore: AccountsStore {
             )
             state.reports[stored.id] = stored
             state.reportedBy[stored.reporterID, default: []].insert(stored.reportedID)
+            state.reportsAbout[stored.reportedID, default: []].append(stored.id)
         }
     }
 
     public func reports(reportedID: String) async throws -> [Report] {
         state.withLock { state in
-            state.reports.values.filter { $0.reportedID == reportedID }.sorted { lhs, rhs in
+            (state.reportsAbout[reportedID] ?? []).compactMap { state.reports[$0] }.sorted { lhs, rhs in
                 let (left, right) = (lhs.createdAt.millisecondsSince1970, rhs.createdAt.millisecondsSince1970)
                 return left == right ? AccountsPaging.bytesPrecede(lhs.id, rhs.id) : left < right
             }

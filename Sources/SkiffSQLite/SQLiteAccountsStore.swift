@@ -62,6 +62,18 @@ public struct SQLiteAccountsStore: AccountsStore {
         try await pool.domainRead { db in try AccountRecord.account(db, email: email) }
     }
 
+    public func accounts(ids: Set<String>) async throws -> [String: Account] {
+        guard !ids.isEmpty else { return [:] }
+        let list = String(decoding: try JSONEncoder().encode(Array(ids)), as: UTF8.self)
+        return try await pool.domainRead { db in
+            let rows = try AccountRecord.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM account WHERE id IN (SELECT value FROM json_each(?))"),
+                arguments: [list]
+            )
+            return Dictionary(rows.map { ($0.id, $0.account) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
     public func updateProfile(id: String, changes: ProfileChanges) async throws -> Account {
         try await pool.domainWrite { db in
             let updated = try AccountLifecycle.updateProfile(

@@ -215,3 +215,15 @@ extension AccountsStoreConformanceTests {
         }
     }
 }
+
+extension AccountsStoreConformanceTests {
+    @Test("accounts(ids:) reads the existing accounts of a set of ids at once", arguments: StoreKind.allCases)
+    func accountsByIDs(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            let created = try await store.createAccounts(["Ann", "Bob", "Cat"])
+            let found = try await store.accounts(ids: [created[0].id, created[2].id, "usr_missing"])
+            #expect(found == [created[0].id: created[0], created[2].id: created[2]])
+            #expect(try await store.accounts(ids: []).isEmpty)
+        }
+    }
+}
