@@ -51,7 +51,17 @@ extension AccountsService {
         if let imageID = validated.avatarImageID, !imageID.isEmpty,
             try await store.account(id: user.id)?.avatarImageID != imageID
         {
-            guard let owner = try await images.ownerOfImage(id: imageID) else {
+            let found: String?
+            do {
+                found = try await images.ownerOfImage(id: imageID)
+            } catch {
+                // Listings could not be asked: nothing is saved, and the caller may retry.
+                throw DomainError(
+                    .unavailable,
+                    "The picture could not be checked just now; nothing was changed. Try again."
+                )
+            }
+            guard let owner = found else {
                 throw DomainError(
                     .notFound,
                     "No image has the id \"\(imageID)\": upload the picture with Listings.UploadImage first."

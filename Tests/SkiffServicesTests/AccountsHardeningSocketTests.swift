@@ -550,6 +550,7 @@ func withAccountsServer(
     _ backend: Backend,
     configuration: AccountsConfiguration = AccountsConfiguration(),
     mailer: (any Mailer)? = nil,
+    images: any ImageDirectory = NoImages(),
     _ body: @Sendable (AccountsTestServer, AccountsClient) async throws -> Void
 ) async throws {
     let clock = ManualTimeSource()
@@ -570,6 +571,7 @@ func withAccountsServer(
         store: store,
         hasher: PasswordHasher(rounds: 1_000),
         mailer: mailer ?? outbox,
+        images: images,
         time: clock,
         configuration: configuration,
         logger: quietLogger
@@ -641,5 +643,35 @@ final class GatedMailer: Mailer {
             try? await Task.sleep(for: .milliseconds(10))
         }
         return state.withLock { condition($0) }
+    }
+}
+
+/// Listings, as Accounts sees it, unreachable.
+struct UnreachableImages: ImageDirectory {
+    func ownerOfImage(id: String) async throws -> String? {
+        throw RPCError(code: .unavailable, message: "Listings is down.")
+    }
+}
+
+@Suite("UpdateProfile while Listings is unreachable")
+struct UpdateProfileUnavailableTests {
+    @Test("A picture that cannot be checked is UNAVAILABLE and nothing is saved", arguments: Backend.allCases)
+    func unavailable(_ backend: Backend) async throws {
+        try await withAccountsServer(backend, images: UnreachableImages()) { server, accounts in
+            let me = try await signUpAndLogIn(accounts, mailer: server.mailer, email: "pic@campus.edu", name: "Pic")
+            let error = await expectStatus(.unavailable) {
+                _ = try await accounts.updateProfile(
+                    .with {
+                        $0.account.avatarImageID = "img_1"
+                        $0.account.bio = "Hello"
+                        $0.updateMask.paths = ["avatar_image_id", "bio"]
+                    },
+                    metadata: me.auth
+                )
+            }
+            #expect(error?.message.contains("nothing was changed") == true)
+            let account = try await accounts.getMyAccount(.init(), metadata: me.auth).account
+            #expect(account.avatarImageID.isEmpty && account.bio.isEmpty)
+        }
     }
 }

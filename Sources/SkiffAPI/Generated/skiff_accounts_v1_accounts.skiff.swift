@@ -422,7 +422,8 @@ public enum Skiff_Accounts_V1_Accounts {
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for an empty mask, more than 5 paths, a path not
         /// listed on UpdateProfileRequest.update_mask, or a field value outside its documented limits;
         /// NOT_FOUND for an unknown `avatar_image_id`; PERMISSION_DENIED for an image uploaded by
-        /// someone else; RESOURCE_EXHAUSTED.
+        /// someone else; RESOURCE_EXHAUSTED; UNAVAILABLE when the picture's uploader could not be checked
+        /// (skiff.listings.v1 unreachable: nothing changed, retry).
         func updateProfile(request: Skiff_Accounts_V1_UpdateProfileRequest, context: SkiffCore.ServerContext) async throws -> Skiff_Accounts_V1_UpdateProfileResponse
 
         /// Anyone's public profile: name, picture, bio, rating and items sold. Never the e-mail.
@@ -870,7 +871,8 @@ public enum Skiff_Accounts_V1_Accounts {
         /// Errors: UNAUTHENTICATED; INVALID_ARGUMENT for an empty mask, more than 5 paths, a path not
         /// listed on UpdateProfileRequest.update_mask, or a field value outside its documented limits;
         /// NOT_FOUND for an unknown `avatar_image_id`; PERMISSION_DENIED for an image uploaded by
-        /// someone else; RESOURCE_EXHAUSTED.
+        /// someone else; RESOURCE_EXHAUSTED; UNAVAILABLE when the picture's uploader could not be checked
+        /// (skiff.listings.v1 unreachable: nothing changed, retry).
         public func updateProfile(
             _ request: Skiff_Accounts_V1_UpdateProfileRequest,
             metadata: SkiffCore.Metadata = [:],
