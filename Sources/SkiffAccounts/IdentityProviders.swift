@@ -153,10 +153,9 @@ private struct TokenHeader: Decodable {
 
     /// The header of a compact JWT, or `nil` if it is malformed.
     static func of(_ token: String) -> TokenHeader? {
-        guard let first = token.split(separator: ".", omittingEmptySubsequences: false).first else { return nil }
-        var base64 = first.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64) else { return nil }
+        guard let first = token.split(separator: ".", omittingEmptySubsequences: false).first,
+            let data = Base64URL.decode(String(first))
+        else { return nil }
         return try? JSONDecoder().decode(TokenHeader.self, from: data)
     }
 }

@@ -7,6 +7,7 @@ import SkiffAPI
 import SkiffAccounts
 import SkiffClient
 import SkiffCore
+import SkiffDomain
 import SkiffServerApp
 import SwiftProtobuf
 import Testing
@@ -133,12 +134,7 @@ struct ExternalLogInSocketTests {
             let sam = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "sam@campus.edu", name: "Sam")
             let linked = try await logIn { provider.claims(sub: "user-2", nonce: $0, email: "Sam@Campus.edu") }
             #expect(!linked.created && linked.userID == sam.id)
-            var noticed = false
-            for _ in 0..<200 where !noticed {
-                noticed = app.mailer.messages(to: "sam@campus.edu").contains { $0.body.contains(provider.issuer) }
-                if !noticed { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            #expect(noticed)
+            #expect(await mailArrives(in: app.mailer, to: "sam@campus.edu", containing: provider.issuer))
             _ = try await accounts.logIn(DocumentedContractSocketTests.logIn("sam@campus.edu"))
 
             // A pending sign-up (someone else's password, unverified) is taken over by the provider's proof:
@@ -168,12 +164,12 @@ struct ExternalLogInSocketTests {
                 },
                 metadata: sam.auth
             )
-            var changeLink: String?
-            for _ in 0..<200 where changeLink == nil {
-                changeLink = try? token(in: app.mailer, to: "samuel@campus.edu", label: "E-mail change token")
-                if changeLink == nil { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            _ = try await accounts.confirmEmailChange(.with { $0.token = try #require(changeLink) })
+            let changeLink = try await waitForToken(
+                in: app.mailer,
+                to: "samuel@campus.edu",
+                label: "E-mail change token"
+            )
+            _ = try await accounts.confirmEmailChange(.with { $0.token = changeLink })
             let moved = try await logIn { provider.claims(sub: "user-2", nonce: $0, email: "sam@campus.edu") }
             #expect(!moved.created && moved.userID == sam.id)
             // A deleted account's links go with it: the same provider user then gets a new account.
@@ -243,9 +239,7 @@ struct ExternalLogInSocketTests {
                     { provider.claims(nonce: $0) },
                     token: { signed in
                         let parts = signed.split(separator: ".")
-                        let header = Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64EncodedString()
-                            .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
-                            .replacingOccurrences(of: "/", with: "_")
+                        let header = Base64URL.encode(Data(#"{"alg":"none","typ":"JWT"}"#.utf8))
                         return "\(header).\(parts[1])."
                     }
                 )
@@ -302,15 +296,11 @@ struct ExternalLogInSocketTests {
         // An RSA key published without "alg" (as some providers do), beside an encryption key that must be ignored.
         let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let primitives = try rsa.publicKey.getKeyPrimitives()
-        func base64URL(_ data: Data) -> String {
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
         let jwks = """
-            {"keys": [{"kty": "RSA", "kid": "rsa-1", "n": "\(base64URL(primitives.modulus))", \
-            "e": "\(base64URL(primitives.publicExponent))"}, \
-            {"kty": "RSA", "kid": "enc-1", "use": "enc", "n": "\(base64URL(primitives.modulus))", \
-            "e": "\(base64URL(primitives.publicExponent))"}]}
+            {"keys": [{"kty": "RSA", "kid": "rsa-1", "n": "\(Base64URL.encode(primitives.modulus))", \
+            "e": "\(Base64URL.encode(primitives.publicExponent))"}, \
+            {"kty": "RSA", "kid": "enc-1", "use": "enc", "n": "\(Base64URL.encode(primitives.modulus))", \
+            "e": "\(Base64URL.encode(primitives.publicExponent))"}]}
             """
         let provider = try TestIdentityProvider()
         defer { provider.remove() }

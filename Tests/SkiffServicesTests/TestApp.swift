@@ -60,6 +60,15 @@ func token(in mailer: OutboxMailer, to address: String, label: String) throws ->
     throw MissingMail(address: address, label: label)
 }
 
+/// Whether an e-mail to `address` whose body contains `text` arrives within 2 s (some are sent after answering).
+func mailArrives(in mailer: OutboxMailer, to address: String, containing text: String) async -> Bool {
+    for _ in 0..<200 {
+        if mailer.messages(to: address).contains(where: { $0.body.contains(text) }) { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return false
+}
+
 struct MissingMail: Error, CustomStringConvertible {
     var address: String
     var label: String
