@@ -14,9 +14,15 @@ public final class InMemoryBidsStore: BidsStore {
     }
 
     struct State {
-        var bids: [String: Bid] = [:]
+        /// Bids by id (write with ``put(_:)-(Bid)``, which keeps the indexes below in step) …
+        private(set) var bids: [String: Bid] = [:]
+        /// … and their ids per listing and per bidder (neither changes once a bid exists).
+        private(set) var bidsByListing: [String: [String]] = [:]
+        private(set) var bidsByBidder: [String: [String]] = [:]
         var bidByRequest: [String: String] = [:]
-        var sales: [String: Sale] = [:]
+        /// Sales by id (write with ``put(_:)-(Sale)``) and their ids per buyer and per seller.
+        private(set) var sales: [String: Sale] = [:]
+        private(set) var salesByUser: [String: [String]] = [:]
         var saleByListing: [String: String] = [:]
         var claims: [String: ClaimRow] = [:]
         var events: [String: [BidEvent]] = [:]
@@ -36,7 +42,26 @@ public final class InMemoryBidsStore: BidsStore {
         func isClaimed(_ bid: Bid, now: Date) -> Bool { liveClaim(bid.listingID, now: now)?.bidID == bid.id }
 
         func liveBids(listingID: String) -> [Bid] {
-            bids.values.filter { $0.listingID == listingID && $0.state.isLive }
+            bids(listingID: listingID).filter(\.state.isLive)
+        }
+
+        /// Every bid on a listing.
+        func bids(listingID: String) -> [Bid] { (bidsByListing[listingID] ?? []).compactMap { bids[$0] } }
+
+        /// Stores a bid, indexing a new one.
+        mutating func put(_ bid: Bid) {
+            if bids.updateValue(bid, forKey: bid.id) == nil {
+                bidsByListing[bid.listingID, default: []].append(bid.id)
+                bidsByBidder[bid.bidderID, default: []].append(bid.id)
+            }
+        }
+
+        /// Stores a sale, indexing a new one under its buyer and its seller.
+        mutating func put(_ sale: Sale) {
+            if sales.updateValue(sale, forKey: sale.id) == nil {
+                salesByUser[sale.buyerID, default: []].append(sale.id)
+                if sale.sellerID != sale.buyerID { salesByUser[sale.sellerID, default: []].append(sale.id) }
+            }
         }
 
         mutating func record(_ drafts: [BidEventDraft], now: Date) -> [BidEvent] {
@@ -79,11 +104,11 @@ public final class InMemoryBidsStore: BidsStore {
                 return Recorded(BidPlacement(bid: bid, isRetry: true), events: [])
             case .placed(let bid, let replaced, let drafts):
                 guard state.bids[bid.id] == nil else { throw BidsStoreError.bidIDTaken }
-                state.bids[bid.id] = bid
+                state.put(bid)
                 if let requestID = bid.requestID {
                     state.bidByRequest[State.requestKey(bid.bidderID, requestID)] = bid.id
                 }
-                if let replaced { state.bids[replaced.id] = replaced }
+                if let replaced { state.put(replaced) }
                 return Recorded(BidPlacement(bid: bid, replaced: replaced), events: state.record(drafts, now: now))
             }
         }
@@ -131,7 +156,7 @@ public final class InMemoryBidsStore: BidsStore {
         return try state.withLock { (state) throws(DomainError) -> Recorded<Bid> in
             let bid = try state.bid(id)
             guard let change = try decide(bid, state.isClaimed(bid, now: now)) else { return Recorded(bid, events: []) }
-            state.bids[id] = change.bid
+            state.put(change.bid)
             return Recorded(change.bid, events: state.record(change.events, now: now))
         }
     }
@@ -147,7 +172,7 @@ public final class InMemoryBidsStore: BidsStore {
                 now: now
             )
             state.closedListings.insert(listingID)
-            for change in changes { state.bids[change.bid.id] = change.bid }
+            for change in changes { state.put(change.bid) }
             return Recorded(changes.map(\.bid), events: state.record(changes.flatMap(\.events), now: now))
         }
     }
@@ -203,9 +228,9 @@ public final class InMemoryBidsStore: BidsStore {
             )
             guard state.sales[acceptance.sale.id] == nil else { throw BidsStoreError.saleIDTaken }
             state.claims[listingID] = nil
-            state.bids[acceptance.bid.id] = acceptance.bid
-            for bid in acceptance.superseded { state.bids[bid.id] = bid }
-            state.sales[acceptance.sale.id] = acceptance.sale
+            state.put(acceptance.bid)
+            for bid in acceptance.superseded { state.put(bid) }
+            state.put(acceptance.sale)
             state.saleByListing[listingID] = acceptance.sale.id
             return Recorded(acceptance, events: state.record(drafts, now: now))
         }
@@ -222,7 +247,7 @@ public final class InMemoryBidsStore: BidsStore {
             guard var sale = state.sales[saleID] else { throw BidsStoreError.saleNotFound }
             if sale.conversationID.isEmpty {
                 sale.conversationID = conversationID
-                state.sales[saleID] = sale
+                state.put(sale)
             }
             return sale
         }
@@ -238,7 +263,7 @@ public final class InMemoryBidsStore: BidsStore {
         return try state.withLock { (state) throws(DomainError) -> Recorded<HandoffConfirmation> in
             guard let sale = state.sales[saleID] else { throw BidsStoreError.saleNotFound }
             let (confirmation, drafts) = try BidLifecycle.confirmHandoff(sale, userID: userID, place: place, now: now)
-            state.sales[saleID] = confirmation.sale
+            state.put(confirmation.sale)
             return Recorded(confirmation, events: state.record(drafts, now: now))
         }
     }
@@ -248,8 +273,8 @@ public final class InMemoryBidsStore: BidsStore {
     public func listingBids(listingID: String, page: PageRequest) async throws -> Page<Bid> {
         let cursor = try BidsPaging.listingCursor(page, listingID: listingID)
         let fetched = state.withLock { state in
-            state.bids.values
-                .filter { $0.listingID == listingID && (cursor.map($0.isAfter) ?? true) }
+            state.bids(listingID: listingID)
+                .filter { cursor.map($0.isAfter) ?? true }
                 .sorted(by: BidsPaging.listingOrder)
                 .prefix(page.size + 1)
         }
@@ -267,9 +292,9 @@ public final class InMemoryBidsStore: BidsStore {
         let owner = BidsPaging.myBidsOwner(bidderID: bidderID, states: states)
         let cursor = try BidsPaging.newestCursor(page, kind: BidsPaging.myBidsKind, owner: owner)
         let fetched = state.withLock { state in
-            state.bids.values
+            (state.bidsByBidder[bidderID] ?? []).compactMap { state.bids[$0] }
                 .filter { bid in
-                    bid.bidderID == bidderID && (states.isEmpty || states.contains(bid.state))
+                    (states.isEmpty || states.contains(bid.state))
                         && (cursor.map { BidsPaging.isAfter(bid.createdAt.millisecondsSince1970, bid.id, $0) } ?? true)
                 }
                 .sorted {
@@ -301,7 +326,7 @@ public final class InMemoryBidsStore: BidsStore {
     ) throws(DomainError) -> Page<Sale> {
         let cursor = try BidsPaging.newestCursor(page, kind: kind, owner: owner)
         let fetched = state.withLock { state in
-            state.sales.values
+            (state.salesByUser[owner] ?? []).compactMap { state.sales[$0] }
                 .filter { sale in
                     include(sale)
                         && (cursor.map { BidsPaging.isAfter(sale.createdAt.millisecondsSince1970, sale.id, $0) } ?? true)
@@ -323,7 +348,14 @@ public final class InMemoryBidsStore: BidsStore {
 
     public func events(userID: String, afterSequence: Int64, limit: Int) async throws -> [BidEvent] {
         state.withLock { state in
-            Array((state.events[userID] ?? []).lazy.filter { $0.sequence > afterSequence }.prefix(max(limit, 0)))
+            // A user's events are numbered 1, 2, 3, … in order: find the first after `afterSequence` by halving.
+            let events = state.events[userID] ?? []
+            var (low, high) = (0, events.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if events[middle].sequence > afterSequence { high = middle } else { low = middle + 1 }
+            }
+            return Array(events[low...].prefix(max(limit, 0)))
         }
     }
 

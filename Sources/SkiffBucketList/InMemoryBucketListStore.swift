@@ -24,35 +24,58 @@ public final class InMemoryBucketListStore: BucketListStore {
     private struct TrendKey: Sendable {
         var bound: Double
         var id: String
+
+        /// Highest bound first, then by id.
+        static func precedes(_ a: TrendKey, _ b: TrendKey) -> Bool {
+            a.bound != b.bound ? a.bound > b.bound : a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+        }
     }
 
     private struct State {
         private(set) var activities: [String: Activity] = [:]
-        /// The activities' places, for nearby and nearby-trending candidates.
-        var grid = GridIndex()
+        /// The activities' places, for nearby and nearby-trending candidates (cells of about 220 m) …
+        var grid = Self.newGrid()
+        /// … and per net-vote level (up minus down votes), for nearby by popularity …
+        var levelGrids: [Int: GridIndex] = [:]
+        /// … whose levels, highest first.
+        var levels: [Int] = []
         /// Each activity's trending bound (``TrendingScore/raisedBound(_:upVoteAt:)``) …
         var trendBounds: [String: Double] = [:]
         /// … and the activities with one, highest bound first.
-        var byTrend = SortedKeys<TrendKey> { a, b in
-            a.bound != b.bound ? a.bound > b.bound : a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
-        }
+        var byTrend = SortedKeys<TrendKey>(by: TrendKey.precedes)
 
-        /// Stores an activity, keeping the grid in step.
+        static func newGrid() -> GridIndex { GridIndex(cellDegrees: 0.002, maximumCellsPerQuery: .max) }
+
+        /// Stores an activity, keeping the grids in step.
         mutating func put(_ activity: Activity) {
-            if let old = activities[activity.id] {
-                let point = old.fields.place.point
-                grid.remove(old.id, latitude: point.latitude, longitude: point.longitude)
-            }
+            if let old = activities[activity.id] { unplace(old) }
             activities[activity.id] = activity
             let point = activity.fields.place.point
             grid.insert(activity.id, latitude: point.latitude, longitude: point.longitude)
+            let level = activity.netVotes
+            if levelGrids[level] == nil {
+                levelGrids[level] = Self.newGrid()
+                levels.insert(level, at: levels.firstIndex { $0 < level } ?? levels.count)
+            }
+            levelGrids[level]?.insert(activity.id, latitude: point.latitude, longitude: point.longitude)
+        }
+
+        /// Takes an activity out of the grids.
+        private mutating func unplace(_ old: Activity) {
+            let point = old.fields.place.point
+            grid.remove(old.id, latitude: point.latitude, longitude: point.longitude)
+            let level = old.netVotes
+            levelGrids[level]?.remove(old.id, latitude: point.latitude, longitude: point.longitude)
+            if levelGrids[level]?.isEmpty == true {
+                levelGrids[level] = nil
+                levels.removeAll { $0 == level }
+            }
         }
 
         /// Forgets an activity and its place in the indexes.
         mutating func removeActivity(_ id: String) {
             guard let old = activities.removeValue(forKey: id) else { return }
-            let point = old.fields.place.point
-            grid.remove(id, latitude: point.latitude, longitude: point.longitude)
+            unplace(old)
             if let bound = trendBounds.removeValue(forKey: id) {
                 byTrend.remove(TrendKey(bound: bound, id: id)) { $0.id == id }
             }
@@ -74,10 +97,45 @@ public final class InMemoryBucketListStore: BucketListStore {
         }
         /// Votes per activity, then per user.
         var votes: [String: [String: StoredVote]] = [:]
-        var comments: [String: Comment] = [:]
+        /// Comments by id (write with ``putComment(_:)``/``removeComment(_:)``) and their ids per activity.
+        private(set) var comments: [String: Comment] = [:]
+        private(set) var commentsByActivity: [String: Set<String>] = [:]
+
+        mutating func putComment(_ comment: Comment) {
+            comments[comment.id] = comment
+            commentsByActivity[comment.activityID, default: []].insert(comment.id)
+        }
+
+        mutating func removeComment(_ id: String) {
+            guard let old = comments.removeValue(forKey: id) else { return }
+            commentsByActivity[old.activityID]?.remove(id)
+            if commentsByActivity[old.activityID]?.isEmpty == true { commentsByActivity[old.activityID] = nil }
+        }
+
+        /// An activity's comments.
+        func comments(activityID: String) -> [Comment] {
+            (commentsByActivity[activityID] ?? []).compactMap { comments[$0] }
+        }
+
+        /// Lists by id (write with ``putList(_:)``/``removeList(_:)``) and their ids per owner.
+        private(set) var lists: [String: BucketList] = [:]
+        private(set) var listsByOwner: [String: Set<String>] = [:]
+
+        mutating func putList(_ list: BucketList) {
+            lists[list.id] = list
+            listsByOwner[list.ownerID, default: []].insert(list.id)
+        }
+
+        mutating func removeList(_ id: String) {
+            guard let old = lists.removeValue(forKey: id) else { return }
+            listsByOwner[old.ownerID]?.remove(id)
+            if listsByOwner[old.ownerID]?.isEmpty == true { listsByOwner[old.ownerID] = nil }
+        }
+
+        /// An owner's lists.
+        func lists(ownerID: String) -> [BucketList] { (listsByOwner[ownerID] ?? []).compactMap { lists[$0] } }
         /// The latest `createdAt` of each activity's comments (so that new ones sort after them).
         var latestCommentAt: [String: Date] = [:]
-        var lists: [String: BucketList] = [:]
         /// Entries per list, then per activity.
         var entries: [String: [String: StoredEntry]] = [:]
         /// Follow times per follower, then per followee.
@@ -103,9 +161,19 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     private let state = ReadWriteLock(State())
+    /// See ``ActivityRanking/collectLimit``.
+    private let collectLimit: Int
 
     /// Creates an empty store.
-    public init() {}
+    public init() {
+        self.collectLimit = ActivityRanking.collectLimit
+    }
+
+    /// Creates an empty store that walks nearby and trending circles holding `collectLimit` activities or
+    /// more (tests set it low to exercise the walk on small data).
+    package init(collectLimit: Int) {
+        self.collectLimit = collectLimit
+    }
 
     // MARK: Activities
 
@@ -149,36 +217,93 @@ public final class InMemoryBucketListStore: BucketListStore {
             try BucketListLifecycle.deleteActivity(state.activities[id], ownerID: ownerID)
             state.removeActivity(id)
             state.votes[id] = nil
-            state.comments = state.comments.filter { $0.value.activityID != id }
+            for comment in state.comments(activityID: id) { state.removeComment(comment.id) }
             for listID in state.entries.keys { state.entries[listID]?[id] = nil }
         }
     }
 
     public func nearbyActivities(_ query: NearbyQuery, page: PageRequest) async throws -> Page<NearbyHit> {
-        _ = try ActivityRanking.nearbyCursor(page, query)
-        let activities = state.withReadLock { state in
-            let box = Geo.boundingBox(center: query.center, radiusKm: query.radiusKm)
-            guard let ids = state.grid.documents(latitude: box.latitude, longitude: box.longitude) else {
-                return Array(state.activities.values)
-            }
-            return ids.compactMap { state.activities[$0] }
+        let cursor = try ActivityRanking.nearbyCursor(page, query)
+        return try state.withReadLock { state throws(DomainError) in
+            try Self.nearby(query, cursor: cursor, page: page, collectLimit: collectLimit, state)
         }
-        return try ActivityRanking.nearbyPage(activities, query, page: page)
+    }
+
+    /// Nearby over the grids (``ActivityRanking/nearbyWalk(_:cursor:size:collectLimit:count:fetch:levelBelow:)``).
+    private static func nearby(
+        _ query: NearbyQuery,
+        cursor: ActivityRanking.NearbyCursor?,
+        page: PageRequest,
+        collectLimit: Int,
+        _ state: State
+    ) throws(DomainError) -> Page<NearbyHit> {
+        func grid(_ level: Int?) -> GridIndex? { level.map { state.levelGrids[$0] } ?? state.grid }
+        return ActivityRanking.nearbyWalk(query, cursor: cursor, size: page.size, collectLimit: collectLimit) {
+            level,
+            radius,
+            _ in
+            guard let grid = grid(level) else { return 0 }
+            let box = Geo.boundingBox(center: query.center, radiusKm: radius)
+            return grid.count(latitude: box.latitude, longitude: box.longitude) ?? state.activities.count
+        } fetch: { level, radius, after, limit in
+            var candidates: [Activity] = []
+            if let grid = grid(level) {
+                let box = Geo.boundingBox(center: query.center, radiusKm: radius)
+                let indexed = grid.forEachDocument(latitude: box.latitude, longitude: box.longitude) { id in
+                    if let activity = state.activities[id] { candidates.append(activity) }
+                }
+                if !indexed {
+                    // A box across the antimeridian or a pole: the grid cannot narrow it.
+                    candidates = state.activities.values.filter { level == nil || $0.netVotes == level }
+                }
+            }
+            return ActivityRanking.nearest(
+                candidates,
+                query,
+                radiusKm: radius,
+                after: after,
+                limit: limit,
+                byPopularity: level == nil && query.sort == .popularity
+            )
+        } levelBelow: { level in
+            guard let level else { return state.levels.first }
+            return state.levels.first { $0 < level }
+        }
     }
 
     public func trendingActivities(_ query: TrendingQuery) async throws -> [TrendingHit] {
         state.withReadLock { state in
-            let inCircle = query.center.flatMap { center in
+            // A circle holding few activities: walk its own, sorted by bound; otherwise walk every activity by
+            // bound and skip those outside the circle.
+            var inCircle: [TrendKey]?
+            if let center = query.center {
                 let box = Geo.boundingBox(center: center, radiusKm: query.radiusKm)
-                return state.grid.documents(latitude: box.latitude, longitude: box.longitude)
+                if let count = state.grid.count(latitude: box.latitude, longitude: box.longitude), count < collectLimit
+                {
+                    var keys: [TrendKey] = []
+                    _ = state.grid.forEachDocument(latitude: box.latitude, longitude: box.longitude) { id in
+                        if let bound = state.trendBounds[id] { keys.append(TrendKey(bound: bound, id: id)) }
+                    }
+                    inCircle = keys.sorted(by: TrendKey.precedes)
+                }
             }
             var position = state.byTrend.start
+            var offset = 0
             return ActivityRanking.trendingTop(query) {
                 var batch: [(id: String, bound: Double)] = []
+                if let inCircle {
+                    batch = inCircle[offset..<min(offset + 64, inCircle.count)].map { ($0.id, $0.bound) }
+                    offset += batch.count
+                    return batch
+                }
                 while !state.byTrend.isEnd(position), batch.count < 64 {
                     let key = state.byTrend[position]
                     position = state.byTrend.next(position)
-                    if let inCircle, !inCircle.contains(key.id) { continue }
+                    if let center = query.center, let activity = state.activities[key.id],
+                        Geo.distanceKm(center, activity.fields.place.point) > query.radiusKm
+                    {
+                        continue
+                    }
                     batch.append((key.id, key.bound))
                 }
                 return batch
@@ -236,7 +361,7 @@ public final class InMemoryBucketListStore: BucketListStore {
                 commentIDTaken: state.comments[comment.id] != nil,
                 latestCommentAt: state.latestCommentAt[comment.activityID]
             )
-            state.comments[stored.id] = stored
+            state.putComment(stored)
             state.latestCommentAt[stored.activityID] = max(
                 stored.createdAt,
                 state.latestCommentAt[stored.activityID] ?? stored.createdAt
@@ -249,7 +374,7 @@ public final class InMemoryBucketListStore: BucketListStore {
     public func comments(activityID: String, page: PageRequest) async throws -> Page<Comment> {
         let comments = try state.withReadLock { (state) throws(DomainError) -> [Comment] in
             guard state.activities[activityID] != nil else { throw BucketListStoreError.activityNotFound }
-            return state.comments.values.filter { $0.activityID == activityID }
+            return state.comments(activityID: activityID)
         }
         return try BucketListPaging.page(comments, .comments, scope: activityID, page: page) {
             ($0.createdAt.millisecondsSince1970, $0.id)
@@ -264,7 +389,7 @@ public final class InMemoryBucketListStore: BucketListStore {
                 activityOwnerID: comment.flatMap { state.activities[$0.activityID]?.ownerID },
                 by: userID
             )
-            state.comments[id] = nil
+            state.removeComment(id)
             if let comment { state.countComments(of: comment.activityID, by: -1) }
         }
     }
@@ -275,11 +400,11 @@ public final class InMemoryBucketListStore: BucketListStore {
         try state.withWriteLock { (state) throws(DomainError) -> BucketList in
             let stored = try BucketListLifecycle.createList(
                 list,
-                ownedNameKeys: state.lists.values.filter { $0.ownerID == list.ownerID }.map(\.fields.nameKey),
+                ownedNameKeys: state.lists(ownerID: list.ownerID).map(\.fields.nameKey),
                 limit: limit,
                 listIDTaken: state.lists[list.id] != nil
             )
-            state.lists[stored.id] = stored
+            state.putList(stored)
             return stored
         }
     }
@@ -301,10 +426,10 @@ public final class InMemoryBucketListStore: BucketListStore {
                 state.lists[id],
                 ownerID: ownerID,
                 changes: changes,
-                otherNameKeys: state.lists.values.filter { $0.ownerID == ownerID && $0.id != id }.map(\.fields.nameKey),
+                otherNameKeys: state.lists(ownerID: ownerID).filter { $0.id != id }.map(\.fields.nameKey),
                 now: now
             )
-            if change.changed { state.lists[id] = change.value }
+            if change.changed { state.putList(change.value) }
             return state.withCounts(change.value)
         }
     }
@@ -312,14 +437,14 @@ public final class InMemoryBucketListStore: BucketListStore {
     public func deleteList(id: String, ownerID: String) async throws {
         try state.withWriteLock { (state) throws(DomainError) in
             _ = try BucketListLifecycle.ownedList(state.lists[id], ownerID: ownerID)
-            state.lists[id] = nil
+            state.removeList(id)
             state.entries[id] = nil
         }
     }
 
     public func lists(ownerID: String, includePrivate: Bool, page: PageRequest) async throws -> Page<BucketList> {
         let lists = state.withReadLock { state in
-            state.lists.values.filter { $0.ownerID == ownerID && (includePrivate || $0.isPublic) }
+            state.lists(ownerID: ownerID).filter { includePrivate || $0.isPublic }
                 .map { state.withCounts($0) }
         }
         let scope = ownerID + (includePrivate ? "|all" : "|public")
@@ -437,7 +562,7 @@ public final class InMemoryBucketListStore: BucketListStore {
 
     public func profile(userID: String, viewerID: String?) async throws -> ProfileCounts {
         state.withReadLock { state in
-            let lists = state.lists.values.filter { $0.ownerID == userID && $0.isVisible(to: viewerID) }
+            let lists = state.lists(ownerID: userID).filter { $0.isVisible(to: viewerID) }
             var completed = Set<String>()
             for list in lists {
                 for (activityID, entry) in state.entries[list.id] ?? [:] where entry.completion != nil {

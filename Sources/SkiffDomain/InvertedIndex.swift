@@ -113,30 +113,44 @@ package struct GridIndex: Sendable {
         var column: Int
     }
 
-    /// The cell size, in degrees of latitude and longitude (about 1.1 km of latitude).
+    /// The default cell size, in degrees of latitude and longitude (about 1.1 km of latitude).
     package static let cellDegrees = 0.01
-    /// The most cells a box may cover before ``documents(latitude:longitude:)`` gives up (returns `nil`):
-    /// such a box holds so much that other indexes, or a scan, are no worse.
+    /// The default for ``maximumCellsPerQuery``.
     package static let maximumCellsPerQuery = 40_000
+
+    /// The cell size of this grid, in degrees.
+    package let cellDegrees: Double
+    /// The most cells a box may cover before ``documents(latitude:longitude:)`` gives up (returns `nil`): such a box holds so much that other
+    /// indexes, or a scan, are no worse.
+    package let maximumCellsPerQuery: Int
 
     private var cells: [Cell: Set<String>] = [:]
 
-    /// Creates an empty index.
-    package init() {}
+    /// Creates an empty index with cells of `cellDegrees` degrees.
+    package init(
+        cellDegrees: Double = GridIndex.cellDegrees,
+        maximumCellsPerQuery: Int = GridIndex.maximumCellsPerQuery
+    ) {
+        self.cellDegrees = cellDegrees
+        self.maximumCellsPerQuery = maximumCellsPerQuery
+    }
+
+    /// Whether no document is indexed.
+    package var isEmpty: Bool { cells.isEmpty }
 
     /// The cell of a point.
-    package static func cell(latitude: Double, longitude: Double) -> Cell {
+    func cell(latitude: Double, longitude: Double) -> Cell {
         Cell(row: Int((latitude / cellDegrees).rounded(.down)), column: Int((longitude / cellDegrees).rounded(.down)))
     }
 
     /// Indexes a document at a point.
     package mutating func insert(_ id: String, latitude: Double, longitude: Double) {
-        cells[Self.cell(latitude: latitude, longitude: longitude), default: []].insert(id)
+        cells[cell(latitude: latitude, longitude: longitude), default: []].insert(id)
     }
 
     /// Removes a document indexed at a point.
     package mutating func remove(_ id: String, latitude: Double, longitude: Double) {
-        let cell = Self.cell(latitude: latitude, longitude: longitude)
+        let cell = cell(latitude: latitude, longitude: longitude)
         cells[cell]?.remove(id)
         if cells[cell]?.isEmpty == true { cells[cell] = nil }
     }
@@ -157,6 +171,16 @@ package struct GridIndex: Sendable {
         return result
     }
 
+    /// Calls `body` with each document in the cells a box covers (without building a set); `false` (and no
+    /// call) when ``documents(latitude:longitude:)`` would return `nil`.
+    package func forEachDocument(
+        latitude: ClosedRange<Double>,
+        longitude: ClosedRange<Double>?,
+        _ body: (String) -> Void
+    ) -> Bool {
+        visit(latitude: latitude, longitude: longitude) { ids in for id in ids { body(id) } }
+    }
+
     /// Calls `body` with the documents of each non-empty cell the box covers; `false` when the box wraps
     /// or covers too many cells.
     private func visit(
@@ -165,12 +189,15 @@ package struct GridIndex: Sendable {
         _ body: (Set<String>) -> Void
     ) -> Bool {
         guard let longitude else { return false }
-        let low = Self.cell(latitude: latitude.lowerBound, longitude: longitude.lowerBound)
-        let high = Self.cell(latitude: latitude.upperBound, longitude: longitude.upperBound)
+        let low = cell(latitude: latitude.lowerBound, longitude: longitude.lowerBound)
+        let high = cell(latitude: latitude.upperBound, longitude: longitude.upperBound)
         let rows = high.row - low.row + 1
         let columns = high.column - low.column + 1
-        guard rows > 0, columns > 0, rows * columns <= Self.maximumCellsPerQuery else { return false }
-        if rows * columns > cells.count {
+        let covered = rows.multipliedReportingOverflow(by: columns)
+        guard rows > 0, columns > 0, !covered.overflow, covered.partialValue <= maximumCellsPerQuery else {
+            return false
+        }
+        if covered.partialValue > cells.count {
             for (cell, ids) in cells
             where (low.row...high.row).contains(cell.row) && (low.column...high.column).contains(cell.column) {
                 body(ids)

@@ -11,15 +11,18 @@ import SkiffDomain
 /// does, so both throw the same errors. A vote updates the vote row
 /// and the activity's counters in one transaction, and the single writer serializes transactions, so the
 /// counts always equal the votes stored however many users vote at once; an up-vote also raises the
-/// activity's stored trending bound. Nearby is one SQL statement (``nearbyStatement(_:cursor:limit:)``);
+/// activity's stored trending bound. Nearby walks outwards from the center a radius at a time (``nearbyStatement(_:level:radiusKm:cursor:limit:)``);
 /// trending walks activities by their bound (see ``trendingActivities(_:)``). Social queries: see `SQLiteBucketListStore+Social.swift`.
 ///
 /// Get one from ``SQLiteDatabase/bucketListStore()``.
 public struct SQLiteBucketListStore: BucketListStore {
     let pool: StorePool
+    /// See ``SkiffBucketList/ActivityRanking/collectLimit``.
+    let collectLimit: Int
 
-    init(pool: StorePool) {
+    init(pool: StorePool, collectLimit: Int = ActivityRanking.collectLimit) {
         self.pool = pool
+        self.collectLimit = collectLimit
     }
 
     // MARK: Activities
@@ -69,29 +72,75 @@ public struct SQLiteBucketListStore: BucketListStore {
 
     public func nearbyActivities(_ query: NearbyQuery, page: PageRequest) async throws -> Page<NearbyHit> {
         let cursor = try ActivityRanking.nearbyCursor(page, query)
-        let statement = Self.nearbyStatement(query, cursor: cursor, limit: page.size + 1)
-        let rows = try await pool.domainRead { db in
-            try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments).map { row in
-                NearbyHit(activity: ActivityRow.activity(row), distanceKm: row["distanceKm"])
+        return try await pool.domainRead { db in
+            try ActivityRanking.nearbyWalk(query, cursor: cursor, size: page.size, collectLimit: collectLimit) {
+                level,
+                radius,
+                cap in
+                let statement = Self.nearbyCountStatement(query.center, radiusKm: radius, level: level, cap: cap)
+                return try Int.fetchOne(db.cachedStatement(sql: statement.sql), arguments: statement.arguments) ?? 0
+            } fetch: { level, radius, after, limit in
+                let statement = Self.nearbyStatement(query, level: level, radiusKm: radius, cursor: after, limit: limit)
+                return try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: statement.arguments).map {
+                    row in NearbyHit(activity: ActivityRow.activity(row), distanceKm: row["distanceKm"])
+                }
+            } levelBelow: { level in
+                guard let level else {
+                    return try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(net) FROM activity"))
+                }
+                return try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT net FROM activity WHERE net < ? ORDER BY net DESC LIMIT 1"),
+                    arguments: [level]
+                )
             }
         }
-        return ActivityRanking.nearbyPage(ordered: rows, query, size: page.size)
     }
 
-    /// Nearby search in one statement: the circle's box on the coordinate index, the exact distance
-    /// (``DistanceFunction``) as filter and order, the keyset cursor and the limit, inside SQLite.
+    /// How many activities a circle's box holds (at a net-vote level), counted up to `cap`, on the index
+    /// of the coordinates (led by `net` for a level).
+    static func nearbyCountStatement(
+        _ center: Coordinate,
+        radiusKm: Double,
+        level: Int?,
+        cap: Int
+    ) -> (sql: String, arguments: StatementArguments) {
+        let box = box(center: center, radiusKm: radiusKm)
+        var arguments: StatementArguments = level.map { [$0] } ?? []
+        arguments += box.arguments
+        arguments += [cap]
+        return (
+            """
+            SELECT COUNT(*) FROM (SELECT 1 FROM activity a WHERE \(level == nil ? "" : "a.net = ? AND ")\(box.condition)
+            LIMIT ?)
+            """,
+            arguments
+        )
+    }
+
+    /// One step of a nearby walk in one statement: the box of `radiusKm` (the query's radius by default) on
+    /// the coordinate index (led by `net` for one net-vote level), the exact distance (``DistanceFunction``)
+    /// as filter and order, the keyset cursor and the limit, inside SQLite. Without a level the order is the
+    /// query's; at a level, nearest first.
     static func nearbyStatement(
         _ query: NearbyQuery,
+        level: Int? = nil,
+        radiusKm: Double? = nil,
         cursor: ActivityRanking.NearbyCursor?,
         limit: Int
     ) -> (sql: String, arguments: StatementArguments) {
-        let box = box(center: query.center, radiusKm: query.radiusKm)
+        let radius = min(radiusKm ?? query.radiusKm, query.radiusKm)
+        let box = box(center: query.center, radiusKm: radius)
         let distance = "skiff_distance_km(a.latitude, a.longitude, ?, ?)"
         let center: StatementArguments = [query.center.latitude, query.center.longitude]
         var conditions = [box.condition, "\(distance) <= ?"]
         var arguments = box.arguments
         arguments += center
-        arguments += [query.radiusKm]
+        arguments += [radius]
+        if let level {
+            conditions.insert("a.net = ?", at: 0)
+            arguments = [level] + arguments
+        }
+        let byPopularity = level == nil && query.sort == .popularity
         if let cursor {
             // After the cursor in (net votes desc,) distance asc, id asc.
             let byDistance = "(\(distance) > ? OR (\(distance) = ? AND a.id > ?))"
@@ -99,10 +148,8 @@ public struct SQLiteBucketListStore: BucketListStore {
             distanceArguments += [cursor.d]
             distanceArguments += center
             distanceArguments += [cursor.d, cursor.i]
-            if query.sort == .popularity, let net = cursor.n {
-                conditions.append(
-                    "(a.upVotes - a.downVotes < ? OR (a.upVotes - a.downVotes = ? AND \(byDistance)))"
-                )
+            if byPopularity, let net = cursor.n {
+                conditions.append("(a.net < ? OR (a.net = ? AND \(byDistance)))")
                 arguments += [net, net]
                 arguments += distanceArguments
             } else {
@@ -110,9 +157,7 @@ public struct SQLiteBucketListStore: BucketListStore {
                 arguments += distanceArguments
             }
         }
-        let order =
-            query.sort == .popularity
-            ? "a.upVotes - a.downVotes DESC, distanceKm ASC, a.id ASC" : "distanceKm ASC, a.id ASC"
+        let order = byPopularity ? "a.net DESC, distanceKm ASC, a.id ASC" : "distanceKm ASC, a.id ASC"
         var all = center
         all += arguments
         all += [limit]
@@ -127,31 +172,37 @@ public struct SQLiteBucketListStore: BucketListStore {
 
     /// Trending: activities walked by their stored bound (`trendBound`, its index), 64 at a time, scored
     /// exactly from their votes in the window until no activity left can enter the top
-    /// (`ActivityRanking.trendingTop`); with a circle, only the activities in its box are walked.
+    /// (`ActivityRanking.trendingTop`). Near a point whose box holds fewer than
+    /// ``SkiffBucketList/ActivityRanking/collectLimit`` activities, only those are walked (sorted by bound);
+    /// otherwise the walk goes over every activity with a bound and skips, in the index, those outside the box.
     public func trendingActivities(_ query: TrendingQuery) async throws -> [TrendingHit] {
         let since = query.since.millisecondsSince1970
         return try await pool.domainRead { db -> [TrendingHit] in
+            var inCircle: [(id: String, bound: Double)]?
+            if let center = query.center {
+                let count = Self.nearbyCountStatement(center, radiusKm: query.radiusKm, level: nil, cap: collectLimit)
+                if try Int.fetchOne(db.cachedStatement(sql: count.sql), arguments: count.arguments) ?? 0 < collectLimit
+                {
+                    let statement = Self.trendingStatement(center: center, radiusKm: query.radiusKm, walk: false)
+                    inCircle = try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: statement.arguments)
+                        .map { (id: $0["id"] as String, bound: $0["trendBound"] as Double) }
+                }
+            }
             var last: (bound: Double, id: String)?
+            var offset = 0
             return try ActivityRanking.trendingTop(query) {
-                var conditions = ["a.trendBound IS NOT NULL"]
-                var arguments: StatementArguments = []
-                if let center = query.center {
-                    let box = Self.box(center: center, radiusKm: query.radiusKm)
-                    conditions.append(box.condition)
-                    arguments += box.arguments
+                if let inCircle {
+                    let batch = Array(inCircle[offset..<min(offset + 64, inCircle.count)])
+                    offset += batch.count
+                    return batch
                 }
-                if let last {
-                    conditions.append("(a.trendBound < ? OR (a.trendBound = ? AND a.id > ?))")
-                    arguments += [last.bound, last.bound, last.id]
-                }
-                let rows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT a.id, a.trendBound FROM activity a WHERE \(conditions.joined(separator: " AND "))
-                        ORDER BY a.trendBound DESC, a.id ASC LIMIT 64
-                        """,
-                    arguments: arguments
+                let statement = Self.trendingStatement(
+                    center: query.center,
+                    radiusKm: query.radiusKm,
+                    walk: true,
+                    after: last
                 )
+                let rows = try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: statement.arguments)
                 let batch = rows.map { (id: $0["id"] as String, bound: $0["trendBound"] as Double) }
                 last = batch.last.map { ($0.bound, $0.id) }
                 return batch
@@ -184,6 +235,36 @@ public struct SQLiteBucketListStore: BucketListStore {
                 return activities.compactMap { ActivityRanking.trendingHit($0, votes: votes[$0.id] ?? [], query) }
             }
         }
+    }
+
+    /// The activities with a trending bound, highest first, then by id: in a circle's box (`center`), all
+    /// of them on the coordinate index (`walk` false), or 64 at a time after `after` on the bound's index
+    /// (`walk` true), which checks the box in the index.
+    static func trendingStatement(
+        center: Coordinate?,
+        radiusKm: Double,
+        walk: Bool,
+        after: (bound: Double, id: String)? = nil
+    ) -> (sql: String, arguments: StatementArguments) {
+        var conditions = ["a.trendBound IS NOT NULL"]
+        var arguments: StatementArguments = []
+        if let center {
+            let box = box(center: center, radiusKm: radiusKm)
+            conditions.append(box.condition)
+            arguments += box.arguments
+        }
+        if let after {
+            conditions.append("(a.trendBound < ? OR (a.trendBound = ? AND a.id > ?))")
+            arguments += [after.bound, after.bound, after.id]
+        }
+        let index = walk ? "activity_trendBound_place" : "activity_latitude_longitude"
+        return (
+            """
+            SELECT a.id, a.trendBound FROM activity a INDEXED BY \(index) WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY a.trendBound DESC, a.id ASC\(walk ? " LIMIT 64" : "")
+            """,
+            arguments
+        )
     }
 
     /// The bounding-box condition on `a.latitude`/`a.longitude` for a circle.

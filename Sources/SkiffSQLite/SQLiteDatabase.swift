@@ -169,6 +169,12 @@ public final class SQLiteDatabase: Sendable {
         SQLiteBucketListStore(pool: storePool)
     }
 
+    /// The BucketList store on this database, walking nearby and trending circles that hold `collectLimit`
+    /// activities or more (tests set it low to exercise the walk on small data).
+    package func bucketListStore(collectLimit: Int) -> SQLiteBucketListStore {
+        SQLiteBucketListStore(pool: storePool, collectLimit: collectLimit)
+    }
+
     /// Closes every connection. Call it after the last use, at shutdown; later use throws.
     public func close() throws {
         try pool.close()

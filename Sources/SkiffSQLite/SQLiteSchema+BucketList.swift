@@ -107,6 +107,22 @@ extension SQLiteSchema {
         }
     }
 
+    /// "bucketlist-v3": nearby and trending walks bounded by the page. `net` (up minus down votes, computed)
+    /// with the coordinates indexes nearby by popularity level by level; the trending bound's index carries
+    /// the coordinates, so a walk near a point checks the circle's box without reading the table.
+    static func registerBucketListWalkIndexesMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("bucketlist-v3") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE activity ADD COLUMN net INTEGER GENERATED ALWAYS AS (upVotes - downVotes) VIRTUAL;
+                    CREATE INDEX activity_net_latitude_longitude ON activity(net, latitude, longitude);
+                    DROP INDEX activity_trendBound_id;
+                    CREATE INDEX activity_trendBound_place ON activity(trendBound DESC, id, latitude, longitude);
+                    """
+            )
+        }
+    }
+
     /// Sets every activity's trending bound from the up-votes it holds now (oldest first).
     static func computeTrendBounds(_ db: Database) throws {
         var bounds: [String: Double] = [:]

@@ -34,6 +34,7 @@ public enum SQLiteSchema {
         registerAccountsEmailChangeAndDeletionMigration(in: &migrator)
         registerAccountsExternalIdentitiesMigration(in: &migrator)
         registerListingsSearchPointsMigration(in: &migrator)
+        registerBucketListWalkIndexesMigration(in: &migrator)
         return migrator
     }
 

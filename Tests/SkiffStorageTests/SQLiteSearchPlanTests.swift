@@ -171,7 +171,7 @@ struct SQLiteSearchPlanTests {
         #expect(checked >= 120)
     }
 
-    @Test("Nearby activity search uses the coordinate index, on every page and in both orders")
+    @Test("Nearby and trending near a point use their indexes, on every page, level and radius of the walk")
     func nearbyNoFullScans() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -204,13 +204,52 @@ struct SQLiteSearchPlanTests {
                         try ActivityRanking.nearbyCursor(try PageRequest(size: 3, token: first.nextPageToken), query)
                     )
                 }
+                // Each step of the walk: the whole circle, then a level (popularity) or a smaller radius.
+                var statements: [(sql: String, arguments: StatementArguments)] = []
                 for cursor in cursors {
-                    let statement = SQLiteBucketListStore.nearbyStatement(query, cursor: cursor, limit: 11)
+                    statements.append(SQLiteBucketListStore.nearbyStatement(query, cursor: cursor, limit: 11))
+                    statements.append(
+                        SQLiteBucketListStore.nearbyStatement(query, radiusKm: radius / 8, cursor: cursor, limit: 11)
+                    )
+                    statements.append(
+                        SQLiteBucketListStore.nearbyStatement(
+                            query,
+                            level: cursor?.n ?? 1,
+                            radiusKm: radius / 4,
+                            cursor: cursor,
+                            limit: 11
+                        )
+                    )
+                }
+                for level in [nil, 0] as [Int?] {
+                    statements.append(
+                        SQLiteBucketListStore.nearbyCountStatement(
+                            query.center,
+                            radiusKm: radius,
+                            level: level,
+                            cap: 64
+                        )
+                    )
+                }
+                statements.append(
+                    SQLiteBucketListStore.trendingStatement(center: query.center, radiusKm: radius, walk: false)
+                )
+                statements.append(
+                    SQLiteBucketListStore.trendingStatement(
+                        center: query.center,
+                        radiusKm: radius,
+                        walk: true,
+                        after: (1, "act_x")
+                    )
+                )
+                statements.append(SQLiteBucketListStore.trendingStatement(center: nil, radiusKm: 0, walk: true))
+                for statement in statements {
                     let plan = try await database.pool.read { db in
                         try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
                             .map { row -> String in row["detail"] }
                     }
                     #expect(Self.fullScans(plan, tables: tables).isEmpty, "\(sort) \(radius) km: \(plan)")
+                    #expect(!plan.contains { $0.contains("SCAN a") && !$0.contains("INDEX") }, "\(plan)")
                 }
             }
         }

@@ -45,26 +45,23 @@ package enum ActivityRanking {
         return a.i.utf8.lexicographicallyPrecedes(b.i.utf8)
     }
 
-    /// One page of nearby results from candidates (any superset of the matches, in any order).
+    /// One page of nearby results from candidates (any superset of the matches, in any order): the
+    /// definition every backend's walk must equal.
     package static func nearbyPage(
         _ candidates: [Activity],
         _ query: NearbyQuery,
         page: PageRequest
     ) throws(DomainError) -> Page<NearbyHit> {
         let cursor = try nearbyCursor(page, query)
-        var keyed: [(key: NearbyCursor, hit: NearbyHit)] = []
-        for activity in candidates {
-            let distance = Geo.distanceKm(query.center, activity.fields.place.point)
-            guard distance <= query.radiusKm else { continue }
-            let hit = NearbyHit(activity: activity, distanceKm: distance)
-            let key = key(hit, query)
-            if let cursor, !precedes(cursor, key) { continue }
-            keyed.append((key, hit))
-        }
-        keyed.sort { precedes($0.key, $1.key) }
-        let items = keyed.prefix(page.size).map(\.hit)
-        let next = keyed.count > page.size ? PageToken.encode(keyed[page.size - 1].key, kind: nearbyKind) : nil
-        return Page(items: Array(items), nextPageToken: next)
+        let hits = nearest(
+            candidates,
+            query,
+            radiusKm: query.radiusKm,
+            after: cursor,
+            limit: page.size + 1,
+            byPopularity: query.sort == .popularity
+        )
+        return nearbyPage(ordered: hits, query, size: page.size)
     }
 
     /// One nearby page from up to `size + 1` hits a backend already filtered, ordered and paged after the
@@ -73,6 +70,99 @@ package enum ActivityRanking {
         let items = Array(hits.prefix(size))
         let next = hits.count > size ? PageToken.encode(key(hits[size - 1], query), kind: nearbyKind) : nil
         return Page(items: items, nextPageToken: next)
+    }
+
+    /// How many activities a circle's box may hold for a nearby page, or trending near a point, to read
+    /// them all. Past it, nearby walks outwards from the center (``nearbyWalk(_:cursor:size:collectLimit:count:fetch:levelBelow:)``)
+    /// and trending walks every activity by its stored bound, checking the circle.
+    package static let collectLimit = 1_024
+
+    /// One nearby page whose cost grows with the page, not with the activities in the circle.
+    ///
+    /// When the circle's box holds fewer than `collectLimit` activities, one `fetch` over the whole circle
+    /// answers. Otherwise the walk goes outwards: it shrinks a radius (by 4) while its box still holds
+    /// `collectLimit` activities or more, then fetches the nearest hits within it and doubles it until the
+    /// page is full or the radius reaches the query's. Hits within a radius are exactly the nearest ones,
+    /// so the result equals ordering every activity in the circle. The popularity order does this per
+    /// net-vote level, highest first (`levelBelow`), each level in distance order. A later page starts
+    /// from the cursor's distance (and level), so it reads the activities nearer than the cursor again:
+    /// its cost grows with the results before it in the same level.
+    ///
+    /// - Parameters:
+    ///   - cursor: The decoded page token (``nearbyCursor(_:_:)``).
+    ///   - count: Activities in a radius's bounding box (at a net-vote level, or all for `nil`), counted up
+    ///     to a cap (returning the cap or more means "at least").
+    ///   - fetch: Hits within a radius (exact distance) at a level (`nil`: all, in the query's order;
+    ///     a level: nearest first, then by id), after a cursor, at most `limit`.
+    ///   - levelBelow: The highest net-vote level any activity has below a level (`nil`: the highest).
+    package static func nearbyWalk(
+        _ query: NearbyQuery,
+        cursor: NearbyCursor?,
+        size: Int,
+        collectLimit: Int = collectLimit,
+        count: (_ level: Int?, _ radiusKm: Double, _ cap: Int) throws -> Int,
+        fetch: (_ level: Int?, _ radiusKm: Double, _ after: NearbyCursor?, _ limit: Int) throws -> [NearbyHit],
+        levelBelow: (_ level: Int?) throws -> Int?
+    ) rethrows -> Page<NearbyHit> {
+        let want = size + 1
+        let radius = query.radiusKm
+        guard try count(nil, radius, collectLimit) >= collectLimit else {
+            return nearbyPage(ordered: try fetch(nil, radius, cursor, want), query, size: size)
+        }
+        func nearest(_ level: Int?, after: NearbyCursor?, limit: Int, fullBoxCounted: Bool) throws -> [NearbyHit] {
+            let floor = after?.d ?? 0
+            var current = radius
+            var counted = fullBoxCounted
+            while current / 4 > floor {
+                if !counted, try count(level, current, collectLimit) < collectLimit { break }
+                counted = false
+                current /= 4
+            }
+            while true {
+                let hits = try fetch(level, current, after, limit)
+                if hits.count >= limit || current >= radius { return hits }
+                current = min(radius, current * 2)
+            }
+        }
+        var hits: [NearbyHit] = []
+        switch query.sort {
+        case .distance:
+            hits = try nearest(nil, after: cursor, limit: want, fullBoxCounted: true)
+        case .popularity:
+            var level = try cursor?.n ?? levelBelow(nil)
+            var after = cursor
+            while let current = level, hits.count < want {
+                hits += try nearest(current, after: after, limit: want - hits.count, fullBoxCounted: false)
+                after = nil
+                level = try levelBelow(current)
+            }
+        }
+        return nearbyPage(ordered: hits, query, size: size)
+    }
+
+    /// Up to `limit` hits among `candidates` (any superset): within `radiusKm` of the query's center (and
+    /// within its radius), after `after`, in the query's order (`byPopularity`) or nearest first — the
+    /// in-memory `fetch` of ``nearbyWalk(_:cursor:size:collectLimit:count:fetch:levelBelow:)``.
+    package static func nearest(
+        _ candidates: some Sequence<Activity>,
+        _ query: NearbyQuery,
+        radiusKm: Double,
+        after: NearbyCursor?,
+        limit: Int,
+        byPopularity: Bool = false
+    ) -> [NearbyHit] {
+        let radius = min(radiusKm, query.radiusKm)
+        let start = after.map { NearbyCursor(f: "", d: $0.d, n: byPopularity ? $0.n : nil, i: $0.i) }
+        var keyed: [(key: NearbyCursor, hit: NearbyHit)] = []
+        for activity in candidates {
+            let distance = Geo.distanceKm(query.center, activity.fields.place.point)
+            guard distance <= radius else { continue }
+            let key = NearbyCursor(f: "", d: distance, n: byPopularity ? activity.netVotes : nil, i: activity.id)
+            if let start, !precedes(start, key) { continue }
+            keyed.append((key, NearbyHit(activity: activity, distanceKm: distance)))
+        }
+        keyed.sort { precedes($0.key, $1.key) }
+        return keyed.prefix(limit).map(\.hit)
     }
 
     /// Whether trending hit `a` ranks before `b`: higher score, then newer activity, then id.
