@@ -38,13 +38,36 @@ public enum LostFoundLifecycle {
         candidates: [LostFoundItem],
         matcher: LostFoundMatcher
     ) throws(DomainError) -> LostFoundReport {
-        let stored = item.rounded
-        guard !itemIDTaken else { throw LostFoundStoreError.itemIDTaken }
-        let eligible = candidates.filter { isCandidate($0, for: stored) }
-        return LostFoundReport(
-            item: stored,
-            matches: matcher.matches(for: stored, among: eligible, at: stored.createdAt)
+        try report(
+            item,
+            itemIDTaken: itemIDTaken,
+            matches: matches(for: item, candidates: candidates, matcher: matcher)
         )
+    }
+
+    /// The matches of a new report among `candidates` (as ``report(_:itemIDTaken:candidates:matcher:)``
+    /// records them): scoring, which needs no write, so a backend may run it before its transaction and
+    /// pass the result to ``report(_:itemIDTaken:matches:)`` when the candidates have not changed since.
+    public static func matches(
+        for item: LostFoundItem,
+        candidates: [LostFoundItem],
+        matcher: LostFoundMatcher
+    ) -> [LostFoundMatch] {
+        let stored = item.rounded
+        let eligible = candidates.filter { isCandidate($0, for: stored) }
+        return matcher.matches(for: stored, among: eligible, at: stored.createdAt)
+    }
+
+    /// Decides a new report whose matches were scored already (``matches(for:candidates:matcher:)``).
+    ///
+    /// - Throws: `alreadyExists` (``LostFoundStoreError/itemIDTaken``) if the item id is taken.
+    public static func report(
+        _ item: LostFoundItem,
+        itemIDTaken: Bool,
+        matches: [LostFoundMatch]
+    ) throws(DomainError) -> LostFoundReport {
+        guard !itemIDTaken else { throw LostFoundStoreError.itemIDTaken }
+        return LostFoundReport(item: item.rounded, matches: matches)
     }
 
     /// Whether a stored item may match a new one: of the other kind, still open, in the same category and

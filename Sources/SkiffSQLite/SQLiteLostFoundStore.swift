@@ -25,18 +25,56 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         self.pool = pool
     }
 
+    /// Reads and scores the candidates on a reader, then records the report in the writer with those
+    /// matches when no item changed since the reader's snapshot (the `lostFoundGeneration` counter, raised
+    /// by triggers on every change to an item, is the same); otherwise it reads and scores them again in
+    /// the writer. So the one writer, shared by every store, usually only inserts, and the matches are
+    /// always those of the items as they are when the report is recorded.
     public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
-        try await pool.domainWrite { db in
+        try await reportItem(item, matcher: matcher, betweenReadAndWrite: {})
+    }
+
+    /// ``reportItem(_:matcher:)`` with `betweenReadAndWrite` run after the reader's scoring (tests change
+    /// items there).
+    package func reportItem(
+        _ item: LostFoundItem,
+        matcher: LostFoundMatcher,
+        betweenReadAndWrite: () async throws -> Void
+    ) async throws -> LostFoundReport {
+        let (generation, scored) = try await pool.domainRead { db in
+            (
+                try Self.generation(db),
+                LostFoundLifecycle.matches(
+                    for: item,
+                    candidates: try Self.matchCandidates(db, for: item, matcher: matcher),
+                    matcher: matcher
+                )
+            )
+        }
+        try await betweenReadAndWrite()
+        return try await pool.domainWrite { db in
+            let matches =
+                try Self.generation(db) == generation
+                ? scored
+                : LostFoundLifecycle.matches(
+                    for: item,
+                    candidates: try Self.matchCandidates(db, for: item, matcher: matcher),
+                    matcher: matcher
+                )
             let report = try LostFoundLifecycle.report(
                 item,
                 itemIDTaken: try LostFoundItemRow.fetchOne(db, id: item.id) != nil,
-                candidates: try Self.matchCandidates(db, for: item, matcher: matcher),
-                matcher: matcher
+                matches: matches
             )
             try LostFoundItemRow.insert(db, report.item)
             for match in report.matches { try LostFoundMatchRow.insert(db, match) }
             return report
         }
+    }
+
+    /// The count of changes to `lostFoundItem` so far ("lostfound-v4").
+    static func generation(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM lostFoundGeneration WHERE id = 1")) ?? 0
     }
 
     /// The items that can match `item` (a superset of its matches), found with the indexes the matcher's

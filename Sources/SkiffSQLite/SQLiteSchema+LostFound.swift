@@ -85,6 +85,32 @@ extension SQLiteSchema {
         }
     }
 
+    /// "lostfound-v4": a generation counted up by every change to `lostFoundItem` (triggers), so a report can
+    /// score its candidates on a reader and record the result in the writer only if no item changed since
+    /// its snapshot (``SQLiteLostFoundStore/reportItem(_:matcher:)``).
+    static func registerLostFoundGenerationMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("lostfound-v4") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE lostFoundGeneration (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        value INTEGER NOT NULL
+                    ) STRICT;
+                    INSERT INTO lostFoundGeneration (id, value) VALUES (1, 0);
+                    CREATE TRIGGER lostFoundItem_generation_insert AFTER INSERT ON lostFoundItem BEGIN
+                        UPDATE lostFoundGeneration SET value = value + 1 WHERE id = 1;
+                    END;
+                    CREATE TRIGGER lostFoundItem_generation_update AFTER UPDATE ON lostFoundItem BEGIN
+                        UPDATE lostFoundGeneration SET value = value + 1 WHERE id = 1;
+                    END;
+                    CREATE TRIGGER lostFoundItem_generation_delete AFTER DELETE ON lostFoundItem BEGIN
+                        UPDATE lostFoundGeneration SET value = value + 1 WHERE id = 1;
+                    END;
+                    """
+            )
+        }
+    }
+
     static func registerLostFoundOwnItemsMigration(in migrator: inout DatabaseMigrator) {
         // Shipped: do not edit. A reporter's items newest first with the id as tie-break, so ListMyItems
         // walks the index in its order (no sort) from its keyset cursor.

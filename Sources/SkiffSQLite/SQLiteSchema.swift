@@ -35,6 +35,7 @@ public enum SQLiteSchema {
         registerAccountsExternalIdentitiesMigration(in: &migrator)
         registerListingsSearchPointsMigration(in: &migrator)
         registerBucketListWalkIndexesMigration(in: &migrator)
+        registerLostFoundGenerationMigration(in: &migrator)
         return migrator
     }
 

@@ -22,6 +22,40 @@ struct SQLiteLostFoundStoreTests {
         }
     }
 
+    @Test("A report scored on a reader is rescored in the writer when an item changed meanwhile; not otherwise")
+    func reportScoredBeforeTheWriter() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let store = database.lostFoundStore()
+        func generation() async throws -> Int64 {
+            try await database.pool.read { db in try SQLiteLostFoundStore.generation(db) }
+        }
+        #expect(try await generation() == 0)
+        // A matching lost item reported between the reader's scoring and the write: the found item's report
+        // must still record the match (the reader did not see the lost item).
+        let lost = F.item(.lost, "Blue Hydro Flask bottle")
+        let found = try await store.reportItem(F.item(.found, "Found a blue Hydro Flask bottle"), matcher: .standard) {
+            _ = try await store.reportItem(lost, matcher: .standard)
+        }
+        #expect(found.matches.map(\.lostItemID) == [lost.id])
+        #expect(try await generation() == 2)
+        // Nothing changed meanwhile: the reader's matches are recorded as scored.
+        let other = try await store.reportItem(F.item(.found, "Blue Hydro Flask bottle, dented"), matcher: .standard) {}
+        #expect(other.matches.map(\.lostItemID) == [lost.id])
+        // Every change to an item counts: an update and a delete too.
+        var changes = LostFoundItemChanges()
+        changes.title = "Blue Hydro Flask"
+        _ = try await store.updateItem(id: lost.id, reporterID: F.owner, changes: changes, now: F.t0)
+        #expect(try await generation() == 4)
+        try await database.pool.write { db in
+            try db.execute(sql: "DELETE FROM lostFoundMatch")
+            try db.execute(sql: "DELETE FROM lostFoundItem WHERE id = ?", arguments: [lost.id])
+        }
+        #expect(try await generation() == 5)
+    }
+
     @Test("The FTS5 index follows inserts and updates and passes its integrity check")
     func ftsInSync() async throws {
         let directory = try TemporaryDirectory()
