@@ -32,20 +32,31 @@ public protocol Mailer: Sendable {
 /// A mailer that keeps messages in memory instead of sending them; for tests, demos and development.
 ///
 /// Tests read ``messages`` to follow links. Each message is also logged: recipient and subject at `info`,
-/// the body (which holds one-time links) at `debug` only.
+/// the body (which holds one-time links) at `debug` only. The outbox keeps the latest ``capacity`` messages
+/// (older ones are dropped), so a long-running development server's memory does not grow with every
+/// sign-up.
 public final class OutboxMailer: Mailer {
     private let outbox = Mutex<[MailMessage]>([])
     private let logger: Logger?
+    /// The most messages kept.
+    public let capacity: Int
 
     /// Creates an empty outbox.
     ///
-    /// - Parameter logger: Where to log each message; `nil` logs nothing.
-    public init(logger: Logger? = nil) {
+    /// - Parameters:
+    ///   - logger: Where to log each message; `nil` logs nothing.
+    ///   - capacity: The most messages kept (default 10,000, at least 1); the oldest go first.
+    public init(logger: Logger? = nil, capacity: Int = 10_000) {
         self.logger = logger
+        self.capacity = max(1, capacity)
     }
 
     public func send(_ message: MailMessage) async throws {
-        outbox.withLock { $0.append(message) }
+        outbox.withLock { outbox in
+            outbox.append(message)
+            // Drop a tenth at a time, so appending stays amortized O(1).
+            if outbox.count > capacity { outbox.removeFirst(outbox.count - capacity + capacity / 10) }
+        }
         logger?.info(
             "Mail queued in outbox",
             metadata: ["mail.to": "\(message.to)", "mail.subject": "\(message.subject)"]

@@ -30,8 +30,12 @@ public final class SQLiteDatabase: Sendable {
         /// The most writes one group-commit transaction holds (default 256).
         public var maximumWriteGroupSize: Int
         /// How many bytes of the file each connection reads through a memory map rather than `read`
-        /// calls (`PRAGMA mmap_size`; default 1 GiB of address space, 0 turns it off): pages then come
-        /// straight from the operating system's cache, without a copy per page read.
+        /// calls (`PRAGMA mmap_size`; default 0, off). A map saves the copy of each page read, but SQLite
+        /// drops a reader's whole map whenever it starts a transaction after another connection's commit,
+        /// so with writes arriving all the time every page read faults the map in again: on the marketplace
+        /// mix at 100,000 listings (about one write in five calls) unmapping and faulting cost a quarter of
+        /// the server's CPU and the mix ran about 15 % slower than with `read` calls (Benchmarks/RESULTS.md,
+        /// run H). Worth turning on for a database that is mostly read.
         public var memoryMapSize: Int
         /// Each connection's own page cache, in KiB (`PRAGMA cache_size`; default 8 MiB): with five
         /// connections (four readers and the writer) at most 40 MiB in all.
@@ -42,7 +46,7 @@ public final class SQLiteDatabase: Sendable {
             busyTimeout: Duration = .seconds(5),
             maximumReaderCount: Int = Configuration.defaultReaderCount,
             maximumWriteGroupSize: Int = 256,
-            memoryMapSize: Int = 1 << 30,
+            memoryMapSize: Int = 0,
             pageCacheKiB: Int = 8 * 1024
         ) {
             self.busyTimeout = busyTimeout

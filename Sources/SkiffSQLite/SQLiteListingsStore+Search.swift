@@ -9,8 +9,9 @@ extension SQLiteListingsStore {
     /// `LIMIT page + 1` all run inside SQLite, so a page costs what its rows cost plus what the indexes
     /// touch, not the table. How the statement finds its rows (``ListingSearchSQL/Plan``: walk an order
     /// index, collect the keyword matches, or leave it to SQLite's planner) is chosen first, in the same
-    /// read. The page's rows are then checked by `ListingSearchEngine.hit` (the shared definition, which
-    /// also supplies the distance shown) and paged with its cursors.
+    /// read. The page's rows are then checked by `ListingSearchEngine.hit` (the shared definition of the
+    /// filters, which also supplies the distance shown; the keywords SQL matched are not tokenized again)
+    /// and paged with its cursors.
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
         let compiled = try CompiledListingQuery(query, page: page)
         let size = page.size
@@ -19,9 +20,11 @@ extension SQLiteListingsStore {
             let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
             let rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
             let hits = rows.compactMap { row -> ListingSearchEngine.Hit? in
-                guard var hit = ListingSearchEngine.hit(ListingRow.listing(row), compiled) else { return nil }
-                // The order and the cursor use SQL's score, so the next page continues exactly where SQL
-                // stopped (it equals the engine's score: both count the same tokens).
+                // The keywords were matched in SQL; the order and the cursor use SQL's score, so the next
+                // page continues exactly where SQL stopped (it equals the engine's score: both count the
+                // same tokens, which the differential test checks).
+                guard var hit = ListingSearchEngine.hit(ListingRow.listing(row), compiled, keywordsMatched: true)
+                else { return nil }
                 if compiled.query.sort == .relevance, let score: Int = row[ListingSearchSQL.scoreColumn] {
                     hit.score = score
                 }

@@ -162,4 +162,16 @@ struct DomainPrimitivesTests {
         #expect(mailer.removeAll().count == 2)
         #expect(mailer.messages.isEmpty)
     }
+
+    @Test("The outbox keeps at most its capacity, the latest messages")
+    func outboxBounded() async throws {
+        let mailer = OutboxMailer(capacity: 50)
+        for index in 0..<1_000 {
+            try await mailer.send(MailMessage(to: "a@s.edu", subject: "\(index)", body: ""))
+        }
+        let kept = mailer.messages.map(\.subject)
+        #expect(kept.count <= 50 && kept.count >= 45)
+        #expect(kept.last == "999")
+        #expect(kept == (1_000 - kept.count..<1_000).map { "\($0)" })
+    }
 }

@@ -138,11 +138,15 @@ package enum ListingSearchEngine {
     }
 
     /// The hit for a listing if it matches every filter and keyword, else `nil`. `tokens`, when given, are
-    /// the listing's ``SearchText/DocumentTokens`` already computed (an index keeps them).
+    /// the listing's ``SearchText/DocumentTokens`` already computed (an index keeps them). With
+    /// `keywordsMatched`, a backend vouches that its own index matched the keywords (SQLite's FTS5 and word
+    /// probes, differential-tested against this function) and supplies the relevance score itself, so the
+    /// listing's text is not tokenized again here.
     package static func hit(
         _ listing: Listing,
         _ query: CompiledListingQuery,
-        tokens cached: SearchText.DocumentTokens? = nil
+        tokens cached: SearchText.DocumentTokens? = nil,
+        keywordsMatched: Bool = false
     ) -> Hit? {
         let filter = query.query.filter
         guard query.statuses.contains(listing.status) else { return nil }
@@ -176,7 +180,7 @@ package enum ListingSearchEngine {
             distance = km.shown
         }
         var score = 0
-        if !query.terms.isEmpty {
+        if !query.terms.isEmpty, !keywordsMatched {
             let tokens = cached ?? SearchText.DocumentTokens(listing.fields)
             guard SearchText.matches(tokens: tokens, terms: query.terms) else { return nil }
             if query.query.sort == .relevance { score = SearchText.score(of: tokens, terms: query.terms) }
