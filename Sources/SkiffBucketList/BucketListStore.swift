@@ -19,9 +19,11 @@ public import SkiffDomain
 ///   (``BucketListStoreError/listNotFound``) for a private list and `permissionDenied` for a public one
 ///   (``BucketListLifecycle/ownedList(_:ownerID:)``).
 /// - Nearby and trending results are defined by `ActivityRanking`; each backend answers from its own
-///   indexes (nearby: a box on coordinates, exact distance, order, cursor and limit; trending: activities
-///   walked by their stored bound, ``TrendingScore/raisedBound(_:upVoteAt:)``, scored exactly until no one
-///   left can enter the top). Lists are paged with `BucketListPaging`.
+///   indexes (nearby: a box on coordinates, exact distance, order, cursor and limit, walked outwards a
+///   radius at a time — and for popularity a net-vote level at a time — when the circle holds many
+///   activities, so a page costs about what it returns; trending: activities walked by their stored bound,
+///   ``TrendingScore/raisedBound(_:upVoteAt:)``, scored exactly until no one left can enter the top). Lists
+///   are paged with `BucketListPaging`.
 public protocol BucketListStore: Sendable {
     // MARK: Activities
 

@@ -7,8 +7,9 @@ import SkiffDomain
 /// write runs alone), and every method runs in one critical section without suspending,
 /// so each use case is atomic as a database transaction would be (vote counts included). Writes load what
 /// ``BucketListLifecycle`` needs, let it decide and save what it returns. Nearby reads the activities in the
-/// circle's grid cells and trending walks the activities by trend bound, both through `ActivityRanking`,
-/// the same code that decides SQLite's results.
+/// grid cells (about 220 m) of the circle, or of the radii its outward walk visits (per net-vote level for
+/// popularity), and trending walks the activities by trend bound, both through `ActivityRanking`, the same
+/// code that decides SQLite's results.
 public final class InMemoryBucketListStore: BucketListStore {
     private struct StoredVote {
         var vote: Vote
@@ -244,7 +245,9 @@ public final class InMemoryBucketListStore: BucketListStore {
             _ in
             guard let grid = grid(level) else { return 0 }
             let box = Geo.boundingBox(center: query.center, radiusKm: radius)
-            return grid.count(latitude: box.latitude, longitude: box.longitude) ?? state.activities.count
+            // A box the grid cannot narrow (across the antimeridian or a pole) counts as small: the walk then
+            // reads the circle once (the fetch below scans), not once per radius and level.
+            return grid.count(latitude: box.latitude, longitude: box.longitude) ?? 0
         } fetch: { level, radius, after, limit in
             var candidates: [Activity] = []
             if let grid = grid(level) {

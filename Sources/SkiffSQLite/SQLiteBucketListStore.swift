@@ -207,28 +207,30 @@ public struct SQLiteBucketListStore: BucketListStore {
                 last = batch.last.map { ($0.bound, $0.id) }
                 return batch
             } score: { ids in
-                let placeholders = ids.map { _ in "?" }.joined(separator: ", ")
-                let activities = try ActivityRow.fetchAll(
-                    db,
-                    sql: "SELECT * FROM activity WHERE id IN (\(placeholders))",
-                    arguments: StatementArguments(ids)
-                )
+                // Batches hold at most 64 ids; padded to 64 (repeating the first), both statements keep one
+                // text and are prepared once per connection.
+                let padded = StatementArguments(ids + Array(repeating: ids[0], count: max(0, 64 - ids.count)))
+                let activities = try Row.fetchAll(
+                    db.cachedStatement(sql: "SELECT * FROM activity WHERE id IN (\(Self.sixtyFourPlaceholders))"),
+                    arguments: padded
+                ).map(ActivityRow.activity)
                 var votes: [String: [CastVote]] = [:]
                 let rows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT activityID, userID, value, castAt FROM activityVote
-                        WHERE activityID IN (\(placeholders)) AND castAt >= ?
-                        """,
-                    arguments: StatementArguments(ids) + [since]
+                    db.cachedStatement(
+                        sql: """
+                            SELECT activityID, userID, value, castAt FROM activityVote
+                            WHERE activityID IN (\(Self.sixtyFourPlaceholders)) AND castAt >= ?
+                            """
+                    ),
+                    arguments: padded + [since]
                 )
                 for row in rows {
-                    let value: Int = row["value"]
-                    votes[row["activityID"], default: []].append(
+                    let value: Int = row[2]
+                    votes[row[0], default: []].append(
                         CastVote(
-                            userID: row["userID"],
+                            userID: row[1],
                             vote: value > 0 ? .up : .down,
-                            castAt: Date(millisecondsSince1970: row["castAt"])
+                            castAt: Date(millisecondsSince1970: row[3])
                         )
                     )
                 }
@@ -236,6 +238,9 @@ public struct SQLiteBucketListStore: BucketListStore {
             }
         }
     }
+
+    /// 64 comma-separated placeholders: the IN list of a trending batch.
+    static let sixtyFourPlaceholders = Array(repeating: "?", count: 64).joined(separator: ", ")
 
     /// The activities with a trending bound, highest first, then by id: in a circle's box (`center`), all
     /// of them on the coordinate index (`walk` false), or 64 at a time after `after` on the bound's index

@@ -139,6 +139,23 @@ struct NearbyWalkTests {
         }
     }
 
+    @Test("Activities stacked on one spot: the walk stops shrinking at 1 m and pages them all")
+    func stacked() throws {
+        var activities = Self.activities(200, seed: 4)
+        for index in 0..<1_500 {
+            var activity = activities[0]
+            activity.id = "act_stack_\(index)"
+            activity.fields.place.point = Self.campus
+            activities.append(activity)
+        }
+        for sort in NearbySort.allCases {
+            let query = NearbyQuery(center: Self.campus, radiusKm: 2, sort: sort)
+            let walked = try Self.walk(activities, query, pageSize: 100, pages: 3, collectLimit: 64)
+            #expect(walked.hits == (try Self.reference(activities, query, pageSize: 100, pages: 3)))
+            #expect(walked.hits.count == 300)
+        }
+    }
+
     @Test("A page reads about as many activities with 4 times the data: the cost follows the page")
     func costFollowsThePage() throws {
         let query = NearbyQuery(center: Self.campus, radiusKm: 3, sort: .distance)

@@ -77,6 +77,9 @@ package enum ActivityRanking {
     /// and trending walks every activity by its stored bound, checking the circle.
     package static let collectLimit = 1_024
 
+    /// The smallest radius the nearby walk shrinks to (1 m): activities stacked on one spot are read whole.
+    static let minimumWalkRadiusKm = 0.001
+
     /// One nearby page whose cost grows with the page, not with the activities in the circle.
     ///
     /// When the circle's box holds fewer than `collectLimit` activities, one `fetch` over the whole circle
@@ -113,7 +116,7 @@ package enum ActivityRanking {
             let floor = after?.d ?? 0
             var current = radius
             var counted = fullBoxCounted
-            while current / 4 > floor {
+            while current / 4 > floor, current / 4 >= minimumWalkRadiusKm {
                 if !counted, try count(level, current, collectLimit) < collectLimit { break }
                 counted = false
                 current /= 4
