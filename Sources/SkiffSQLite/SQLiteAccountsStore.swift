@@ -370,8 +370,8 @@ public struct SQLiteAccountsStore: AccountsStore {
                 arguments += [queryKey]
             }
             if let cursor {
-                conditions.append("(displayNameKey > ? OR (displayNameKey = ? AND id > ?))")
-                arguments += [cursor.n, cursor.n, cursor.i]
+                conditions.append("displayNameKey >= ? AND (displayNameKey > ? OR (displayNameKey = ? AND id > ?))")
+                arguments += [cursor.n, cursor.n, cursor.n, cursor.i]
             }
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             arguments += [limit]

@@ -12,8 +12,9 @@ extension SQLiteBidsStore {
             var sql = "SELECT * FROM bid WHERE listingID = ?"
             var arguments: StatementArguments = [listingID]
             if let cursor {
-                sql += " AND (amountCents < ? OR (amountCents = ? AND (createdAt > ? OR (createdAt = ? AND id > ?))))"
-                arguments += [cursor.a, cursor.a, cursor.t, cursor.t, cursor.i]
+                sql +=
+                    " AND amountCents <= ? AND (amountCents < ? OR (amountCents = ? AND (createdAt > ? OR (createdAt = ? AND id > ?))))"
+                arguments += [cursor.a, cursor.a, cursor.a, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY amountCents DESC, createdAt, id LIMIT ?"
             arguments += [limit]
@@ -50,8 +51,8 @@ extension SQLiteBidsStore {
                 arguments += StatementArguments(stateNames)
             }
             if let cursor {
-                sql += " AND (createdAt < ? OR (createdAt = ? AND id < ?))"
-                arguments += [cursor.t, cursor.t, cursor.i]
+                sql += " AND createdAt <= ? AND (createdAt < ? OR (createdAt = ? AND id < ?))"
+                arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY createdAt DESC, id DESC LIMIT ?"
             arguments += [limit]
@@ -75,8 +76,8 @@ extension SQLiteBidsStore {
             var sql = "SELECT * FROM sale WHERE \(column) = ?"
             var arguments: StatementArguments = [owner]
             if let cursor {
-                sql += " AND (createdAt < ? OR (createdAt = ? AND id < ?))"
-                arguments += [cursor.t, cursor.t, cursor.i]
+                sql += " AND createdAt <= ? AND (createdAt < ? OR (createdAt = ? AND id < ?))"
+                arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY createdAt DESC, id DESC LIMIT ?"
             arguments += [limit]

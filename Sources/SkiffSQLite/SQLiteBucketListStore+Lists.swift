@@ -90,8 +90,8 @@ extension SQLiteBucketListStore {
             var arguments: StatementArguments = [ownerID]
             if !includePrivate { sql += " AND l.visibility = 'public'" }
             if let cursor {
-                sql += " AND (l.createdAt > ? OR (l.createdAt = ? AND l.id > ?))"
-                arguments += [cursor.t, cursor.t, cursor.i]
+                sql += " AND l.createdAt >= ? AND (l.createdAt > ? OR (l.createdAt = ? AND l.id > ?))"
+                arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY l.createdAt, l.id LIMIT ?"
             arguments += [page.size + 1]
@@ -189,8 +189,8 @@ extension SQLiteBucketListStore {
             var sql = EntryRow.select + " WHERE e.listID = ?"
             var arguments: StatementArguments = [listID]
             if let cursor {
-                sql += " AND (e.addedAt > ? OR (e.addedAt = ? AND e.activityID > ?))"
-                arguments += [cursor.t, cursor.t, cursor.i]
+                sql += " AND e.addedAt >= ? AND (e.addedAt > ? OR (e.addedAt = ? AND e.activityID > ?))"
+                arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY e.addedAt, e.activityID LIMIT ?"
             arguments += [page.size + 1]
@@ -255,8 +255,8 @@ extension SQLiteBucketListStore {
             var sql = "SELECT \(other) AS userID, followedAt FROM userFollow WHERE \(mine) = ?"
             var arguments: StatementArguments = [userID]
             if let cursor {
-                sql += " AND (followedAt < ? OR (followedAt = ? AND \(other) < ?))"
-                arguments += [cursor.t, cursor.t, cursor.i]
+                sql += " AND followedAt <= ? AND (followedAt < ? OR (followedAt = ? AND \(other) < ?))"
+                arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY followedAt DESC, \(other) DESC LIMIT ?"
             arguments += [page.size + 1]

@@ -259,8 +259,10 @@ public struct SQLiteBucketListStore: BucketListStore {
             arguments += box.arguments
         }
         if let after {
-            conditions.append("(a.trendBound < ? OR (a.trendBound = ? AND a.id > ?))")
-            arguments += [after.bound, after.bound, after.id]
+            // The bound on `trendBound` lets SQLite seek the index; without it the OR is answered by two
+            // index searches and a sort of every activity below the bound.
+            conditions.append("a.trendBound <= ? AND (a.trendBound < ? OR (a.trendBound = ? AND a.id > ?))")
+            arguments += [after.bound, after.bound, after.bound, after.id]
         }
         let index = walk ? "activity_trendBound_place" : "activity_latitude_longitude"
         return (
@@ -390,8 +392,8 @@ public struct SQLiteBucketListStore: BucketListStore {
             var sql = "SELECT * FROM activityComment WHERE activityID = ?"
             var arguments: StatementArguments = [activityID]
             if let cursor {
-                sql += " AND (createdAt > ? OR (createdAt = ? AND id > ?))"
-                arguments += [cursor.t, cursor.t, cursor.i]
+                sql += " AND createdAt >= ? AND (createdAt > ? OR (createdAt = ? AND id > ?))"
+                arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY createdAt, id LIMIT ?"
             arguments += [page.size + 1]

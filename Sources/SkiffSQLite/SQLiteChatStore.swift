@@ -84,8 +84,8 @@ public struct SQLiteChatStore: ChatStore {
             var sql = "SELECT * FROM conversation WHERE (firstUserID = ? OR secondUserID = ?)"
             var arguments: StatementArguments = [userID, userID]
             if let after {
-                sql += " AND (lastActivityAt < ? OR (lastActivityAt = ? AND id > ?))"
-                arguments += [after.t, after.t, after.id]
+                sql += " AND lastActivityAt <= ? AND (lastActivityAt < ? OR (lastActivityAt = ? AND id > ?))"
+                arguments += [after.t, after.t, after.t, after.id]
             }
             sql += " ORDER BY lastActivityAt DESC, id LIMIT ?"
             arguments += [page.size + 1]
@@ -196,8 +196,8 @@ public struct SQLiteChatStore: ChatStore {
             var sql = "SELECT blockedID, blockedAt FROM userBlock WHERE blockerID = ?"
             var arguments: StatementArguments = [blockerID]
             if let after {
-                sql += " AND (blockedAt < ? OR (blockedAt = ? AND blockedID > ?))"
-                arguments += [after.t, after.t, after.id]
+                sql += " AND blockedAt <= ? AND (blockedAt < ? OR (blockedAt = ? AND blockedID > ?))"
+                arguments += [after.t, after.t, after.t, after.id]
             }
             sql += " ORDER BY blockedAt DESC, blockedID LIMIT ?"
             arguments += [page.size + 1]

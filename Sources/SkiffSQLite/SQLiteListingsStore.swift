@@ -127,8 +127,8 @@ public struct SQLiteListingsStore: ListingsStore {
                 arguments += StatementArguments(values)
             }
             if let cursor {
-                conditions.append("(createdAt < ? OR (createdAt = ? AND id < ?))")
-                arguments += [cursor.c, cursor.c, cursor.i]
+                conditions.append("createdAt <= ? AND (createdAt < ? OR (createdAt = ? AND id < ?))")
+                arguments += [cursor.c, cursor.c, cursor.c, cursor.i]
             }
             arguments += [limit]
             return try ListingRow.fetchAll(
@@ -255,8 +255,8 @@ public struct SQLiteListingsStore: ListingsStore {
                 + "WHERE s.userID = ?"
             var arguments: StatementArguments = [userID]
             if let cursor {
-                sql += " AND (s.savedAt < ? OR (s.savedAt = ? AND s.listingID < ?))"
-                arguments += [cursor.t, cursor.t, cursor.i]
+                sql += " AND s.savedAt <= ? AND (s.savedAt < ? OR (s.savedAt = ? AND s.listingID < ?))"
+                arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY s.savedAt DESC, s.listingID DESC LIMIT ?"
             arguments += [limit]

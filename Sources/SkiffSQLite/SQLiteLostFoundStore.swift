@@ -308,9 +308,9 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             var arguments: StatementArguments = [itemID]
             if let cursor {
                 sql += """
-                     AND (m.score < ? OR (m.score = ? AND (m.matchedAt < ? OR (m.matchedAt = ? AND i.id < ?))))
+                     AND m.score <= ? AND (m.score < ? OR (m.score = ? AND (m.matchedAt < ? OR (m.matchedAt = ? AND i.id < ?))))
                     """
-                arguments += [cursor.r, cursor.r, cursor.t, cursor.t, cursor.i]
+                arguments += [cursor.r, cursor.r, cursor.r, cursor.t, cursor.t, cursor.i]
             }
             sql += " ORDER BY m.score DESC, m.matchedAt DESC, i.id DESC LIMIT ?"
             arguments += [page.size + 1]
