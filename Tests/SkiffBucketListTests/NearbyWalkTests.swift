@@ -161,12 +161,13 @@ struct NearbyWalkTests {
         let query = NearbyQuery(center: Self.campus, radiusKm: 3, sort: .distance)
         let small = try Self.walk(Self.activities(8_000, seed: 1), query, pageSize: 20, pages: 3)
         let large = try Self.walk(Self.activities(32_000, seed: 2), query, pageSize: 20, pages: 3)
-        // Reading the circle would take most of the 8,000 or 32,000; the walk reads under a collect limit.
-        #expect(small.mostRead < ActivityRanking.collectLimit)
-        #expect(large.mostRead < ActivityRanking.collectLimit)
+        // Reading the circle would take most of the 8,000 or 32,000; the walk reads a few hundred either way
+        // (a box under the collect limit, then its doubling if the page is not full).
+        #expect(small.mostRead < 2 * ActivityRanking.collectLimit)
+        #expect(large.mostRead < 2 * ActivityRanking.collectLimit)
         let popular = NearbyQuery(center: Self.campus, radiusKm: 3, sort: .popularity)
         let levels = try Self.walk(Self.activities(32_000, seed: 3), popular, pageSize: 20, pages: 3)
-        #expect(levels.mostRead < 2 * ActivityRanking.collectLimit)
+        #expect(levels.mostRead < 4 * ActivityRanking.collectLimit)
         #expect(levels.hits.count == 60)
     }
 }

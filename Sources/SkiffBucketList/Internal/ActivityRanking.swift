@@ -75,7 +75,7 @@ package enum ActivityRanking {
     /// How many activities a circle's box may hold for a nearby page, or trending near a point, to read
     /// them all. Past it, nearby walks outwards from the center (``nearbyWalk(_:cursor:size:collectLimit:count:fetch:levelBelow:)``)
     /// and trending walks every activity by its stored bound, checking the circle.
-    package static let collectLimit = 1_024
+    package static let collectLimit = 256
 
     /// The smallest radius the nearby walk shrinks to (1 m): activities stacked on one spot are read whole.
     static let minimumWalkRadiusKm = 0.001
