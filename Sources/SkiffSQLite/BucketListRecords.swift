@@ -46,32 +46,67 @@ enum ActivityRow {
     }
 
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Activity] {
-        try Row.fetchAll(db, sql: sql, arguments: arguments).map(activity)
+        activities(try Row.fetchAll(db, sql: sql, arguments: arguments))
     }
 
     /// An activity from a row holding the `activity` columns (possibly joined with others).
     static func activity(_ row: Row) -> Activity {
-        let startsAt: Int64? = row["startsAt"]
+        activity(row, Layout(row))
+    }
+
+    /// Where a statement's rows hold the `activity` columns, found once per statement (GRDB's lookup by
+    /// name folds case on every access).
+    struct Layout {
+        let id, ownerID, title, description, placeName, latitude, longitude, startsAt, imageID, tags: Int
+        let upVotes, downVotes, commentCount, createdAt, updatedAt: Int
+
+        init(_ row: Row) {
+            var positions: [String: Int] = [:]
+            for (index, name) in row.columnNames.enumerated() where positions[name] == nil {
+                positions[name] = index
+            }
+            func at(_ name: String) -> Int {
+                guard let index = positions[name] else { preconditionFailure("no column \(name)") }
+                return index
+            }
+            (id, ownerID, title, description) = (at("id"), at("ownerID"), at("title"), at("description"))
+            (placeName, latitude, longitude) = (at("placeName"), at("latitude"), at("longitude"))
+            (startsAt, imageID, tags) = (at("startsAt"), at("imageID"), at("tags"))
+            (upVotes, downVotes, commentCount) = (at("upVotes"), at("downVotes"), at("commentCount"))
+            (createdAt, updatedAt) = (at("createdAt"), at("updatedAt"))
+        }
+    }
+
+    /// An activity from a row laid out as `layout` says.
+    static func activity(_ row: Row, _ layout: Layout) -> Activity {
+        let startsAt: Int64? = row[layout.startsAt]
         return Activity(
-            id: row["id"],
-            ownerID: row["ownerID"],
+            id: row[layout.id],
+            ownerID: row[layout.ownerID],
             fields: ActivityFields(
-                title: row["title"],
-                description: row["description"],
+                title: row[layout.title],
+                description: row[layout.description],
                 place: Place(
-                    name: row["placeName"],
-                    point: Coordinate(latitude: row["latitude"], longitude: row["longitude"])
+                    name: row[layout.placeName],
+                    point: Coordinate(latitude: row[layout.latitude], longitude: row[layout.longitude])
                 ),
                 startsAt: startsAt.map(Date.init(millisecondsSince1970:)),
-                imageID: row["imageID"],
-                tags: strings(row["tags"])
+                imageID: row[layout.imageID],
+                tags: strings(row[layout.tags])
             ),
-            upVotes: row["upVotes"],
-            downVotes: row["downVotes"],
-            commentCount: row["commentCount"],
-            createdAt: Date(millisecondsSince1970: row["createdAt"]),
-            updatedAt: Date(millisecondsSince1970: row["updatedAt"])
+            upVotes: row[layout.upVotes],
+            downVotes: row[layout.downVotes],
+            commentCount: row[layout.commentCount],
+            createdAt: Date(millisecondsSince1970: row[layout.createdAt]),
+            updatedAt: Date(millisecondsSince1970: row[layout.updatedAt])
         )
+    }
+
+    /// Every activity of a fetch, decoded with one layout.
+    static func activities(_ rows: [Row]) -> [Activity] {
+        guard let first = rows.first else { return [] }
+        let layout = Layout(first)
+        return rows.map { activity($0, layout) }
     }
 
     private static func json(_ strings: [String]) -> String {

@@ -64,34 +64,68 @@ enum ListingRow {
     }
 
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Listing] {
-        try Row.fetchAll(db, sql: sql, arguments: arguments).map(listing)
+        let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+        guard let first = rows.first else { return [] }
+        let layout = Layout(first)
+        return rows.map { listing($0, layout) }
     }
 
+    /// A listing from a row holding the `listing` columns (possibly with others).
     static func listing(_ row: Row) -> Listing {
-        let latitude: Double? = row["latitude"]
-        let longitude: Double? = row["longitude"]
+        listing(row, Layout(row))
+    }
+
+    /// Where a statement's rows hold the `listing` columns, found once per statement: GRDB's lookup by name
+    /// folds the case of both names on every access, which cost more than the rest of decoding a page.
+    struct Layout {
+        let id, sellerID, title, description, priceCents, category, condition, size, tags, madeOnCampus: Int
+        let biddingEnabled, anonymous, zipCode, latitude, longitude, imageIDs, status, createdAt, updatedAt: Int
+
+        init(_ row: Row) {
+            var positions: [String: Int] = [:]
+            for (index, name) in row.columnNames.enumerated() where positions[name] == nil {
+                positions[name] = index
+            }
+            func at(_ name: String) -> Int {
+                guard let index = positions[name] else { preconditionFailure("no column \(name)") }
+                return index
+            }
+            (id, sellerID, title, description) = (at("id"), at("sellerID"), at("title"), at("description"))
+            (priceCents, category, condition, size) = (at("priceCents"), at("category"), at("condition"), at("size"))
+            (tags, madeOnCampus, biddingEnabled) = (at("tags"), at("madeOnCampus"), at("biddingEnabled"))
+            (anonymous, zipCode, latitude, longitude) = (
+                at("anonymous"), at("zipCode"), at("latitude"), at("longitude")
+            )
+            (imageIDs, status, createdAt, updatedAt) = (at("imageIDs"), at("status"), at("createdAt"), at("updatedAt"))
+        }
+    }
+
+    /// A listing from a row laid out as `layout` says.
+    static func listing(_ row: Row, _ layout: Layout) -> Listing {
+        let latitude: Double? = row[layout.latitude]
+        let longitude: Double? = row[layout.longitude]
         let point = latitude.flatMap { lat in longitude.map { GeoPoint(latitude: lat, longitude: $0) } }
         let fields = ListingFields(
-            title: row["title"],
-            description: row["description"],
-            priceCents: row["priceCents"],
-            category: ListingCategory(rawValue: row["category"]) ?? .other,
-            condition: ListingCondition(rawValue: row["condition"]) ?? .heavilyUsed,
-            size: row["size"],
-            tags: strings(row["tags"]),
-            madeOnCampus: row["madeOnCampus"],
-            biddingEnabled: row["biddingEnabled"],
-            anonymous: row["anonymous"],
-            location: ListingLocation(zipCode: row["zipCode"], point: point),
-            imageIDs: strings(row["imageIDs"])
+            title: row[layout.title],
+            description: row[layout.description],
+            priceCents: row[layout.priceCents],
+            category: ListingCategory(rawValue: row[layout.category]) ?? .other,
+            condition: ListingCondition(rawValue: row[layout.condition]) ?? .heavilyUsed,
+            size: row[layout.size],
+            tags: strings(row[layout.tags]),
+            madeOnCampus: row[layout.madeOnCampus],
+            biddingEnabled: row[layout.biddingEnabled],
+            anonymous: row[layout.anonymous],
+            location: ListingLocation(zipCode: row[layout.zipCode], point: point),
+            imageIDs: strings(row[layout.imageIDs])
         )
         return Listing(
-            id: row["id"],
-            sellerID: row["sellerID"],
+            id: row[layout.id],
+            sellerID: row[layout.sellerID],
             fields: fields,
-            status: ListingStatus(rawValue: row["status"]) ?? .withdrawn,
-            createdAt: Date(millisecondsSince1970: row["createdAt"]),
-            updatedAt: Date(millisecondsSince1970: row["updatedAt"])
+            status: ListingStatus(rawValue: row[layout.status]) ?? .withdrawn,
+            createdAt: Date(millisecondsSince1970: row[layout.createdAt]),
+            updatedAt: Date(millisecondsSince1970: row[layout.updatedAt])
         )
     }
 

@@ -81,9 +81,11 @@ public struct SQLiteBucketListStore: BucketListStore {
                 return try Int.fetchOne(db.cachedStatement(sql: statement.sql), arguments: statement.arguments) ?? 0
             } fetch: { level, radius, after, limit in
                 let statement = Self.nearbyStatement(query, level: level, radiusKm: radius, cursor: after, limit: limit)
-                return try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: statement.arguments).map {
-                    row in NearbyHit(activity: ActivityRow.activity(row), distanceKm: row["distanceKm"])
-                }
+                let rows = try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: statement.arguments)
+                guard let first = rows.first else { return [] }
+                let layout = ActivityRow.Layout(first)
+                let distance = first.count - 1  // `distanceKm`, the last column
+                return rows.map { NearbyHit(activity: ActivityRow.activity($0, layout), distanceKm: $0[distance]) }
             } levelBelow: { level in
                 guard let level else {
                     return try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(net) FROM activity"))
@@ -210,10 +212,11 @@ public struct SQLiteBucketListStore: BucketListStore {
                 // Batches hold at most 64 ids; padded to 64 (repeating the first), both statements keep one
                 // text and are prepared once per connection.
                 let padded = StatementArguments(ids + Array(repeating: ids[0], count: max(0, 64 - ids.count)))
-                let activities = try Row.fetchAll(
+                let activityRows = try Row.fetchAll(
                     db.cachedStatement(sql: "SELECT * FROM activity WHERE id IN (\(Self.sixtyFourPlaceholders))"),
                     arguments: padded
-                ).map(ActivityRow.activity)
+                )
+                let activities = ActivityRow.activities(activityRows)
                 var votes: [String: [CastVote]] = [:]
                 let rows = try Row.fetchAll(
                     db.cachedStatement(

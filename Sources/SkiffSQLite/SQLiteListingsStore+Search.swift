@@ -19,13 +19,17 @@ extension SQLiteListingsStore {
             let plan = try ListingSearchSQL.plan(compiled, size: size, db)
             let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
             let rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
+            guard let first = rows.first else { return ListingSearchEngine.page(ordered: [], compiled, size: size) }
+            let layout = ListingRow.Layout(first)
+            let scoreIndex = rows.first.flatMap { Array($0.columnNames).firstIndex(of: ListingSearchSQL.scoreColumn) }
             let hits = rows.compactMap { row -> ListingSearchEngine.Hit? in
                 // The keywords were matched in SQL; the order and the cursor use SQL's score, so the next
                 // page continues exactly where SQL stopped (it equals the engine's score: both count the
                 // same tokens, which the differential test checks).
-                guard var hit = ListingSearchEngine.hit(ListingRow.listing(row), compiled, keywordsMatched: true)
+                guard
+                    var hit = ListingSearchEngine.hit(ListingRow.listing(row, layout), compiled, keywordsMatched: true)
                 else { return nil }
-                if compiled.query.sort == .relevance, let score: Int = row[ListingSearchSQL.scoreColumn] {
+                if compiled.query.sort == .relevance, let scoreIndex, let score: Int = row[scoreIndex] {
                     hit.score = score
                 }
                 return hit
