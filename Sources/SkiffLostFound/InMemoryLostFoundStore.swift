@@ -25,6 +25,16 @@ public final class InMemoryLostFoundStore: LostFoundStore {
             matchKeys[match.lostItemID, default: []].insert(key)
         }
 
+        /// Counts every change to an item, so a report scored outside the lock knows whether its candidates
+        /// are still current.
+        private(set) var generation = 0
+
+        /// Stores an item (new or changed).
+        mutating func put(_ item: LostFoundItem) {
+            index.put(item)
+            generation += 1
+        }
+
         /// The number of matches recorded for an item.
         func matchCount(of item: LostFoundItem) -> Int { matchKeys[item.id]?.count ?? 0 }
     }
@@ -34,15 +44,25 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     /// Creates an empty store.
     public init() {}
 
+    /// Reads the candidates under the shared lock and scores them outside it; the exclusive lock then only
+    /// records the report, with those matches unless an item changed meanwhile (then it scores again), as
+    /// the SQLite store does. So searches and other reads do not wait behind a report's scoring.
     public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
-        try state.withWriteLock { (state) throws(DomainError) -> LostFoundReport in
-            let report = try LostFoundLifecycle.report(
-                item,
-                itemIDTaken: state.items[item.id] != nil,
-                candidates: state.index.matchCandidates(for: item.rounded, matcher: matcher),
-                matcher: matcher
-            )
-            state.index.put(report.item)
+        let (generation, candidates) = state.withReadLock { state in
+            (state.generation, state.index.matchCandidates(for: item.rounded, matcher: matcher))
+        }
+        let scored = LostFoundLifecycle.matches(for: item, candidates: candidates, matcher: matcher)
+        return try state.withWriteLock { (state) throws(DomainError) -> LostFoundReport in
+            let matches =
+                state.generation == generation
+                ? scored
+                : LostFoundLifecycle.matches(
+                    for: item,
+                    candidates: state.index.matchCandidates(for: item.rounded, matcher: matcher),
+                    matcher: matcher
+                )
+            let report = try LostFoundLifecycle.report(item, itemIDTaken: state.items[item.id] != nil, matches: matches)
+            state.put(report.item)
             for match in report.matches { state.record(match) }
             return report
         }
@@ -75,7 +95,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
                 changes: changes,
                 now: now
             )
-            if change.changed { state.index.put(change.item) }
+            if change.changed { state.put(change.item) }
             return change.item
         }
     }
@@ -83,7 +103,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     public func markReturned(id: String, reporterID: String, now: Date) async throws -> LostFoundItem {
         try state.withWriteLock { (state) throws(DomainError) -> LostFoundItem in
             let change = try LostFoundLifecycle.markReturned(state.items[id], reporterID: reporterID, now: now)
-            if change.changed { state.index.put(change.item) }
+            if change.changed { state.put(change.item) }
             return change.item
         }
     }
