@@ -61,14 +61,7 @@ enum ActivityRow {
         let upVotes, downVotes, commentCount, createdAt, updatedAt: Int
 
         init(_ row: Row) {
-            var positions: [String: Int] = [:]
-            for (index, name) in row.columnNames.enumerated() where positions[name] == nil {
-                positions[name] = index
-            }
-            func at(_ name: String) -> Int {
-                guard let index = positions[name] else { preconditionFailure("no column \(name)") }
-                return index
-            }
+            let at = ColumnPositions(row).at
             (id, ownerID, title, description) = (at("id"), at("ownerID"), at("title"), at("description"))
             (placeName, latitude, longitude) = (at("placeName"), at("latitude"), at("longitude"))
             (startsAt, imageID, tags) = (at("startsAt"), at("imageID"), at("tags"))

@@ -82,14 +82,7 @@ enum ListingRow {
         let biddingEnabled, anonymous, zipCode, latitude, longitude, imageIDs, status, createdAt, updatedAt: Int
 
         init(_ row: Row) {
-            var positions: [String: Int] = [:]
-            for (index, name) in row.columnNames.enumerated() where positions[name] == nil {
-                positions[name] = index
-            }
-            func at(_ name: String) -> Int {
-                guard let index = positions[name] else { preconditionFailure("no column \(name)") }
-                return index
-            }
+            let at = ColumnPositions(row).at
             (id, sellerID, title, description) = (at("id"), at("sellerID"), at("title"), at("description"))
             (priceCents, category, condition, size) = (at("priceCents"), at("category"), at("condition"), at("size"))
             (tags, madeOnCampus, biddingEnabled) = (at("tags"), at("madeOnCampus"), at("biddingEnabled"))
