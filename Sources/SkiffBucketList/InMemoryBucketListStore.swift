@@ -49,7 +49,14 @@ public final class InMemoryBucketListStore: BucketListStore {
 
         /// Stores an activity, keeping the grids in step.
         mutating func put(_ activity: Activity) {
-            if let old = activities[activity.id] { unplace(old) }
+            if let old = activities[activity.id] {
+                // Same place, same net votes (a comment count, an edit of the text): the grids stay as they are.
+                if old.fields.place.point == activity.fields.place.point, old.netVotes == activity.netVotes {
+                    activities[activity.id] = activity
+                    return
+                }
+                unplace(old)
+            }
             activities[activity.id] = activity
             let point = activity.fields.place.point
             grid.insert(activity.id, latitude: point.latitude, longitude: point.longitude)
