@@ -37,7 +37,7 @@ public final class InMemoryBucketListStore: BucketListStore {
         /// The activities' places, for nearby and nearby-trending candidates (cells of about 220 m) …
         var grid = Self.newGrid()
         /// … and per net-vote level (up minus down votes), for nearby by popularity …
-        var levelGrids: [Int: GridIndex] = [:]
+        var levelGrids: [Int: GridIndex<String>] = [:]
         /// … whose levels, highest first.
         var levels: [Int] = []
         /// Each activity's trending bound (``TrendingScore/raisedBound(_:upVoteAt:)``) …
@@ -45,7 +45,7 @@ public final class InMemoryBucketListStore: BucketListStore {
         /// … and the activities with one, highest bound first.
         var byTrend = SortedKeys<TrendKey>(by: TrendKey.precedes)
 
-        static func newGrid() -> GridIndex { GridIndex(cellDegrees: 0.002, maximumCellsPerQuery: .max) }
+        static func newGrid() -> GridIndex<String> { GridIndex(cellDegrees: 0.002, maximumCellsPerQuery: .max) }
 
         /// Stores an activity, keeping the grids in step.
         mutating func put(_ activity: Activity) {
@@ -245,7 +245,7 @@ public final class InMemoryBucketListStore: BucketListStore {
         collectLimit: Int,
         _ state: State
     ) throws(DomainError) -> Page<NearbyHit> {
-        func grid(_ level: Int?) -> GridIndex? { level.map { state.levelGrids[$0] } ?? state.grid }
+        func grid(_ level: Int?) -> GridIndex<String>? { level.map { state.levelGrids[$0] } ?? state.grid }
         return ActivityRanking.nearbyWalk(query, cursor: cursor, size: page.size, collectLimit: collectLimit) {
             level,
             radius,

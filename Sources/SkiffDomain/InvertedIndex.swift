@@ -1,24 +1,25 @@
 /// Token → documents, with the vocabulary kept sorted so that a prefix is a range: the in-memory stores'
 /// keyword index (the role FTS5 plays in SQLite).
 ///
-/// Documents are identified by their id; a document's tokens are given as a set when it is indexed and
-/// again when it is removed.
-package struct InvertedIndex: Sendable {
-    private var postings: [String: Set<String>] = [:]
-    private var vocabulary = SortedKeys<String> { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+/// Documents are identified by a key of the caller's choice (an id, or a store's dense slot number); a
+/// document's tokens are given as a set when it is indexed and again when it is removed. The methods are
+/// inlinable so that a caller's document type is specialized, not handled through witness tables.
+package struct InvertedIndex<Document: Hashable & Sendable>: Sendable {
+    @usableFromInline var postings: [String: Set<Document>] = [:]
+    @usableFromInline var vocabulary = SortedKeys<String> { $0.utf8.lexicographicallyPrecedes($1.utf8) }
 
     /// Creates an empty index.
-    package init() {}
+    @inlinable package init() {}
 
     /// Indexes a document under its distinct tokens.
-    package mutating func insert(_ id: String, tokens: Set<String>) {
+    @inlinable package mutating func insert(_ id: Document, tokens: Set<String>) {
         for token in tokens where postings[token, default: []].insert(id).inserted && postings[token]?.count == 1 {
             vocabulary.insert(token)
         }
     }
 
     /// Removes a document indexed under `tokens`.
-    package mutating func remove(_ id: String, tokens: Set<String>) {
+    @inlinable package mutating func remove(_ id: Document, tokens: Set<String>) {
         for token in tokens {
             postings[token]?.remove(id)
             if postings[token]?.isEmpty == true {
@@ -29,11 +30,11 @@ package struct InvertedIndex: Sendable {
     }
 
     /// The documents holding `token`.
-    package func documents(_ token: String) -> Set<String> { postings[token] ?? [] }
+    @inlinable package func documents(_ token: String) -> Set<Document> { postings[token] ?? [] }
 
     /// The documents holding a token that starts with `prefix` (UTF-8 bytes).
-    package func documents(prefix: String) -> Set<String> {
-        var union: Set<String> = []
+    @inlinable package func documents(prefix: String) -> Set<Document> {
+        var union: Set<Document> = []
         vocabulary.walk(from: vocabulary.position(of: prefix)) { token in
             guard token.utf8.starts(with: prefix.utf8) else { return false }
             union.formUnion(postings[token] ?? [])
@@ -42,12 +43,26 @@ package struct InvertedIndex: Sendable {
         return union
     }
 
+    /// Calls `body` with the documents of each token matching `term`: the token equal to it, or with
+    /// `prefix`, every token starting with it (UTF-8 bytes). Their union is the documents matching the term.
+    @inlinable package func forEachPosting(matching term: String, prefix: Bool, _ body: (Set<Document>) -> Void) {
+        guard prefix else {
+            if let documents = postings[term] { body(documents) }
+            return
+        }
+        vocabulary.walk(from: vocabulary.position(of: term)) { token in
+            guard token.utf8.starts(with: term.utf8) else { return false }
+            if let documents = postings[token] { body(documents) }
+            return true
+        }
+    }
+
     /// How many documents hold `token`.
-    package func count(_ token: String) -> Int { postings[token]?.count ?? 0 }
+    @inlinable package func count(_ token: String) -> Int { postings[token]?.count ?? 0 }
 
     /// An upper bound on how many documents hold a token starting with `prefix`, counted until it passes
     /// `limit` (so a short prefix costs no more than that).
-    package func count(prefix: String, limit: Int) -> Int {
+    @inlinable package func count(prefix: String, limit: Int) -> Int {
         var total = 0
         vocabulary.walk(from: vocabulary.position(of: prefix)) { token in
             guard token.utf8.starts(with: prefix.utf8) else { return false }
@@ -60,7 +75,7 @@ package struct InvertedIndex: Sendable {
     /// An upper bound on how many documents match every term (the smallest term's count), counted up to
     /// about `limit`: what decides whether materializing the matches is cheaper than checking documents
     /// one by one in another order.
-    package func estimatedCount(matching terms: [String], limit: Int) -> Int {
+    @inlinable package func estimatedCount(matching terms: [String], limit: Int) -> Int {
         var smallest = Int.max
         for (position, term) in terms.enumerated() {
             let count = position == terms.count - 1 ? count(prefix: term, limit: min(limit, smallest)) : count(term)
@@ -73,8 +88,8 @@ package struct InvertedIndex: Sendable {
     /// each document's own tokens afterwards), and its size: the postings of the rarest whole term, or
     /// the union over the last term's prefix when it is the only term or is rarer. Costs no more than one
     /// term's postings, where ``documents(matching:)`` reads every term's.
-    package func superset(matching terms: [String]) -> Set<String> {
-        var best: Set<String>?
+    @inlinable package func superset(matching terms: [String]) -> Set<Document> {
+        var best: Set<Document>?
         for term in terms.dropLast() {
             let set = documents(term)
             if best == nil || set.count < best!.count { best = set }
@@ -85,7 +100,7 @@ package struct InvertedIndex: Sendable {
     }
 
     /// The size of ``superset(matching:)``, without building it (a prefix counted up to `limit`).
-    package func supersetCount(matching terms: [String], limit: Int) -> Int {
+    @inlinable package func supersetCount(matching terms: [String], limit: Int) -> Int {
         var best = Int.max
         for term in terms.dropLast() { best = min(best, count(term)) }
         guard let last = terms.last else { return best == Int.max ? 0 : best }
@@ -94,7 +109,7 @@ package struct InvertedIndex: Sendable {
 
     /// The documents matching every term, the last one as a prefix (``TextSearch``'s rule): exactly the
     /// documents whose indexed tokens match.
-    package func documents(matching terms: [String]) -> Set<String> {
+    @inlinable package func documents(matching terms: [String]) -> Set<Document> {
         var sets = terms.enumerated().map { position, term in
             position == terms.count - 1 ? documents(prefix: term) : documents(term)
         }
@@ -106,17 +121,22 @@ package struct InvertedIndex: Sendable {
 }
 
 /// Points → documents in a fixed latitude/longitude grid: the in-memory stores' spatial index.
-package struct GridIndex: Sendable {
+package struct GridIndex<Document: Hashable & Sendable>: Sendable {
     /// A cell of the grid.
     package struct Cell: Hashable, Sendable {
-        var row: Int
-        var column: Int
+        @usableFromInline var row: Int
+        @usableFromInline var column: Int
+
+        @inlinable init(row: Int, column: Int) {
+            self.row = row
+            self.column = column
+        }
     }
 
     /// The default cell size, in degrees of latitude and longitude (about 1.1 km of latitude).
-    package static let cellDegrees = 0.01
+    package static var cellDegrees: Double { 0.01 }
     /// The default for ``maximumCellsPerQuery``.
-    package static let maximumCellsPerQuery = 40_000
+    package static var maximumCellsPerQuery: Int { 40_000 }
 
     /// The cell size of this grid, in degrees.
     package let cellDegrees: Double
@@ -124,7 +144,7 @@ package struct GridIndex: Sendable {
     /// indexes, or a scan, are no worse.
     package let maximumCellsPerQuery: Int
 
-    private var cells: [Cell: Set<String>] = [:]
+    @usableFromInline var cells: [Cell: Set<Document>] = [:]
 
     /// Creates an empty index with cells of `cellDegrees` degrees.
     package init(
@@ -136,20 +156,20 @@ package struct GridIndex: Sendable {
     }
 
     /// Whether no document is indexed.
-    package var isEmpty: Bool { cells.isEmpty }
+    @inlinable package var isEmpty: Bool { cells.isEmpty }
 
     /// The cell of a point.
-    func cell(latitude: Double, longitude: Double) -> Cell {
+    @inlinable func cell(latitude: Double, longitude: Double) -> Cell {
         Cell(row: Int((latitude / cellDegrees).rounded(.down)), column: Int((longitude / cellDegrees).rounded(.down)))
     }
 
     /// Indexes a document at a point.
-    package mutating func insert(_ id: String, latitude: Double, longitude: Double) {
+    @inlinable package mutating func insert(_ id: Document, latitude: Double, longitude: Double) {
         cells[cell(latitude: latitude, longitude: longitude), default: []].insert(id)
     }
 
     /// Removes a document indexed at a point.
-    package mutating func remove(_ id: String, latitude: Double, longitude: Double) {
+    @inlinable package mutating func remove(_ id: Document, latitude: Double, longitude: Double) {
         let cell = cell(latitude: latitude, longitude: longitude)
         cells[cell]?.remove(id)
         if cells[cell]?.isEmpty == true { cells[cell] = nil }
@@ -157,7 +177,7 @@ package struct GridIndex: Sendable {
 
     /// How many documents the cells a box covers hold (as ``documents(latitude:longitude:)`` would return,
     /// without building the set), or `nil` when that would return `nil`.
-    package func count(latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) -> Int? {
+    @inlinable package func count(latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) -> Int? {
         var total = 0
         guard visit(latitude: latitude, longitude: longitude, { total += $0.count }) else { return nil }
         return total
@@ -165,28 +185,29 @@ package struct GridIndex: Sendable {
 
     /// The documents in the cells a box covers (a superset of those inside it), or `nil` when the box wraps
     /// around the antimeridian (`longitude` is `nil`) or covers more than ``maximumCellsPerQuery`` cells.
-    package func documents(latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) -> Set<String>? {
-        var result: Set<String> = []
+    @inlinable package func documents(latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) -> Set<Document>?
+    {
+        var result: Set<Document> = []
         guard visit(latitude: latitude, longitude: longitude, { result.formUnion($0) }) else { return nil }
         return result
     }
 
     /// Calls `body` with each document in the cells a box covers (without building a set); `false` (and no
     /// call) when ``documents(latitude:longitude:)`` would return `nil`.
-    package func forEachDocument(
+    @inlinable package func forEachDocument(
         latitude: ClosedRange<Double>,
         longitude: ClosedRange<Double>?,
-        _ body: (String) -> Void
+        _ body: (Document) -> Void
     ) -> Bool {
         visit(latitude: latitude, longitude: longitude) { ids in for id in ids { body(id) } }
     }
 
     /// Calls `body` with the documents of each non-empty cell the box covers; `false` when the box wraps
     /// or covers too many cells.
-    private func visit(
+    @inlinable func visit(
         latitude: ClosedRange<Double>,
         longitude: ClosedRange<Double>?,
-        _ body: (Set<String>) -> Void
+        _ body: (Set<Document>) -> Void
     ) -> Bool {
         guard let longitude else { return false }
         let low = cell(latitude: latitude.lowerBound, longitude: longitude.lowerBound)

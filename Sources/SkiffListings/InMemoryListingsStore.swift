@@ -18,7 +18,7 @@ public final class InMemoryListingsStore: ListingsStore {
 
     private struct State {
         var listings: [String: Listing] = [:]
-        var index = ListingIndex()
+        var index: ListingIndex
         var requests: [RequestKey: (listingID: String, fingerprint: String)] = [:]
         var images: [String: StoredImage] = [:]
         /// Saved-at per user and listing.
@@ -56,10 +56,18 @@ public final class InMemoryListingsStore: ListingsStore {
         }
     }
 
-    private let state = ReadWriteLock(State())
+    private let state: ReadWriteLock<State>
 
     /// Creates an empty store.
-    public init() {}
+    public init() {
+        state = ReadWriteLock(State(index: ListingIndex()))
+    }
+
+    /// Creates an empty store whose searches weigh `costs` when they choose how to answer (tests force
+    /// each path with ``ListingSearchCosts/alwaysCollect`` and ``ListingSearchCosts/alwaysWalk``).
+    package init(searchCosts costs: ListingSearchCosts) {
+        state = ReadWriteLock(State(index: ListingIndex(costs: costs)))
+    }
 
     // MARK: Listings
 

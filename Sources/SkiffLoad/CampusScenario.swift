@@ -96,8 +96,8 @@ public final class CampusScenario: MethodTimedScenario {
         case ..<95:
             _ = try await lostFound.reportItem(Self.newItem(using: &rng), metadata: session.auth)
         default:
-            let own = data.state.items.filter { $0.reporterID == session.userID }
-            guard let item = own.randomElement(using: &rng) else { return }
+            guard let item = data.state.items.randomElement(using: &rng, where: { $0.reporterID == session.userID })
+            else { return }
             _ = try await lostFound.listMatches(
                 .with {
                     $0.itemID = item.itemID

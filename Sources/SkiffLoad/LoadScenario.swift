@@ -127,3 +127,24 @@ public enum LoadFailure {
         return "TRANSPORT(\(type(of: error)))"
     }
 }
+
+extension Array {
+    /// A random element for which `isWanted` holds, drawn without copying the array (a load generator must
+    /// not cost O(seeded rows) per call): random draws first, then a scan from a random start.
+    func randomElement(
+        using rng: inout SystemRandomNumberGenerator,
+        where isWanted: (Element) -> Bool
+    ) -> Element? {
+        guard !isEmpty else { return nil }
+        for _ in 0..<16 {
+            let element = self[Int.random(in: 0..<count, using: &rng)]
+            if isWanted(element) { return element }
+        }
+        let start = Int.random(in: 0..<count, using: &rng)
+        for offset in 0..<count {
+            let element = self[(start + offset) % count]
+            if isWanted(element) { return element }
+        }
+        return nil
+    }
+}

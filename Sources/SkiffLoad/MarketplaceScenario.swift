@@ -62,9 +62,8 @@ public final class MarketplaceScenario: MethodTimedScenario {
             _ = try await listings.getListing(.with { $0.listingID = listing.listingID })
         case ..<87:
             let sender = data.sessions.randomElement(using: &rng)!
-            guard let recipient = data.sessions.filter({ $0.userID != sender.userID }).randomElement(using: &rng) else {
-                return
-            }
+            guard let recipient = data.sessions.randomElement(using: &rng, where: { $0.userID != sender.userID })
+            else { return }
             let chat = Skiff_Chat_V1_Chat.Client(transport: transport)
             _ = try await chat.sendMessage(
                 .with {
@@ -75,8 +74,9 @@ public final class MarketplaceScenario: MethodTimedScenario {
             )
         case ..<93:
             let buyer = data.sessions.randomElement(using: &rng)!
-            let candidates = data.state.listings.filter { $0.sellerID != buyer.userID }
-            guard let listing = candidates.randomElement(using: &rng) else { return }
+            guard
+                let listing = data.state.listings.randomElement(using: &rng, where: { $0.sellerID != buyer.userID })
+            else { return }
             try await placeBid(on: listing, as: buyer, transport: transport, using: &rng)
         case ..<98:
             let seller = data.sessions.randomElement(using: &rng)!

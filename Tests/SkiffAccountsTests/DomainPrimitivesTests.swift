@@ -83,6 +83,22 @@ struct DomainPrimitivesTests {
         }
         #expect(Base64URL.decode("ab+/") == nil)
         #expect(Base64URL.decode("a") == nil)
+        #expect(Base64URL.decode("QUJD") == Data("ABC".utf8))
+        #expect(Base64URL.decode("QUI=") == Data("AB".utf8), "padding is accepted")
+    }
+
+    @Test("Base64url is Foundation's base64 with the URL alphabet and no padding")
+    func base64urlMatchesFoundation() {
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let bytes = (0..<Int.random(in: 0..<64, using: &random)).map { _ in UInt8.random(in: .min ... .max) }
+            let foundation = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == foundation)
+            #expect(Base64URL.decode(foundation) == Data(bytes))
+        }
     }
 
     // MARK: Time

@@ -3,8 +3,8 @@ import Testing
 
 @Suite("InvertedIndex")
 struct InvertedIndexTests {
-    static func index() -> InvertedIndex {
-        var index = InvertedIndex()
+    static func index() -> InvertedIndex<String> {
+        var index = InvertedIndex<String>()
         index.insert("a", tokens: ["lamp", "desk", "oak"])
         index.insert("b", tokens: ["lamp", "desks"])
         index.insert("c", tokens: ["lamp", "chair"])

@@ -29,7 +29,11 @@ struct ListingsStoreDifferentialTests {
         defer { directory.remove() }
         let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
         defer { try? database.close() }
-        let stores: [any ListingsStore] = [InMemoryListingsStore(), database.listingsStore()]
+        // SQLite first; then the in-memory store as it chooses, and forced down each of its two paths.
+        let stores: [any ListingsStore] = [
+            database.listingsStore(), InMemoryListingsStore(), InMemoryListingsStore(searchCosts: .alwaysCollect),
+            InMemoryListingsStore(searchCosts: .alwaysWalk),
+        ]
         for store in stores {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for part in stride(from: 0, to: corpus.count, by: 250) {
@@ -63,10 +67,13 @@ struct ListingsStoreDifferentialTests {
         for round in 0..<150 {
             let query = Self.query(&random)
             let pageSize = Int.random(in: 8...40, using: &random)  // a few pages each: enough for paging
-            let memory = try await stores[0].searchAll(query, pageSize: pageSize)
-            let sqlite = try await stores[1].searchAll(query, pageSize: pageSize)
-            #expect(memory.map(\.listing) == sqlite.map(\.listing), "round \(round): \(query)")
-            #expect(memory.map(\.distanceKm) == sqlite.map(\.distanceKm), "round \(round)")
+            let sqlite = try await stores[0].searchAll(query, pageSize: pageSize)
+            var memory: [ListingSearchHit] = []
+            for (variant, store) in stores.dropFirst().enumerated() {
+                memory = try await store.searchAll(query, pageSize: pageSize)
+                #expect(memory.map(\.listing) == sqlite.map(\.listing), "round \(round), memory #\(variant): \(query)")
+                #expect(memory.map(\.distanceKm) == sqlite.map(\.distanceKm), "round \(round), memory #\(variant)")
+            }
             if !memory.isEmpty { nonEmpty += 1 }
             if query.filter.near != nil { zipOnlyNear += memory.count { $0.listing.location.point == nil } }
         }

@@ -3,28 +3,37 @@ import SkiffDomain
 
 /// The in-memory store's search indexes: what SQLite's indexes and FTS5 table are to the SQLite store.
 ///
+/// Every listing has a slot, a small dense number reused after the listing leaves, so that the indexes
+/// below hold numbers rather than ids, and a search can narrow them to a ``SlotSet`` (a bitset):
 /// - an ``SkiffDomain/InvertedIndex`` over ``SearchText`` tokens (the last query term's prefix is a range
 ///   of its sorted vocabulary);
 /// - tag and seller indexes and a ``SkiffDomain/GridIndex`` of search points (a listing's point, or its ZIP
 ///   code's centroid: ``ListingRules/searchPoint(for:centroids:)``);
 /// - one ``SkiffDomain/SortedKeys`` per order (newest, price up, price down, title), in exactly
-///   ``ListingSearchEngine``'s order, ties included.
+///   ``ListingSearchEngine``'s order, ties included; each key carries the slot and the filters a walk
+///   checks before it looks the listing up.
 ///
-/// A search narrows the candidates with the inverted, tag, seller and cell indexes, then either walks the
-/// order's index from the cursor, checking each listing, until the page is full (when the candidates are
-/// many), or checks and sorts the candidates (when they are few, and always for relevance and distance).
-/// Either way `ListingSearchEngine.hit` decides each listing, so results equal SQLite's; the cost follows the
-/// page and the candidates, not the table.
+/// A search builds the sets that are cheap to build (a set costs one step per posting, checking a walked
+/// listing's own words costs many), then either walks the order's index from the cursor, testing each key
+/// against the filters and the set, until the page is full, or, when the set is small against that walk
+/// (and always for relevance and distance), checks and sorts the set's listings. Either way
+/// `ListingSearchEngine.hit` decides each listing, so results equal SQLite's; the cost follows the page and
+/// the postings read, not the table.
 struct ListingIndex: Sendable {
     /// What the index keeps per listing: a reference, so that looking one up on a walk costs one retain
     /// rather than a copy of the listing and its tokens.
     final class Entry: Sendable {
         let listing: Listing
         let tokens: SearchText.DocumentTokens
+        /// ``SearchText/sortKey(_:)`` of the title, computed once.
+        let titleKey: String
+        let slot: Int32
 
-        init(listing: Listing, tokens: SearchText.DocumentTokens) {
+        init(listing: Listing, slot: Int32) {
             self.listing = listing
-            self.tokens = tokens
+            self.tokens = SearchText.DocumentTokens(listing.fields)
+            self.titleKey = SearchText.sortKey(listing.title)
+            self.slot = slot
         }
     }
 
@@ -35,16 +44,25 @@ struct ListingIndex: Sendable {
         var title: String
         var createdAt: Int64
         var id: String
+        var slot: Int32 = -1
         var status: ListingStatus = .active
         var category: ListingCategory = .other
         var condition: ListingCondition = .new
     }
 
+    let costs: ListingSearchCosts
+
+    init(costs: ListingSearchCosts = .measured) {
+        self.costs = costs
+    }
+
     private(set) var entries: [String: Entry] = [:]
-    private var words = InvertedIndex()
-    private var tagged: [String: Set<String>] = [:]
-    private var bySeller: [String: Set<String>] = [:]
-    private var grid = GridIndex()
+    private var slots: [Entry?] = []
+    private var freeSlots: [Int32] = []
+    private var words = InvertedIndex<Int32>()
+    private var tagged: [String: Set<Int32>] = [:]
+    private var bySeller: [String: Set<Int32>] = [:]
+    private var grid = GridIndex<Int32>()
     private var newest = SortedKeys<OrderKey>(by: ListingIndex.newestFirst)
     private var cheapest = SortedKeys<OrderKey> { a, b in
         a.price != b.price ? a.price < b.price : ListingIndex.newestFirst(a, b)
@@ -61,12 +79,14 @@ struct ListingIndex: Sendable {
         a.createdAt != b.createdAt ? a.createdAt > b.createdAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
     }
 
-    private static func key(_ listing: Listing) -> OrderKey {
-        OrderKey(
+    private static func key(_ entry: Entry) -> OrderKey {
+        let listing = entry.listing
+        return OrderKey(
             price: listing.priceCents,
-            title: SearchText.sortKey(listing.title),
+            title: entry.titleKey,
             createdAt: listing.createdAt.millisecondsSince1970,
             id: listing.id,
+            slot: entry.slot,
             status: listing.status,
             category: listing.category,
             condition: listing.condition
@@ -85,15 +105,18 @@ struct ListingIndex: Sendable {
             guard old.listing != listing else { return }
             remove(old)
         }
-        let tokens = SearchText.DocumentTokens(listing.fields)
-        entries[listing.id] = Entry(listing: listing, tokens: tokens)
-        words.insert(listing.id, tokens: Self.distinctTokens(tokens))
-        for tag in listing.tags { tagged[tag, default: []].insert(listing.id) }
-        bySeller[listing.sellerID, default: []].insert(listing.id)
+        let slot = freeSlots.popLast() ?? Int32(slots.count)
+        if Int(slot) == slots.count { slots.append(nil) }
+        let entry = Entry(listing: listing, slot: slot)
+        entries[listing.id] = entry
+        slots[Int(slot)] = entry
+        words.insert(slot, tokens: Self.distinctTokens(entry.tokens))
+        for tag in listing.tags { tagged[tag, default: []].insert(slot) }
+        bySeller[listing.sellerID, default: []].insert(slot)
         if let point = ListingRules.searchPoint(for: listing.location) {
-            grid.insert(listing.id, latitude: point.latitude, longitude: point.longitude)
+            grid.insert(slot, latitude: point.latitude, longitude: point.longitude)
         }
-        let key = Self.key(listing)
+        let key = Self.key(entry)
         newest.insert(key)
         cheapest.insert(key)
         dearest.insert(key)
@@ -102,22 +125,25 @@ struct ListingIndex: Sendable {
 
     private mutating func remove(_ entry: Entry) {
         let id = entry.listing.id
+        let slot = entry.slot
         entries[id] = nil
-        words.remove(id, tokens: Self.distinctTokens(entry.tokens))
-        for tag in entry.listing.tags { Self.remove(id, from: &tagged, at: tag) }
-        Self.remove(id, from: &bySeller, at: entry.listing.sellerID)
+        slots[Int(slot)] = nil
+        freeSlots.append(slot)
+        words.remove(slot, tokens: Self.distinctTokens(entry.tokens))
+        for tag in entry.listing.tags { Self.remove(slot, from: &tagged, at: tag) }
+        Self.remove(slot, from: &bySeller, at: entry.listing.sellerID)
         if let point = ListingRules.searchPoint(for: entry.listing.location) {
-            grid.remove(id, latitude: point.latitude, longitude: point.longitude)
+            grid.remove(slot, latitude: point.latitude, longitude: point.longitude)
         }
-        let key = Self.key(entry.listing)
+        let key = Self.key(entry)
         newest.remove(key) { $0.id == id }
         cheapest.remove(key) { $0.id == id }
         dearest.remove(key) { $0.id == id }
         byTitle.remove(key) { $0.id == id }
     }
 
-    private static func remove<K: Hashable>(_ id: String, from index: inout [K: Set<String>], at key: K) {
-        index[key]?.remove(id)
+    private static func remove<K: Hashable>(_ slot: Int32, from index: inout [K: Set<Int32>], at key: K) {
+        index[key]?.remove(slot)
         if index[key]?.isEmpty == true { index[key] = nil }
     }
 
@@ -125,7 +151,137 @@ struct ListingIndex: Sendable {
 
     /// A seller's listings, in no particular order.
     func listings(sellerID: String) -> [Listing] {
-        (bySeller[sellerID] ?? []).compactMap { entries[$0]?.listing }
+        (bySeller[sellerID] ?? []).compactMap { slots[Int($0)]?.listing }
+    }
+
+    /// The filters an order key carries (status, category, condition, price, posting time): checked before a
+    /// listing is looked up, on a walk and when collecting a set alike.
+    struct KeyFilter {
+        // Small lists, not sets: no hashing per listing checked.
+        let statuses: [ListingStatus]
+        let categories: [ListingCategory]
+        let conditions: [ListingCondition]
+        let minPrice: Int64
+        let maxPrice: Int64
+        let since: Int64
+
+        init(_ query: CompiledListingQuery) {
+            let filter = query.query.filter
+            statuses = Array(query.statuses)
+            categories = Array(filter.categories)
+            conditions = Array(filter.conditions)
+            minPrice = filter.minPriceCents ?? .min
+            maxPrice = filter.maxPriceCents ?? .max
+            since = filter.postedSince?.millisecondsSince1970 ?? .min
+        }
+
+        func admits(
+            status: ListingStatus,
+            category: ListingCategory,
+            condition: ListingCondition,
+            price: Int64,
+            createdAt: Int64
+        ) -> Bool {
+            price >= minPrice && price <= maxPrice && createdAt >= since && statuses.contains(status)
+                && (categories.isEmpty || categories.contains(category))
+                && (conditions.isEmpty || conditions.contains(condition))
+        }
+
+        func admits(_ listing: borrowing Listing) -> Bool {
+            admits(
+                status: listing.status,
+                category: listing.category,
+                condition: listing.condition,
+                price: listing.priceCents,
+                createdAt: listing.createdAt.millisecondsSince1970
+            )
+        }
+    }
+
+    /// The sets a search narrows its listings to, and what they leave to be checked listing by listing.
+    struct Narrowing {
+        /// The listings every built set holds, or `nil` when no set was built.
+        var slots: SlotSet?
+        /// Whether `slots` holds exactly the keyword matches (every term's postings were read), so that a
+        /// listing in it need not have its words checked again.
+        var keywordsExact = false
+        /// The share of listings that the filters and terms left to the walk let through (an estimate).
+        var unbuiltShare = 1.0
+    }
+
+    /// Chooses and builds the sets for a search: a term's, tag's or seller's postings, or the grid cells a
+    /// circle covers, are read into sets when every match is needed or when reading them costs less than
+    /// checking the listings a walk would reach without them; the rest is checked on the walk.
+    func narrowing(_ query: CompiledListingQuery, size: Int, needsEveryMatch: Bool) -> Narrowing {
+        let total = max(1, entries.count)
+        let capacity = slots.count
+        var result = Narrowing()
+        result.unbuiltShare = ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false)
+        // Each source: how many postings it holds, its share of the listings, and how to build its set.
+        var sources: [(count: Int, build: () -> SlotSet, isTerm: Bool)] = []
+        let terms = query.terms
+        for (position, term) in terms.enumerated() {
+            let prefix = position == terms.count - 1
+            let count = prefix ? words.count(prefix: term, limit: total) : words.count(term)
+            sources.append(
+                (
+                    count,
+                    {
+                        var set = SlotSet(capacity: capacity)
+                        words.forEachPosting(matching: term, prefix: prefix) { for slot in $0 { set.insert(slot) } }
+                        return set
+                    },
+                    true
+                )
+            )
+        }
+        for tag in Set(query.tags) {
+            let slots = tagged[tag] ?? []
+            sources.append((slots.count, { SlotSet(slots, capacity: capacity) }, false))
+        }
+        if let seller = query.query.filter.sellerID {
+            let slots = bySeller[seller] ?? []
+            sources.append((slots.count, { SlotSet(slots, capacity: capacity) }, false))
+        }
+        if let near = query.query.filter.near {
+            let box = ListingSearchEngine.boundingBox(near)
+            if let count = grid.count(latitude: box.latitude, longitude: box.longitude) {
+                sources.append(
+                    (
+                        count,
+                        {
+                            var set = SlotSet(capacity: capacity)
+                            _ = grid.forEachDocument(latitude: box.latitude, longitude: box.longitude) {
+                                set.insert($0)
+                            }
+                            return set
+                        },
+                        false
+                    )
+                )
+            }
+        }
+        if sources.contains(where: { $0.count == 0 }) {
+            result.slots = SlotSet(capacity: capacity)
+            result.keywordsExact = true
+            return result
+        }
+        for source in sources { result.unbuiltShare *= Double(min(source.count, total)) / Double(total) }
+        // How far a walk goes to fill the page, whichever sets are built; a set is worth building when
+        // reading it costs less than checking the walked listings without it.
+        let walked = min(Double(size + 1) / max(result.unbuiltShare, 1 / Double(total)), Double(total))
+        var builtTerms = 0
+        for source in sources.sorted(by: { $0.count < $1.count }) {
+            let share = Double(min(source.count, total)) / Double(total)
+            guard needsEveryMatch || Double(source.count) < costs.postingsPerWordCheck * walked else { continue }
+            let set = source.build()
+            if result.slots == nil { result.slots = set } else { result.slots!.formIntersection(set) }
+            result.unbuiltShare /= max(share, 1 / Double(total))
+            if source.isTerm { builtTerms += 1 }
+        }
+        result.unbuiltShare = min(1, result.unbuiltShare)
+        result.keywordsExact = builtTerms == terms.count
+        return result
     }
 
     /// One page of results for `query`, as ``ListingSearchEngine`` defines them.
@@ -133,20 +289,42 @@ struct ListingIndex: Sendable {
         let sort = query.query.sort
         let needsEveryMatch =
             (sort == .relevance && !query.terms.isEmpty) || (sort == .distance && query.query.filter.near != nil)
-        let candidates = candidates(query, size: size, needsEveryMatch: needsEveryMatch)
-        if let candidates, candidates.isEmpty { return Page(items: [], nextPageToken: nil) }
-        func hit(_ id: String) -> ListingSearchEngine.Hit? {
-            guard let entry = entries[id] else { return nil }
-            return ListingSearchEngine.hit(entry.listing, query, tokens: entry.tokens)
+        let narrowing = narrowing(query, size: size, needsEveryMatch: needsEveryMatch)
+        let keywordsExact = narrowing.keywordsExact
+        let filter = KeyFilter(query)
+        // With exact keyword sets the words are not checked again; relevance scores them anyway.
+        func hit(_ entry: Entry) -> ListingSearchEngine.Hit? {
+            guard filter.admits(entry.listing) else { return nil }
+            return ListingSearchEngine.hit(
+                entry.listing,
+                query,
+                tokens: entry.tokens,
+                titleKey: entry.titleKey,
+                keywordsMatched: keywordsExact && sort != .relevance
+            )
         }
-        if needsEveryMatch {
-            let ids = candidates.map(Array.init) ?? Array(entries.keys)
-            return ListingSearchEngine.page(ids.compactMap(hit), query, size: size)
+        if let set = narrowing.slots {
+            let count = set.count
+            if count == 0 { return Page(items: [], nextPageToken: nil) }
+            let walked =
+                Double(size + 1) / max(Double(count) / Double(max(1, entries.count)) * narrowing.unbuiltShare, 1e-12)
+            if needsEveryMatch || Double(count) * costs.walkStepsPerCollected < walked {
+                var hits: [ListingSearchEngine.Hit] = []
+                for slot in set {
+                    if let entry = slots[Int(slot)], let found = hit(entry) { hits.append(found) }
+                }
+                return ListingSearchEngine.page(hits, query, size: size)
+            }
+        } else if needsEveryMatch {
+            return ListingSearchEngine.page(slots.compactMap { $0.flatMap(hit) }, query, size: size)
         }
-        if let candidates, Self.isFew(candidates.count, size: size, of: entries.count) {
-            return ListingSearchEngine.page(candidates.compactMap(hit), query, size: size)
-        }
-        // Many candidates (or none narrowed): walk the order's index from the cursor.
+        return walk(query, size: size, narrowing: narrowing)
+    }
+
+    /// Walks the order's index from the cursor, testing each key against the filters it carries and the
+    /// narrowing set, until a page (and one more, for the next page's token) is full.
+    private func walk(_ query: CompiledListingQuery, size: Int, narrowing: Narrowing) -> Page<ListingSearchHit> {
+        let sort = query.query.sort
         let index: SortedKeys<OrderKey>
         switch sort {
         case .priceAscending: index = cheapest
@@ -170,21 +348,17 @@ struct ListingIndex: Sendable {
             if let max = filter.maxPriceCents { start = Swift.max(start, index.position(of: firstKey(price: max))) }
         default: break
         }
-        let since = filter.postedSince?.millisecondsSince1970
+        let keyFilter = KeyFilter(query)
         func isPastEnd(price: Int64, createdAt: Int64) -> Bool {
             switch sort {
-            case .priceAscending: if let max = filter.maxPriceCents { return price > max }
-            case .priceDescending: if let min = filter.minPriceCents { return price < min }
-            case .title: break
-            default: if let since { return createdAt < since }
+            case .priceAscending: return price > keyFilter.maxPrice
+            case .priceDescending: return price < keyFilter.minPrice
+            case .title: return false
+            default: return createdAt < keyFilter.since
             }
-            return false
         }
-        // The filters the key carries are checked before the listing is looked up.
-        // Small lists, not sets: no hashing per key walked.
-        let categories = Array(filter.categories)
-        let conditions = Array(filter.conditions)
-        let statuses = Array(query.statuses)
+        let set = narrowing.slots
+        let checkWords = !query.terms.isEmpty && !narrowing.keywordsExact
         var hits: [ListingSearchEngine.Hit] = []
         // The walk, over the keys in place (see `SortedKeys.orderedChunks`).
         let chunks = index.orderedChunks
@@ -197,16 +371,35 @@ struct ListingIndex: Sendable {
                     // Fields are read in place: binding the whole key would copy (and retain) its strings.
                     let at = offset
                     offset += 1
-                    if isPastEnd(price: keys[at].price, createdAt: keys[at].createdAt) {
+                    let price = keys[at].price
+                    let createdAt = keys[at].createdAt
+                    if isPastEnd(price: price, createdAt: createdAt) {
                         full = true
                         return
                     }
-                    guard statuses.contains(keys[at].status),
-                        categories.isEmpty || categories.contains(keys[at].category),
-                        conditions.isEmpty || conditions.contains(keys[at].condition)
+                    // The filters the key carries are checked before the listing is looked up.
+                    guard
+                        keyFilter.admits(
+                            status: keys[at].status,
+                            category: keys[at].category,
+                            condition: keys[at].condition,
+                            price: price,
+                            createdAt: createdAt
+                        )
                     else { continue }
-                    if let candidates, !candidates.contains(keys[at].id) { continue }
-                    if let found = hit(keys[at].id) { hits.append(found) }
+                    let slot = keys[at].slot
+                    if let set, !set.contains(slot) { continue }
+                    guard let entry = slots[Int(slot)] else { continue }
+                    if checkWords, !SearchText.matches(tokens: entry.tokens, terms: query.terms) { continue }
+                    // The words are matched by now (by the set or just above).
+                    if let found = ListingSearchEngine.hit(
+                        entry.listing,
+                        query,
+                        titleKey: entry.titleKey,
+                        keywordsMatched: true
+                    ) {
+                        hits.append(found)
+                    }
                     if hits.count > size {
                         full = true
                         return
@@ -218,63 +411,22 @@ struct ListingIndex: Sendable {
         }
         return ListingSearchEngine.page(ordered: hits, query, size: size)
     }
+}
 
-    /// Whether collecting the keyword matches is cheaper than walking an order index and checking each
-    /// listing's words (``ListingSearchEngine/collectingIsCheaper(collected:matches:total:size:selectivity:collectCost:)``):
-    /// collecting reads the rarest term's listings (``SkiffDomain/InvertedIndex/superset(matching:)``);
-    /// matches are estimated from the index's counts, the rarest term times the others' frequencies.
-    func wordsAreFew(_ query: CompiledListingQuery, size: Int) -> Bool {
-        let total = max(1, entries.count)
-        var matches = Double(total)
-        for (position, term) in query.terms.enumerated() {
-            let count = position == query.terms.count - 1 ? words.count(prefix: term, limit: total) : words.count(term)
-            matches *= Double(min(count, total)) / Double(total)
-        }
-        return ListingSearchEngine.collectingIsCheaper(
-            collected: Double(words.supersetCount(matching: query.terms, limit: total)),
-            matches: matches,
-            total: total,
-            size: size,
-            selectivity: ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false),
-            collectCost: 2
-        )
-    }
+/// The costs an in-memory listing search weighs when it chooses how to answer (see `ListingIndex`).
+package struct ListingSearchCosts: Sendable {
+    /// How many postings cost as much as checking one walked listing's own words: a search reads a
+    /// term's (or tag's, seller's, circle's) postings into a set only when that costs less than checking
+    /// the listings its walk would reach.
+    package var postingsPerWordCheck = 16.0
+    /// How many walk steps checking one listing of a set costs: a search collects a set's listings,
+    /// rather than walking an order, when that costs less.
+    package var walkStepsPerCollected = 4.0
 
-    /// Whether checking and sorting `count` candidates costs less than walking an order's index, where a
-    /// page of `size` needs about `(size + 1) · total / count` steps.
-    static func isFew(_ count: Int, size: Int, of total: Int) -> Bool {
-        SortedKeys<OrderKey>.collectingIsCheaper(count, pageSize: size, total: total)
-    }
-
-    /// The listings that can match (a superset of the matches), or `nil` when no index narrows them enough
-    /// to be worth building: a set that would hold many listings (a common word, a circle over the whole
-    /// campus) is not built, and the walk checks each listing instead; unless every match is needed
-    /// (relevance, distance order).
-    func candidates(_ query: CompiledListingQuery, size: Int, needsEveryMatch: Bool) -> Set<String>? {
-        let total = entries.count
-        var sets: [Set<String>] = []
-        if !query.terms.isEmpty, needsEveryMatch || wordsAreFew(query, size: size) {
-            // A superset: `hit` checks each listing's own words.
-            sets.append(words.superset(matching: query.terms))
-        }
-        for tag in Set(query.tags) { sets.append(tagged[tag] ?? []) }
-        if let seller = query.query.filter.sellerID { sets.append(bySeller[seller] ?? []) }
-        if let near = query.query.filter.near {
-            let box = ListingSearchEngine.boundingBox(near)
-            if let count = grid.count(latitude: box.latitude, longitude: box.longitude),
-                needsEveryMatch || Self.isFew(count, size: size, of: total),
-                let cells = grid.documents(latitude: box.latitude, longitude: box.longitude)
-            {
-                sets.append(cells)
-            }
-        }
-        guard !sets.isEmpty else { return nil }
-        sets.sort { $0.count < $1.count }
-        var result = sets[0]
-        for set in sets.dropFirst() {
-            if result.isEmpty { break }
-            result.formIntersection(set)
-        }
-        return result
-    }
+    /// The costs measured on this code.
+    package static let measured = ListingSearchCosts()
+    /// Builds every set and always collects (tests: the collecting path on any data).
+    package static let alwaysCollect = ListingSearchCosts(postingsPerWordCheck: .infinity, walkStepsPerCollected: 0)
+    /// Builds no set unless every match is needed, and always walks (tests: the walking path).
+    package static let alwaysWalk = ListingSearchCosts(postingsPerWordCheck: 0, walkStepsPerCollected: .infinity)
 }

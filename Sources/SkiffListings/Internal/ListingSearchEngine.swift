@@ -138,7 +138,8 @@ package enum ListingSearchEngine {
     }
 
     /// The hit for a listing if it matches every filter and keyword, else `nil`. `tokens`, when given, are
-    /// the listing's ``SearchText/DocumentTokens`` already computed (an index keeps them). With
+    /// the listing's ``SearchText/DocumentTokens`` already computed (an index keeps them), and `titleKey` its
+    /// title's ``SearchText/sortKey(_:)``. With
     /// `keywordsMatched`, a backend vouches that its own index matched the keywords (SQLite's FTS5 and word
     /// probes, differential-tested against this function) and supplies the relevance score itself, so the
     /// listing's text is not tokenized again here.
@@ -146,6 +147,7 @@ package enum ListingSearchEngine {
         _ listing: Listing,
         _ query: CompiledListingQuery,
         tokens cached: SearchText.DocumentTokens? = nil,
+        titleKey cachedTitleKey: String? = nil,
         keywordsMatched: Bool = false
     ) -> Hit? {
         let filter = query.query.filter
@@ -185,7 +187,7 @@ package enum ListingSearchEngine {
             guard SearchText.matches(tokens: tokens, terms: query.terms) else { return nil }
             if query.query.sort == .relevance { score = SearchText.score(of: tokens, terms: query.terms) }
         }
-        let titleKey = query.query.sort == .title ? SearchText.sortKey(listing.title) : ""
+        let titleKey = query.query.sort == .title ? cachedTitleKey ?? SearchText.sortKey(listing.title) : ""
         return Hit(listing: listing, distanceKm: distance, score: score, titleKey: titleKey)
     }
 
@@ -242,14 +244,29 @@ package enum ListingSearchEngine {
     }
 
     /// Orders hits, drops those up to the cursor and returns one page.
+    ///
+    /// Only the first `size + 1` hits after the cursor are put in order (kept sorted while the others are
+    /// passed over), so that many hits cost about one comparison each rather than a sort of them all.
     package static func page(_ hits: [Hit], _ query: CompiledListingQuery, size: Int) -> Page<ListingSearchHit> {
         let sort = query.query.sort
-        var keyed = hits.map { (key: cursor(of: $0, query), hit: $0) }
-        if let after = query.cursor {
-            keyed.removeAll { !precedes(after, $0.key, sort: sort) }
+        let keys = hits.map { cursor(of: $0, query) }
+        let limit = size + 1
+        var best: [Int] = []
+        best.reserveCapacity(min(limit, hits.count) + 1)
+        for index in keys.indices {
+            if let after = query.cursor, !precedes(after, keys[index], sort: sort) { continue }
+            if best.count == limit, !precedes(keys[index], keys[best[limit - 1]], sort: sort) { continue }
+            // Insert after every kept key that does not come after this one (stable for equal keys).
+            var low = 0
+            var high = best.count
+            while low < high {
+                let middle = (low + high) / 2
+                if precedes(keys[index], keys[best[middle]], sort: sort) { high = middle } else { low = middle + 1 }
+            }
+            best.insert(index, at: low)
+            if best.count > limit { best.removeLast() }
         }
-        keyed.sort { precedes($0.key, $1.key, sort: sort) }
-        return makePage(Array(keyed.prefix(size + 1)), query, size: size)
+        return makePage(best.map { (key: keys[$0], hit: hits[$0]) }, query, size: size)
     }
 
     /// Builds a page from up to `size + 1` hits already in order and after the cursor.

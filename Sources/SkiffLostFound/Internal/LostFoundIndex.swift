@@ -20,8 +20,8 @@ struct LostFoundIndex: Sendable {
     }
 
     private(set) var items: [String: LostFoundItem] = [:]
-    private var words = InvertedIndex()
-    private var grid = GridIndex()
+    private var words = InvertedIndex<String>()
+    private var grid = GridIndex<String>()
     private var newest = SortedKeys<NewestKey>(by: Self.newestFirst)
     /// Each reporter's items, newest first: "my items" pages walk only the reporter's own.
     private var byReporter: [String: SortedKeys<NewestKey>] = [:]
