@@ -43,16 +43,20 @@ package struct InvertedIndex<Document: Hashable & Sendable>: Sendable {
         return union
     }
 
-    /// Calls `body` with the documents of each token matching `term`: the token equal to it, or with
+    /// Calls `body` with each token matching `term` and its documents: the token equal to it, or with
     /// `prefix`, every token starting with it (UTF-8 bytes). Their union is the documents matching the term.
-    @inlinable package func forEachPosting(matching term: String, prefix: Bool, _ body: (Set<Document>) -> Void) {
+    @inlinable package func forEachPosting(
+        matching term: String,
+        prefix: Bool,
+        _ body: (_ token: String, _ documents: Set<Document>) -> Void
+    ) {
         guard prefix else {
-            if let documents = postings[term] { body(documents) }
+            if let documents = postings[term] { body(term, documents) }
             return
         }
         vocabulary.walk(from: vocabulary.position(of: term)) { token in
             guard token.utf8.starts(with: term.utf8) else { return false }
-            if let documents = postings[token] { body(documents) }
+            if let documents = postings[token] { body(token, documents) }
             return true
         }
     }

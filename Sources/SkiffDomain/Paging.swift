@@ -85,6 +85,14 @@ public enum PageToken {
     public static let invalidMessage = "page_token is not valid."
 
     private static let version = 1
+    /// One encoder and one decoder for every token: configuring new ones per token cost more than the
+    /// encoding itself (both are safe to share once configured).
+    private static let encoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+    private static let decoder = JSONDecoder()
 
     private struct Envelope<Cursor: Codable>: Codable {
         var k: String
@@ -94,8 +102,6 @@ public enum PageToken {
 
     /// Encodes a cursor for the list named `kind`.
     public static func encode<Cursor: Codable>(_ cursor: Cursor, kind: String) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(Envelope(k: kind, v: version, c: cursor)) else {
             preconditionFailure("A page cursor failed to encode")
         }
@@ -116,7 +122,7 @@ public enum PageToken {
         }
         let envelope: Envelope<Cursor>
         do {
-            envelope = try JSONDecoder().decode(Envelope<Cursor>.self, from: data)
+            envelope = try decoder.decode(Envelope<Cursor>.self, from: data)
         } catch {
             throw DomainError(.invalidArgument, invalidMessage, cause: error)
         }

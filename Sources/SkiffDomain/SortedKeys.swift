@@ -59,6 +59,9 @@ package struct SortedKeys<Key>: Sendable where Key: Sendable {
         return Position(chunk: low, offset: first)
     }
 
+    /// Whether `a` comes before `b` in this set's order.
+    package func precedes(_ a: Key, _ b: Key) -> Bool { areInIncreasingOrder(a, b) }
+
     /// The position of the first key.
     package var start: Position { Position(chunk: 0, offset: 0) }
 

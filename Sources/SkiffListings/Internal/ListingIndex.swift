@@ -25,15 +25,26 @@ struct ListingIndex: Sendable {
     final class Entry: Sendable {
         let listing: Listing
         let tokens: SearchText.DocumentTokens
-        /// ``SearchText/sortKey(_:)`` of the title, computed once.
-        let titleKey: String
-        let slot: Int32
+        /// The listing's key in the order indexes (with its title's ``SearchText/sortKey(_:)``), computed
+        /// once: reading it never copies the listing.
+        let key: OrderKey
+
+        var slot: Int32 { key.slot }
+        var titleKey: String { key.title }
 
         init(listing: Listing, slot: Int32) {
             self.listing = listing
             self.tokens = SearchText.DocumentTokens(listing.fields)
-            self.titleKey = SearchText.sortKey(listing.title)
-            self.slot = slot
+            self.key = OrderKey(
+                price: listing.priceCents,
+                title: SearchText.sortKey(listing.title),
+                createdAt: listing.createdAt.millisecondsSince1970,
+                id: listing.id,
+                slot: slot,
+                status: listing.status,
+                category: listing.category,
+                condition: listing.condition
+            )
         }
     }
 
@@ -60,6 +71,10 @@ struct ListingIndex: Sendable {
     private var slots: [Entry?] = []
     private var freeSlots: [Int32] = []
     private var words = InvertedIndex<Int32>()
+    /// The postings of common tokens again, as bitsets: a term whose token is in one of every
+    /// ``denseShare`` listings is read a word (64 listings) at a time rather than a listing at a time.
+    private var dense: [String: SlotSet] = [:]
+    static let denseShare = 64
     private var tagged: [String: Set<Int32>] = [:]
     private var bySeller: [String: Set<Int32>] = [:]
     private var grid = GridIndex<Int32>()
@@ -79,20 +94,6 @@ struct ListingIndex: Sendable {
         a.createdAt != b.createdAt ? a.createdAt > b.createdAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
     }
 
-    private static func key(_ entry: Entry) -> OrderKey {
-        let listing = entry.listing
-        return OrderKey(
-            price: listing.priceCents,
-            title: entry.titleKey,
-            createdAt: listing.createdAt.millisecondsSince1970,
-            id: listing.id,
-            slot: entry.slot,
-            status: listing.status,
-            category: listing.category,
-            condition: listing.condition
-        )
-    }
-
     private static func distinctTokens(_ tokens: SearchText.DocumentTokens) -> Set<String> {
         Set(tokens.title).union(tokens.description).union(tokens.tags)
     }
@@ -110,13 +111,22 @@ struct ListingIndex: Sendable {
         let entry = Entry(listing: listing, slot: slot)
         entries[listing.id] = entry
         slots[Int(slot)] = entry
-        words.insert(slot, tokens: Self.distinctTokens(entry.tokens))
+        let tokens = Self.distinctTokens(entry.tokens)
+        words.insert(slot, tokens: tokens)
+        let denseCount = max(Self.denseShare, slots.count / Self.denseShare)
+        for token in tokens {
+            if dense[token] != nil {
+                dense[token]?.insert(slot)
+            } else if words.count(token) >= denseCount {
+                dense[token] = SlotSet(words.documents(token), capacity: slots.count)
+            }
+        }
         for tag in listing.tags { tagged[tag, default: []].insert(slot) }
         bySeller[listing.sellerID, default: []].insert(slot)
         if let point = ListingRules.searchPoint(for: listing.location) {
             grid.insert(slot, latitude: point.latitude, longitude: point.longitude)
         }
-        let key = Self.key(entry)
+        let key = entry.key
         newest.insert(key)
         cheapest.insert(key)
         dearest.insert(key)
@@ -129,13 +139,17 @@ struct ListingIndex: Sendable {
         entries[id] = nil
         slots[Int(slot)] = nil
         freeSlots.append(slot)
-        words.remove(slot, tokens: Self.distinctTokens(entry.tokens))
+        let tokens = Self.distinctTokens(entry.tokens)
+        words.remove(slot, tokens: tokens)
+        for token in tokens where dense[token] != nil {
+            if words.count(token) == 0 { dense[token] = nil } else { dense[token]?.remove(slot) }
+        }
         for tag in entry.listing.tags { Self.remove(slot, from: &tagged, at: tag) }
         Self.remove(slot, from: &bySeller, at: entry.listing.sellerID)
         if let point = ListingRules.searchPoint(for: entry.listing.location) {
             grid.remove(slot, latitude: point.latitude, longitude: point.longitude)
         }
-        let key = Self.key(entry)
+        let key = entry.key
         newest.remove(key) { $0.id == id }
         cheapest.remove(key) { $0.id == id }
         dearest.remove(key) { $0.id == id }
@@ -187,13 +201,13 @@ struct ListingIndex: Sendable {
                 && (conditions.isEmpty || conditions.contains(condition))
         }
 
-        func admits(_ listing: borrowing Listing) -> Bool {
+        func admits(_ entry: Entry) -> Bool {
             admits(
-                status: listing.status,
-                category: listing.category,
-                condition: listing.condition,
-                price: listing.priceCents,
-                createdAt: listing.createdAt.millisecondsSince1970
+                status: entry.key.status,
+                category: entry.key.category,
+                condition: entry.key.condition,
+                price: entry.key.price,
+                createdAt: entry.key.createdAt
             )
         }
     }
@@ -217,48 +231,45 @@ struct ListingIndex: Sendable {
         let capacity = slots.count
         var result = Narrowing()
         result.unbuiltShare = ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false)
-        // Each source: how many postings it holds, its share of the listings, and how to build its set.
-        var sources: [(count: Int, build: () -> SlotSet, isTerm: Bool)] = []
+        // Each source: how many listings it holds (at most), what building its set costs in postings read,
+        // and how to build it.
+        var sources: [(count: Int, cost: Int, build: () -> SlotSet, isTerm: Bool)] = []
         let terms = query.terms
         for (position, term) in terms.enumerated() {
             let prefix = position == terms.count - 1
             let count = prefix ? words.count(prefix: term, limit: total) : words.count(term)
-            sources.append(
-                (
-                    count,
-                    {
-                        var set = SlotSet(capacity: capacity)
-                        words.forEachPosting(matching: term, prefix: prefix) { for slot in $0 { set.insert(slot) } }
-                        return set
-                    },
-                    true
-                )
-            )
+            // A dense token costs a pass over its bitset instead of its postings.
+            let cost = dense[term] == nil ? count : count - words.count(term) + capacity / 64
+            let build = {
+                var set = SlotSet(capacity: capacity)
+                words.forEachPosting(matching: term, prefix: prefix) { token, documents in
+                    if let bits = dense[token] {
+                        set.formUnion(bits)
+                    } else {
+                        for slot in documents { set.insert(slot) }
+                    }
+                }
+                return set
+            }
+            sources.append((count, cost, build, true))
         }
         for tag in Set(query.tags) {
             let slots = tagged[tag] ?? []
-            sources.append((slots.count, { SlotSet(slots, capacity: capacity) }, false))
+            sources.append((slots.count, slots.count, { SlotSet(slots, capacity: capacity) }, false))
         }
         if let seller = query.query.filter.sellerID {
             let slots = bySeller[seller] ?? []
-            sources.append((slots.count, { SlotSet(slots, capacity: capacity) }, false))
+            sources.append((slots.count, slots.count, { SlotSet(slots, capacity: capacity) }, false))
         }
         if let near = query.query.filter.near {
             let box = ListingSearchEngine.boundingBox(near)
             if let count = grid.count(latitude: box.latitude, longitude: box.longitude) {
-                sources.append(
-                    (
-                        count,
-                        {
-                            var set = SlotSet(capacity: capacity)
-                            _ = grid.forEachDocument(latitude: box.latitude, longitude: box.longitude) {
-                                set.insert($0)
-                            }
-                            return set
-                        },
-                        false
-                    )
-                )
+                let build = {
+                    var set = SlotSet(capacity: capacity)
+                    _ = grid.forEachDocument(latitude: box.latitude, longitude: box.longitude) { set.insert($0) }
+                    return set
+                }
+                sources.append((count, count, build, false))
             }
         }
         if sources.contains(where: { $0.count == 0 }) {
@@ -273,7 +284,7 @@ struct ListingIndex: Sendable {
         var builtTerms = 0
         for source in sources.sorted(by: { $0.count < $1.count }) {
             let share = Double(min(source.count, total)) / Double(total)
-            guard needsEveryMatch || Double(source.count) < costs.postingsPerWordCheck * walked else { continue }
+            guard needsEveryMatch || Double(source.cost) < costs.postingsPerWordCheck * walked else { continue }
             let set = source.build()
             if result.slots == nil { result.slots = set } else { result.slots!.formIntersection(set) }
             result.unbuiltShare /= max(share, 1 / Double(total))
@@ -294,7 +305,7 @@ struct ListingIndex: Sendable {
         let filter = KeyFilter(query)
         // With exact keyword sets the words are not checked again; relevance scores them anyway.
         func hit(_ entry: Entry) -> ListingSearchEngine.Hit? {
-            guard filter.admits(entry.listing) else { return nil }
+            guard filter.admits(entry) else { return nil }
             return ListingSearchEngine.hit(
                 entry.listing,
                 query,
@@ -308,12 +319,15 @@ struct ListingIndex: Sendable {
             if count == 0 { return Page(items: [], nextPageToken: nil) }
             let walked =
                 Double(size + 1) / max(Double(count) / Double(max(1, entries.count)) * narrowing.unbuiltShare, 1e-12)
-            if needsEveryMatch || Double(count) * costs.walkStepsPerCollected < walked {
+            if needsEveryMatch {
                 var hits: [ListingSearchEngine.Hit] = []
                 for slot in set {
                     if let entry = slots[Int(slot)], let found = hit(entry) { hits.append(found) }
                 }
                 return ListingSearchEngine.page(hits, query, size: size)
+            }
+            if Double(count) * costs.walkStepsPerCollected < walked {
+                return collect(set, query, size: size, hit: hit)
             }
         } else if needsEveryMatch {
             return ListingSearchEngine.page(slots.compactMap { $0.flatMap(hit) }, query, size: size)
@@ -321,21 +335,59 @@ struct ListingIndex: Sendable {
         return walk(query, size: size, narrowing: narrowing)
     }
 
+    /// The order index a sort walks (relevance without terms and distance without a circle are newest
+    /// first, as every score or distance ties).
+    private func orderIndex(_ sort: ListingSort) -> SortedKeys<OrderKey> {
+        switch sort {
+        case .priceAscending: cheapest
+        case .priceDescending: dearest
+        case .title: byTitle
+        default: newest
+        }
+    }
+
+    /// The key of the last listing a cursor names.
+    private static func key(_ cursor: ListingSearchEngine.Cursor) -> OrderKey {
+        OrderKey(price: cursor.p ?? 0, title: cursor.t ?? "", createdAt: cursor.c, id: cursor.i)
+    }
+
+    /// A page from a set of candidates in an order their keys define: the candidates the keys' filters
+    /// admit are put in order by key, and only the first are looked at in full until the page is full,
+    /// so a listing that cannot be on the page is never copied.
+    private func collect(
+        _ set: SlotSet,
+        _ query: CompiledListingQuery,
+        size: Int,
+        hit: (Entry) -> ListingSearchEngine.Hit?
+    ) -> Page<ListingSearchHit> {
+        let order = orderIndex(query.query.sort)
+        let filter = KeyFilter(query)
+        let after = query.cursor.map(Self.key)
+        var keys: [OrderKey] = []
+        for slot in set {
+            guard let entry = slots[Int(slot)], filter.admits(entry) else { continue }
+            let key = entry.key
+            if let after, !order.precedes(after, key) { continue }
+            keys.append(key)
+        }
+        keys.sort(by: order.precedes)
+        var hits: [ListingSearchEngine.Hit] = []
+        for key in keys {
+            guard let entry = slots[Int(key.slot)], let found = hit(entry) else { continue }
+            hits.append(found)
+            if hits.count > size { break }
+        }
+        return ListingSearchEngine.page(ordered: hits, query, size: size)
+    }
+
     /// Walks the order's index from the cursor, testing each key against the filters it carries and the
     /// narrowing set, until a page (and one more, for the next page's token) is full.
     private func walk(_ query: CompiledListingQuery, size: Int, narrowing: Narrowing) -> Page<ListingSearchHit> {
         let sort = query.query.sort
-        let index: SortedKeys<OrderKey>
-        switch sort {
-        case .priceAscending: index = cheapest
-        case .priceDescending: index = dearest
-        case .title: index = byTitle
-        default: index = newest
-        }
+        let index = orderIndex(sort)
         var start = index.start
         if let cursor = query.cursor {
-            let key = OrderKey(price: cursor.p ?? 0, title: cursor.t ?? "", createdAt: cursor.c, id: cursor.i)
-            start = index.position(of: key, after: true)
+            start = index.position(of: Self.key(cursor), after: true)
         }
         // Filters on the order's own key bound the walk at both ends, as an index range does in SQL: seek
         // to the first price that can match, stop past the last one (or before `postedSince`).

@@ -15,17 +15,34 @@ struct SlotSet: Sequence {
         for slot in slots { insert(slot) }
     }
 
+    /// Adds a slot, growing the set when the slot is past its capacity.
     mutating func insert(_ slot: Int32) {
-        words[Int(slot) >> 6] |= 1 << UInt64(slot & 63)
+        let word = Int(slot) >> 6
+        if word >= words.count { words.append(contentsOf: repeatElement(0, count: word + 1 - words.count)) }
+        words[word] |= 1 << UInt64(slot & 63)
+    }
+
+    mutating func remove(_ slot: Int32) {
+        let word = Int(slot) >> 6
+        if word < words.count { words[word] &= ~(1 << UInt64(slot & 63)) }
     }
 
     func contains(_ slot: Int32) -> Bool {
-        words[Int(slot) >> 6] & (1 << UInt64(slot & 63)) != 0
+        let word = Int(slot) >> 6
+        return word < words.count && words[word] & (1 << UInt64(slot & 63)) != 0
     }
 
-    /// Keeps only the slots also in `other` (of the same capacity).
+    /// Keeps only the slots also in `other`.
     mutating func formIntersection(_ other: SlotSet) {
-        for index in words.indices { words[index] &= other.words[index] }
+        for index in words.indices { words[index] &= index < other.words.count ? other.words[index] : 0 }
+    }
+
+    /// Adds every slot of `other` (word by word: a dense set costs its capacity / 64 steps, not its count).
+    mutating func formUnion(_ other: SlotSet) {
+        if other.words.count > words.count {
+            words.append(contentsOf: repeatElement(0, count: other.words.count - words.count))
+        }
+        for index in other.words.indices { words[index] |= other.words[index] }
     }
 
     /// The number of slots in the set.
