@@ -17,6 +17,32 @@ struct SearchTextTests {
         #expect(SearchText.ftsExpression(["red", "bi"]) == "\"red\" \"bi\"*")
     }
 
+    @Test("Weighted tokens match and score exactly as the token lists do")
+    func weightedTokens() {
+        let words = ["bike", "bikes", "bi", "red", "redo", "café", "cafe", "x2", "lamp", "desk", "b", "re"]
+        var random = SystemRandomNumberGenerator()
+        func text(_ count: Int) -> String {
+            (0..<count).map { _ in words.randomElement(using: &random)! }.joined(separator: " ")
+        }
+        for _ in 0..<500 {
+            let fields = ListingFields(
+                title: text(Int.random(in: 1...4, using: &random)),
+                description: text(Int.random(in: 0...8, using: &random)),
+                priceCents: 0,
+                category: .other,
+                condition: .new,
+                tags: (0..<Int.random(in: 0...3, using: &random)).map { _ in words.randomElement(using: &random)! },
+                location: ListingLocation(zipCode: "1")
+            )
+            let document = SearchText.DocumentTokens(fields)
+            let weighted = SearchText.WeightedTokens(document)
+            let terms = SearchText.tokens(text(Int.random(in: 1...3, using: &random)))
+            let matches = SearchText.matches(tokens: document, terms: terms)
+            #expect((weighted.score(terms) != nil) == matches, "\(terms) in \(fields.title) / \(fields.description)")
+            if matches { #expect(weighted.score(terms) == SearchText.score(of: document, terms: terms)) }
+        }
+    }
+
     @Test("Every word must match; the last as a prefix; scores are integers")
     func matching() {
         let fields = ListingFields(

@@ -25,6 +25,8 @@ struct ListingIndex: Sendable {
     final class Entry: Sendable {
         let listing: Listing
         let tokens: SearchText.DocumentTokens
+        /// The distinct tokens with their relevance weights: matching and scoring without the listing's text.
+        let weighted: SearchText.WeightedTokens
         /// The listing's key in the order indexes (with its title's ``SearchText/sortKey(_:)``), computed
         /// once: reading it never copies the listing.
         let key: OrderKey
@@ -35,6 +37,7 @@ struct ListingIndex: Sendable {
         init(listing: Listing, slot: Int32) {
             self.listing = listing
             self.tokens = SearchText.DocumentTokens(listing.fields)
+            self.weighted = SearchText.WeightedTokens(tokens)
             self.key = OrderKey(
                 price: listing.priceCents,
                 title: SearchText.sortKey(listing.title),
@@ -319,6 +322,9 @@ struct ListingIndex: Sendable {
             if count == 0 { return Page(items: [], nextPageToken: nil) }
             let walked =
                 Double(size + 1) / max(Double(count) / Double(max(1, entries.count)) * narrowing.unbuiltShare, 1e-12)
+            if sort == .relevance {
+                return relevancePage(set.lazy.compactMap { slots[Int($0)] }, query, size: size)
+            }
             if needsEveryMatch {
                 var hits: [ListingSearchEngine.Hit] = []
                 for slot in set {
@@ -330,9 +336,57 @@ struct ListingIndex: Sendable {
                 return collect(set, query, size: size, hit: hit)
             }
         } else if needsEveryMatch {
+            if sort == .relevance { return relevancePage(slots.lazy.compactMap { $0 }, query, size: size) }
             return ListingSearchEngine.page(slots.compactMap { $0.flatMap(hit) }, query, size: size)
         }
         return walk(query, size: size, narrowing: narrowing)
+    }
+
+    /// A page in relevance order: each candidate the key filters admit is scored from its weighted tokens
+    /// (no copy of the listing, no text), the scored ones after the cursor are put in order (score, then
+    /// newest, then id, as ``ListingSearchEngine`` orders), and only the first are looked at in full.
+    private func relevancePage(
+        _ candidates: some Sequence<Entry>,
+        _ query: CompiledListingQuery,
+        size: Int
+    ) -> Page<ListingSearchHit> {
+        let filter = KeyFilter(query)
+        // Plain values to sort (no reference counting per comparison); ids break the rare equal times.
+        typealias Scored = (score: Int, createdAt: Int64, slot: Int32)
+        func precedes(_ a: Scored, _ b: Scored) -> Bool {
+            if a.score != b.score { return a.score > b.score }
+            if a.createdAt != b.createdAt { return a.createdAt > b.createdAt }
+            guard let left = slots[Int(a.slot)], let right = slots[Int(b.slot)] else { return a.slot < b.slot }
+            return Self.newestFirst(left.key, right.key)
+        }
+        let cursor = query.cursor.map { (score: $0.r ?? 0, key: Self.key($0)) }
+        var scored: [Scored] = []
+        for entry in candidates {
+            guard filter.admits(entry), let score = entry.weighted.score(query.terms) else { continue }
+            if let cursor {
+                let after =
+                    cursor.score != score ? cursor.score > score : Self.newestFirst(cursor.key, entry.key)
+                if !after { continue }
+            }
+            scored.append((score, entry.key.createdAt, entry.slot))
+        }
+        scored.sort(by: precedes)
+        var hits: [ListingSearchEngine.Hit] = []
+        for (score, _, slot) in scored {
+            guard
+                let entry = slots[Int(slot)],
+                var found = ListingSearchEngine.hit(
+                    entry.listing,
+                    query,
+                    titleKey: entry.titleKey,
+                    keywordsMatched: true
+                )
+            else { continue }
+            found.score = score
+            hits.append(found)
+            if hits.count > size { break }
+        }
+        return ListingSearchEngine.page(ordered: hits, query, size: size)
     }
 
     /// The order index a sort walks (relevance without terms and distance without a circle are newest
@@ -442,7 +496,7 @@ struct ListingIndex: Sendable {
                     let slot = keys[at].slot
                     if let set, !set.contains(slot) { continue }
                     guard let entry = slots[Int(slot)] else { continue }
-                    if checkWords, !SearchText.matches(tokens: entry.tokens, terms: query.terms) { continue }
+                    if checkWords, entry.weighted.score(query.terms) == nil { continue }
                     // The words are matched by now (by the set or just above).
                     if let found = ListingSearchEngine.hit(
                         entry.listing,
