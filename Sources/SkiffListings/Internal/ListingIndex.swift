@@ -414,20 +414,50 @@ struct ListingIndex: Sendable {
         size: Int,
         hit: (Entry) -> ListingSearchEngine.Hit?
     ) -> Page<ListingSearchHit> {
-        let order = orderIndex(query.query.sort)
+        let sort = query.query.sort
         let filter = KeyFilter(query)
+        // Candidates are ranked by plain numbers (no reference counting per comparison): the order's
+        // primary key (the price, negated for dearest first; nothing for newest first), then newest first,
+        // then ids descending for the rare equal times. Title order compares the title keys themselves.
+        typealias Ranked = (primary: Int64, createdAt: Int64, slot: Int32)
+        func primary(price: Int64) -> Int64 {
+            switch sort {
+            case .priceAscending: price
+            case .priceDescending: -price
+            default: 0
+            }
+        }
+        func idPrecedes(_ a: String, _ b: String) -> Bool { b.utf8.lexicographicallyPrecedes(a.utf8) }
+        func precedes(_ a: Ranked, _ b: Ranked) -> Bool {
+            if a.primary != b.primary { return a.primary < b.primary }
+            guard let left = slots[Int(a.slot)], let right = slots[Int(b.slot)] else { return a.slot < b.slot }
+            if sort == .title, left.key.title != right.key.title {
+                return left.key.title.utf8.lexicographicallyPrecedes(right.key.title.utf8)
+            }
+            if a.createdAt != b.createdAt { return a.createdAt > b.createdAt }
+            return idPrecedes(left.key.id, right.key.id)
+        }
         let after = query.cursor.map(Self.key)
-        var keys: [OrderKey] = []
+        func isAfterCursor(_ entry: Entry, _ ranked: Ranked) -> Bool {
+            guard let after else { return true }
+            let cursorPrimary = primary(price: after.price)
+            if cursorPrimary != ranked.primary { return cursorPrimary < ranked.primary }
+            if sort == .title, after.title != entry.key.title {
+                return after.title.utf8.lexicographicallyPrecedes(entry.key.title.utf8)
+            }
+            if after.createdAt != ranked.createdAt { return after.createdAt > ranked.createdAt }
+            return idPrecedes(after.id, entry.key.id)
+        }
+        var ranked: [Ranked] = []
         for slot in set {
             guard let entry = slots[Int(slot)], filter.admits(entry) else { continue }
-            let key = entry.key
-            if let after, !order.precedes(after, key) { continue }
-            keys.append(key)
+            let candidate = (primary(price: entry.key.price), entry.key.createdAt, slot)
+            if isAfterCursor(entry, candidate) { ranked.append(candidate) }
         }
-        keys.sort(by: order.precedes)
+        ranked.sort(by: precedes)
         var hits: [ListingSearchEngine.Hit] = []
-        for key in keys {
-            guard let entry = slots[Int(key.slot)], let found = hit(entry) else { continue }
+        for candidate in ranked {
+            guard let entry = slots[Int(candidate.slot)], let found = hit(entry) else { continue }
             hits.append(found)
             if hits.count > size { break }
         }
