@@ -17,14 +17,15 @@ struct SearchTextTests {
         #expect(SearchText.ftsExpression(["red", "bi"]) == "\"red\" \"bi\"*")
     }
 
-    @Test("Weighted tokens match and score exactly as the token lists do")
-    func weightedTokens() {
+    @Test("The in-memory index matches and scores by token ids exactly as the token lists do")
+    func tokenIDScores() {
         let words = ["bike", "bikes", "bi", "red", "redo", "café", "cafe", "x2", "lamp", "desk", "b", "re"]
         var random = SystemRandomNumberGenerator()
         func text(_ count: Int) -> String {
             (0..<count).map { _ in words.randomElement(using: &random)! }.joined(separator: " ")
         }
-        for _ in 0..<500 {
+        var index = ListingIndex()
+        for number in 0..<300 {
             let fields = ListingFields(
                 title: text(Int.random(in: 1...4, using: &random)),
                 description: text(Int.random(in: 0...8, using: &random)),
@@ -34,12 +35,29 @@ struct SearchTextTests {
                 tags: (0..<Int.random(in: 0...3, using: &random)).map { _ in words.randomElement(using: &random)! },
                 location: ListingLocation(zipCode: "1")
             )
-            let document = SearchText.DocumentTokens(fields)
-            let weighted = SearchText.WeightedTokens(document)
-            let terms = SearchText.tokens(text(Int.random(in: 1...3, using: &random)))
-            let matches = SearchText.matches(tokens: document, terms: terms)
-            #expect((weighted.score(terms) != nil) == matches, "\(terms) in \(fields.title) / \(fields.description)")
-            if matches { #expect(weighted.score(terms) == SearchText.score(of: document, terms: terms)) }
+            // Some listings are replaced, so that token ids are freed and given again.
+            let id = "lst_\(number % 200)"
+            index.put(
+                Listing(
+                    id: id,
+                    sellerID: "s",
+                    fields: fields,
+                    status: .active,
+                    createdAt: Date(timeIntervalSince1970: 0)
+                )
+            )
+        }
+        for _ in 0..<300 {
+            let terms = SearchText.tokens(
+                text(Int.random(in: 1...3, using: &random)) + " " + ["", "zz", "bik"].randomElement()!
+            )
+            let resolved = index.termTokens(terms)
+            for entry in index.entries.values {
+                let matches = SearchText.matches(tokens: entry.tokens, terms: terms)
+                let score = ListingIndex.score(entry, resolved)
+                #expect((score != nil) == matches, "\(terms) in \(entry.listing.title) / \(entry.listing.description)")
+                if matches { #expect(score == SearchText.score(of: entry.tokens, terms: terms)) }
+            }
         }
     }
 

@@ -25,4 +25,20 @@ struct SlotSetTests {
         last.insert(0)
         #expect(Array(last) == [0, 127])
     }
+
+    @Test("Id prefixes order ids as their bytes do, wherever they differ")
+    func idPrefixes() {
+        var random = SystemRandomNumberGenerator()
+        let alphabet = Array("ab0_é\u{0}zZ")
+        func id() -> String {
+            String((0..<Int.random(in: 0...10, using: &random)).map { _ in alphabet.randomElement()! })
+        }
+        for _ in 0..<2_000 {
+            let a = id()
+            let b = id()
+            let (pa, pb) = (ListingIndex.idPrefix(a), ListingIndex.idPrefix(b))
+            if pa != pb { #expect((pa < pb) == a.utf8.lexicographicallyPrecedes(b.utf8), "\(a) vs \(b)") }
+            if a == b { #expect(pa == pb) }
+        }
+    }
 }

@@ -25,8 +25,11 @@ struct ListingIndex: Sendable {
     final class Entry: Sendable {
         let listing: Listing
         let tokens: SearchText.DocumentTokens
-        /// The distinct tokens with their relevance weights: matching and scoring without the listing's text.
-        let weighted: SearchText.WeightedTokens
+        /// The listing's distinct tokens, by id, each with its weight in ``SearchText/score(of:terms:)`` (3 per
+        /// title occurrence, 2 per tag occurrence, 1 per description occurrence): matching and scoring
+        /// compare numbers, never the text.
+        let tokenIDs: [Int32]
+        let tokenWeights: [Int32]
         /// The listing's key in the order indexes (with its title's ``SearchText/sortKey(_:)``), computed
         /// once: reading it never copies the listing.
         let key: OrderKey
@@ -34,15 +37,22 @@ struct ListingIndex: Sendable {
         var slot: Int32 { key.slot }
         var titleKey: String { key.title }
 
-        init(listing: Listing, slot: Int32) {
+        init(
+            listing: Listing,
+            tokens: SearchText.DocumentTokens,
+            weighted: [(id: Int32, weight: Int32)],
+            slot: Int32
+        ) {
             self.listing = listing
-            self.tokens = SearchText.DocumentTokens(listing.fields)
-            self.weighted = SearchText.WeightedTokens(tokens)
+            self.tokens = tokens
+            self.tokenIDs = weighted.map(\.id)
+            self.tokenWeights = weighted.map(\.weight)
             self.key = OrderKey(
                 price: listing.priceCents,
                 title: SearchText.sortKey(listing.title),
                 createdAt: listing.createdAt.millisecondsSince1970,
                 id: listing.id,
+                idPrefix: ListingIndex.idPrefix(listing.id),
                 slot: slot,
                 status: listing.status,
                 category: listing.category,
@@ -58,6 +68,9 @@ struct ListingIndex: Sendable {
         var title: String
         var createdAt: Int64
         var id: String
+        /// The id's first 8 UTF-8 bytes as a big-endian number (zeros past its end): comparing two
+        /// prefixes orders most ids without comparing the strings.
+        var idPrefix: UInt64 = 0
         var slot: Int32 = -1
         var status: ListingStatus = .active
         var category: ListingCategory = .other
@@ -78,6 +91,10 @@ struct ListingIndex: Sendable {
     /// ``denseShare`` listings is read a word (64 listings) at a time rather than a listing at a time.
     private var dense: [String: SlotSet] = [:]
     static let denseShare = 64
+    /// A number per distinct token indexed (freed with the token's last listing, then reused).
+    private var tokenIDs: [String: Int32] = [:]
+    private var freeTokenIDs: [Int32] = []
+    private var nextTokenID: Int32 = 0
     private var tagged: [String: Set<Int32>] = [:]
     private var bySeller: [String: Set<Int32>] = [:]
     private var grid = GridIndex<Int32>()
@@ -97,6 +114,20 @@ struct ListingIndex: Sendable {
         a.createdAt != b.createdAt ? a.createdAt > b.createdAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
     }
 
+    /// The id of a token, given one if it has none.
+    private mutating func internedID(_ token: String) -> Int32 {
+        if let id = tokenIDs[token] { return id }
+        let id: Int32
+        if let free = freeTokenIDs.popLast() {
+            id = free
+        } else {
+            id = nextTokenID
+            nextTokenID += 1
+        }
+        tokenIDs[token] = id
+        return id
+    }
+
     private static func distinctTokens(_ tokens: SearchText.DocumentTokens) -> Set<String> {
         Set(tokens.title).union(tokens.description).union(tokens.tags)
     }
@@ -111,10 +142,16 @@ struct ListingIndex: Sendable {
         }
         let slot = freeSlots.popLast() ?? Int32(slots.count)
         if Int(slot) == slots.count { slots.append(nil) }
-        let entry = Entry(listing: listing, slot: slot)
+        let document = SearchText.DocumentTokens(listing.fields)
+        var weights: [String: Int32] = [:]
+        for token in document.title { weights[token, default: 0] += 3 }
+        for token in document.tags { weights[token, default: 0] += 2 }
+        for token in document.description { weights[token, default: 0] += 1 }
+        let weighted = weights.map { token, weight in (id: internedID(token), weight: weight) }
+        let entry = Entry(listing: listing, tokens: document, weighted: weighted, slot: slot)
         entries[listing.id] = entry
         slots[Int(slot)] = entry
-        let tokens = Self.distinctTokens(entry.tokens)
+        let tokens = Set(weights.keys)
         words.insert(slot, tokens: tokens)
         let denseCount = max(Self.denseShare, slots.count / Self.denseShare)
         for token in tokens {
@@ -144,9 +181,11 @@ struct ListingIndex: Sendable {
         freeSlots.append(slot)
         let tokens = Self.distinctTokens(entry.tokens)
         words.remove(slot, tokens: tokens)
-        for token in tokens where dense[token] != nil {
-            if words.count(token) == 0 { dense[token] = nil } else { dense[token]?.remove(slot) }
+        for token in tokens where words.count(token) == 0 {
+            dense[token] = nil
+            if let id = tokenIDs.removeValue(forKey: token) { freeTokenIDs.append(id) }
         }
+        for token in tokens { dense[token]?.remove(slot) }
         for tag in entry.listing.tags { Self.remove(slot, from: &tagged, at: tag) }
         Self.remove(slot, from: &bySeller, at: entry.listing.sellerID)
         if let point = ListingRules.searchPoint(for: entry.listing.location) {
@@ -169,6 +208,57 @@ struct ListingIndex: Sendable {
     /// A seller's listings, in no particular order.
     func listings(sellerID: String) -> [Listing] {
         (bySeller[sellerID] ?? []).compactMap { slots[Int($0)]?.listing }
+    }
+
+    /// The token ids a query term matches: its own token's, or for the last term every token it is a
+    /// prefix of.
+    enum TermTokens {
+        case none
+        case one(Int32)
+        case many(SlotSet)
+    }
+
+    /// The token ids each query term matches.
+    func termTokens(_ terms: [String]) -> [TermTokens] {
+        terms.enumerated().map { position, term in
+            guard position == terms.count - 1 else { return tokenIDs[term].map(TermTokens.one) ?? .none }
+            var ids: [Int32] = []
+            words.forEachPosting(matching: term, prefix: true) { token, _ in
+                if let id = tokenIDs[token] { ids.append(id) }
+            }
+            switch ids.count {
+            case 0: return .none
+            case 1: return .one(ids[0])
+            default:
+                var set = SlotSet(capacity: Int(nextTokenID))
+                for id in ids { set.insert(id) }
+                return .many(set)
+            }
+        }
+    }
+
+    /// ``SearchText/score(of:terms:)`` of a listing when every term matches one of its tokens, else `nil`
+    /// (``SearchText/matches(tokens:terms:)`` and the score in one pass over numbers).
+    static func score(_ entry: Entry, _ terms: [TermTokens]) -> Int? {
+        var total = 0
+        for term in terms {
+            var score = 0
+            switch term {
+            case .none: return nil
+            case .one(let id):
+                for (index, token) in entry.tokenIDs.enumerated() where token == id {
+                    score = Int(entry.tokenWeights[index])
+                    break
+                }
+            case .many(let ids):
+                for (index, token) in entry.tokenIDs.enumerated() where ids.contains(token) {
+                    score += Int(entry.tokenWeights[index])
+                }
+            }
+            if score == 0 { return nil }
+            total += score
+        }
+        return total
     }
 
     /// The filters an order key carries (status, category, condition, price, posting time): checked before a
@@ -333,7 +423,7 @@ struct ListingIndex: Sendable {
                 return ListingSearchEngine.page(hits, query, size: size)
             }
             if Double(count) * costs.walkStepsPerCollected < walked {
-                return collect(set, query, size: size, hit: hit)
+                return collect(set, query, size: size, checkWords: !keywordsExact && !query.terms.isEmpty, hit: hit)
             }
         } else if needsEveryMatch {
             if sort == .relevance { return relevancePage(slots.lazy.compactMap { $0 }, query, size: size) }
@@ -352,29 +442,30 @@ struct ListingIndex: Sendable {
     ) -> Page<ListingSearchHit> {
         let filter = KeyFilter(query)
         // Plain values to sort (no reference counting per comparison); ids break the rare equal times.
-        typealias Scored = (score: Int, createdAt: Int64, slot: Int32)
+        typealias Scored = (score: Int, createdAt: Int64, id: OrderKeyID)
+        func id(_ slot: Int32) -> String { slots[Int(slot)]?.key.id ?? "" }
         func precedes(_ a: Scored, _ b: Scored) -> Bool {
             if a.score != b.score { return a.score > b.score }
             if a.createdAt != b.createdAt { return a.createdAt > b.createdAt }
-            guard let left = slots[Int(a.slot)], let right = slots[Int(b.slot)] else { return a.slot < b.slot }
-            return Self.newestFirst(left.key, right.key)
+            return Self.idPrecedes(a.id, b.id, ids: id)
         }
         let cursor = query.cursor.map { (score: $0.r ?? 0, key: Self.key($0)) }
-        var scored: [Scored] = []
+        let terms = termTokens(query.terms)
+        var best = Best<Scored>(limit: Self.keptCandidates(query, size: size), by: precedes)
         for entry in candidates {
-            guard filter.admits(entry), let score = entry.weighted.score(query.terms) else { continue }
+            guard filter.admits(entry), let score = Self.score(entry, terms) else { continue }
             if let cursor {
                 let after =
                     cursor.score != score ? cursor.score > score : Self.newestFirst(cursor.key, entry.key)
                 if !after { continue }
             }
-            scored.append((score, entry.key.createdAt, entry.slot))
+            best.offer((score, entry.key.createdAt, (entry.key.idPrefix, entry.slot)))
         }
-        scored.sort(by: precedes)
+        let scored = best.ordered()
         var hits: [ListingSearchEngine.Hit] = []
-        for (score, _, slot) in scored {
+        for (score, _, id) in scored {
             guard
-                let entry = slots[Int(slot)],
+                let entry = slots[Int(id.slot)],
                 var found = ListingSearchEngine.hit(
                     entry.listing,
                     query,
@@ -402,16 +493,88 @@ struct ListingIndex: Sendable {
 
     /// The key of the last listing a cursor names.
     private static func key(_ cursor: ListingSearchEngine.Cursor) -> OrderKey {
-        OrderKey(price: cursor.p ?? 0, title: cursor.t ?? "", createdAt: cursor.c, id: cursor.i)
+        OrderKey(
+            price: cursor.p ?? 0,
+            title: cursor.t ?? "",
+            createdAt: cursor.c,
+            id: cursor.i,
+            idPrefix: idPrefix(cursor.i)
+        )
     }
 
-    /// A page from a set of candidates in an order their keys define: the candidates the keys' filters
-    /// admit are put in order by key, and only the first are looked at in full until the page is full,
-    /// so a listing that cannot be on the page is never copied.
+    /// See ``OrderKey/idPrefix``.
+    static func idPrefix(_ id: String) -> UInt64 {
+        var prefix: UInt64 = 0
+        var count = 0
+        for byte in id.utf8.prefix(8) {
+            prefix = prefix << 8 | UInt64(byte)
+            count += 1
+        }
+        return count == 0 ? 0 : prefix << UInt64(8 * (8 - count))
+    }
+
+    /// Whether, between two listings posted at the same time, `a` comes first: ids descending, by their
+    /// prefixes when those differ.
+    static func idPrecedes(_ a: OrderKeyID, _ b: OrderKeyID, ids: (Int32) -> String) -> Bool {
+        if a.prefix != b.prefix { return a.prefix > b.prefix }
+        return ids(b.slot).utf8.lexicographicallyPrecedes(ids(a.slot).utf8)
+    }
+
+    /// An id by its prefix and the listing's slot (the full id is read only when prefixes tie).
+    typealias OrderKeyID = (prefix: UInt64, slot: Int32)
+
+    /// The first `limit` of the values offered, in order (all of them, when `limit` is `Int.max`): a value
+    /// that cannot be among them costs one comparison.
+    struct Best<Value> {
+        let limit: Int
+        let precedes: (Value, Value) -> Bool
+        private(set) var values: [Value] = []
+
+        init(limit: Int, by precedes: @escaping (Value, Value) -> Bool) {
+            self.limit = limit
+            self.precedes = precedes
+        }
+
+        mutating func offer(_ value: Value) {
+            if limit == .max {
+                values.append(value)
+                return
+            }
+            if values.count == limit, !precedes(value, values[limit - 1]) { return }
+            var low = 0
+            var high = values.count
+            while low < high {
+                let middle = (low + high) / 2
+                if precedes(value, values[middle]) { high = middle } else { low = middle + 1 }
+            }
+            values.insert(value, at: low)
+            if values.count > limit { values.removeLast() }
+        }
+
+        /// The values kept, in order.
+        mutating func ordered() -> [Value] {
+            if limit == .max { values.sort(by: precedes) }
+            return values
+        }
+    }
+
+    /// How many candidates a page must keep in order: `size + 1`, or all of them when a filter the key
+    /// does not carry (made on campus, tags, seller, circle) may still refuse one.
+    static func keptCandidates(_ query: CompiledListingQuery, size: Int) -> Int {
+        let filter = query.query.filter
+        let keyDecides =
+            filter.madeOnCampus == nil && query.tags.isEmpty && filter.sellerID == nil && filter.near == nil
+        return keyDecides ? size + 1 : .max
+    }
+
+    /// A page from a set of candidates in an order their keys define: of the candidates the keys' filters
+    /// and the words admit, the first by key (``Best``, ``keptCandidates(_:size:)``) are looked at in full
+    /// until the page is full, so a listing that cannot be on the page is never copied.
     private func collect(
         _ set: SlotSet,
         _ query: CompiledListingQuery,
         size: Int,
+        checkWords: Bool,
         hit: (Entry) -> ListingSearchEngine.Hit?
     ) -> Page<ListingSearchHit> {
         let sort = query.query.sort
@@ -419,7 +582,7 @@ struct ListingIndex: Sendable {
         // Candidates are ranked by plain numbers (no reference counting per comparison): the order's
         // primary key (the price, negated for dearest first; nothing for newest first), then newest first,
         // then ids descending for the rare equal times. Title order compares the title keys themselves.
-        typealias Ranked = (primary: Int64, createdAt: Int64, slot: Int32)
+        typealias Ranked = (primary: Int64, createdAt: Int64, id: OrderKeyID)
         func primary(price: Int64) -> Int64 {
             switch sort {
             case .priceAscending: price
@@ -427,15 +590,16 @@ struct ListingIndex: Sendable {
             default: 0
             }
         }
-        func idPrecedes(_ a: String, _ b: String) -> Bool { b.utf8.lexicographicallyPrecedes(a.utf8) }
+        func id(_ slot: Int32) -> String { slots[Int(slot)]?.key.id ?? "" }
         func precedes(_ a: Ranked, _ b: Ranked) -> Bool {
             if a.primary != b.primary { return a.primary < b.primary }
-            guard let left = slots[Int(a.slot)], let right = slots[Int(b.slot)] else { return a.slot < b.slot }
-            if sort == .title, left.key.title != right.key.title {
+            if sort == .title, let left = slots[Int(a.id.slot)], let right = slots[Int(b.id.slot)],
+                left.key.title != right.key.title
+            {
                 return left.key.title.utf8.lexicographicallyPrecedes(right.key.title.utf8)
             }
             if a.createdAt != b.createdAt { return a.createdAt > b.createdAt }
-            return idPrecedes(left.key.id, right.key.id)
+            return Self.idPrecedes(a.id, b.id, ids: id)
         }
         let after = query.cursor.map(Self.key)
         func isAfterCursor(_ entry: Entry, _ ranked: Ranked) -> Bool {
@@ -446,18 +610,22 @@ struct ListingIndex: Sendable {
                 return after.title.utf8.lexicographicallyPrecedes(entry.key.title.utf8)
             }
             if after.createdAt != ranked.createdAt { return after.createdAt > ranked.createdAt }
-            return idPrecedes(after.id, entry.key.id)
+            return entry.key.id.utf8.lexicographicallyPrecedes(after.id.utf8)
         }
-        var ranked: [Ranked] = []
+        // Words the set did not match are checked here, so that the full check cannot refuse a kept one
+        // for them.
+        let terms = checkWords ? termTokens(query.terms) : []
+        var best = Best<Ranked>(limit: Self.keptCandidates(query, size: size), by: precedes)
         for slot in set {
             guard let entry = slots[Int(slot)], filter.admits(entry) else { continue }
-            let candidate = (primary(price: entry.key.price), entry.key.createdAt, slot)
-            if isAfterCursor(entry, candidate) { ranked.append(candidate) }
+            let candidate = (primary(price: entry.key.price), entry.key.createdAt, (entry.key.idPrefix, slot))
+            guard isAfterCursor(entry, candidate) else { continue }
+            if checkWords, Self.score(entry, terms) == nil { continue }
+            best.offer(candidate)
         }
-        ranked.sort(by: precedes)
         var hits: [ListingSearchEngine.Hit] = []
-        for candidate in ranked {
-            guard let entry = slots[Int(candidate.slot)], let found = hit(entry) else { continue }
+        for candidate in best.ordered() {
+            guard let entry = slots[Int(candidate.id.slot)], let found = hit(entry) else { continue }
             hits.append(found)
             if hits.count > size { break }
         }
@@ -495,6 +663,7 @@ struct ListingIndex: Sendable {
         }
         let set = narrowing.slots
         let checkWords = !query.terms.isEmpty && !narrowing.keywordsExact
+        let terms = checkWords ? termTokens(query.terms) : []
         var hits: [ListingSearchEngine.Hit] = []
         // The walk, over the keys in place (see `SortedKeys.orderedChunks`).
         let chunks = index.orderedChunks
@@ -526,7 +695,7 @@ struct ListingIndex: Sendable {
                     let slot = keys[at].slot
                     if let set, !set.contains(slot) { continue }
                     guard let entry = slots[Int(slot)] else { continue }
-                    if checkWords, entry.weighted.score(query.terms) == nil { continue }
+                    if checkWords, Self.score(entry, terms) == nil { continue }
                     // The words are matched by now (by the set or just above).
                     if let found = ListingSearchEngine.hit(
                         entry.listing,

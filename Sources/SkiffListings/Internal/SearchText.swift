@@ -57,55 +57,6 @@ package enum SearchText {
         }
     }
 
-    /// A document's distinct tokens in UTF-8 order, each with its weight in ``score(of:terms:)`` (3 per
-    /// title occurrence, 2 per tag occurrence, 1 per description occurrence): a term's score in the
-    /// document is the sum of the weights of the tokens it matches, found by binary search.
-    package struct WeightedTokens: Sendable {
-        package let tokens: [String]
-        package let weights: [Int32]
-
-        package init(_ document: DocumentTokens) {
-            var weight: [String: Int32] = [:]
-            for token in document.title { weight[token, default: 0] += 3 }
-            for token in document.tags { weight[token, default: 0] += 2 }
-            for token in document.description { weight[token, default: 0] += 1 }
-            let sorted = weight.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            tokens = sorted.map(\.key)
-            weights = sorted.map(\.value)
-        }
-
-        /// ``SearchText/score(of:terms:)`` when every term matches (the last one as a prefix), else `nil`:
-        /// ``SearchText/matches(tokens:terms:)`` and the score in one pass.
-        package func score(_ terms: [String]) -> Int? {
-            var total = 0
-            for (position, term) in terms.enumerated() {
-                // The first token not before the term.
-                var low = 0
-                var high = tokens.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if tokens[middle].utf8.lexicographicallyPrecedes(term.utf8) {
-                        low = middle + 1
-                    } else {
-                        high = middle
-                    }
-                }
-                var score = 0
-                if position == terms.count - 1 {
-                    while low < tokens.count, tokens[low].utf8.starts(with: term.utf8) {
-                        score += Int(weights[low])
-                        low += 1
-                    }
-                } else if low < tokens.count, tokens[low] == term {
-                    score = Int(weights[low])
-                }
-                if score == 0 { return nil }
-                total += score
-            }
-            return total
-        }
-    }
-
     /// Whether every term matches some token of the document (the last term as a prefix).
     package static func matches(tokens: DocumentTokens, terms: [String]) -> Bool {
         for (index, query) in terms.enumerated() {
