@@ -18,7 +18,10 @@ extension SQLiteListingsStore {
         return try await pool.domainRead { db in
             let plan = try ListingSearchSQL.plan(compiled, size: size, db)
             let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
-            let rows = try Row.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
+            let rows = try Row.fetchAll(
+                db.boundedCachedStatement(sql: statement.sql, shapes: pool.shapes),
+                arguments: statement.arguments
+            )
             guard let first = rows.first else { return ListingSearchEngine.page(ordered: [], compiled, size: size) }
             let layout = ListingRow.Layout(first)
             let scoreIndex = rows.first.flatMap { Array($0.columnNames).firstIndex(of: ListingSearchSQL.scoreColumn) }

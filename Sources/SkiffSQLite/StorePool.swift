@@ -8,6 +8,8 @@ struct StorePool: Sendable {
     let readers: DatabasePool
     /// The group-commit writer shared by every store of the database.
     let writer: GroupCommitWriter
+    /// The per-request SQL texts the readers' statement caches may hold.
+    let shapes = BoundedStatementShapes()
 
     /// Runs one use case as a write (in its own savepoint of a group-commit transaction), with SQLite
     /// errors mapped to ``SkiffDomain/DomainError``; returns once the write is durable.
