@@ -451,7 +451,7 @@ struct ListingIndex: Sendable {
         }
         let cursor = query.cursor.map { (score: $0.r ?? 0, key: Self.key($0)) }
         let terms = termTokens(query.terms)
-        var best = Best<Scored>(limit: Self.keptCandidates(query, size: size), by: precedes)
+        var best = BestValues<Scored>(limit: Self.keptCandidates(query, size: size), by: precedes)
         for entry in candidates {
             guard filter.admits(entry), let score = Self.score(entry, terms) else { continue }
             if let cursor {
@@ -523,41 +523,6 @@ struct ListingIndex: Sendable {
     /// An id by its prefix and the listing's slot (the full id is read only when prefixes tie).
     typealias OrderKeyID = (prefix: UInt64, slot: Int32)
 
-    /// The first `limit` of the values offered, in order (all of them, when `limit` is `Int.max`): a value
-    /// that cannot be among them costs one comparison.
-    struct Best<Value> {
-        let limit: Int
-        let precedes: (Value, Value) -> Bool
-        private(set) var values: [Value] = []
-
-        init(limit: Int, by precedes: @escaping (Value, Value) -> Bool) {
-            self.limit = limit
-            self.precedes = precedes
-        }
-
-        mutating func offer(_ value: Value) {
-            if limit == .max {
-                values.append(value)
-                return
-            }
-            if values.count == limit, !precedes(value, values[limit - 1]) { return }
-            var low = 0
-            var high = values.count
-            while low < high {
-                let middle = (low + high) / 2
-                if precedes(value, values[middle]) { high = middle } else { low = middle + 1 }
-            }
-            values.insert(value, at: low)
-            if values.count > limit { values.removeLast() }
-        }
-
-        /// The values kept, in order.
-        mutating func ordered() -> [Value] {
-            if limit == .max { values.sort(by: precedes) }
-            return values
-        }
-    }
-
     /// How many candidates a page must keep in order: `size + 1`, or all of them when a filter the key
     /// does not carry (made on campus, tags, seller, circle) may still refuse one.
     static func keptCandidates(_ query: CompiledListingQuery, size: Int) -> Int {
@@ -568,7 +533,7 @@ struct ListingIndex: Sendable {
     }
 
     /// A page from a set of candidates in an order their keys define: of the candidates the keys' filters
-    /// and the words admit, the first by key (``Best``, ``keptCandidates(_:size:)``) are looked at in full
+    /// and the words admit, the first by key (``BestValues``, ``keptCandidates(_:size:)``) are looked at in full
     /// until the page is full, so a listing that cannot be on the page is never copied.
     private func collect(
         _ set: SlotSet,
@@ -615,7 +580,7 @@ struct ListingIndex: Sendable {
         // Words the set did not match are checked here, so that the full check cannot refuse a kept one
         // for them.
         let terms = checkWords ? termTokens(query.terms) : []
-        var best = Best<Ranked>(limit: Self.keptCandidates(query, size: size), by: precedes)
+        var best = BestValues<Ranked>(limit: Self.keptCandidates(query, size: size), by: precedes)
         for slot in set {
             guard let entry = slots[Int(slot)], filter.admits(entry) else { continue }
             let candidate = (primary(price: entry.key.price), entry.key.createdAt, (entry.key.idPrefix, slot))

@@ -250,23 +250,12 @@ package enum ListingSearchEngine {
     package static func page(_ hits: [Hit], _ query: CompiledListingQuery, size: Int) -> Page<ListingSearchHit> {
         let sort = query.query.sort
         let keys = hits.map { cursor(of: $0, query) }
-        let limit = size + 1
-        var best: [Int] = []
-        best.reserveCapacity(min(limit, hits.count) + 1)
+        var best = BestValues<Int>(limit: size + 1) { precedes(keys[$0], keys[$1], sort: sort) }
         for index in keys.indices {
             if let after = query.cursor, !precedes(after, keys[index], sort: sort) { continue }
-            if best.count == limit, !precedes(keys[index], keys[best[limit - 1]], sort: sort) { continue }
-            // Insert after every kept key that does not come after this one (stable for equal keys).
-            var low = 0
-            var high = best.count
-            while low < high {
-                let middle = (low + high) / 2
-                if precedes(keys[index], keys[best[middle]], sort: sort) { high = middle } else { low = middle + 1 }
-            }
-            best.insert(index, at: low)
-            if best.count > limit { best.removeLast() }
+            best.offer(index)
         }
-        return makePage(best.map { (key: keys[$0], hit: hits[$0]) }, query, size: size)
+        return makePage(best.ordered().map { (key: keys[$0], hit: hits[$0]) }, query, size: size)
     }
 
     /// Builds a page from up to `size + 1` hits already in order and after the cursor.
