@@ -36,8 +36,11 @@ struct MetricsEndpointTests {
         }
     }
 
-    @Test("GET /metrics returns the Prometheus text of the server's calls")
-    func prometheusText() async throws {
+    /// Runs `body` with a test server that reports to a Prometheus registry served over HTTP:
+    /// `body` gets a client connection to the server and the port of its metrics endpoint.
+    static func withMeteredServer(
+        _ body: @Sendable (ClientConnection, _ metricsPort: Int) async throws -> Void
+    ) async throws {
         let registry = PrometheusCollectorRegistry()
         let observer = ServerObserver(factory: PrometheusMetricsFactory(registry: registry))
         let bound = Bound()
@@ -55,20 +58,74 @@ struct MetricsEndpointTests {
         let group = ServiceGroup(services: [endpoint, server], logger: quietLogger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            let port = try await server.listeningAddress.port!
-            try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
-                _ = try await TestClient(transport: connection).emptyCall(.init())
+            do {
+                let port = try await server.listeningAddress.port!
+                try await waitUntil { bound.address.withLock { $0 } != nil }
+                let metricsPort = bound.address.withLock { $0 }!.port!
+                try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                    try await body(connection, metricsPort)
+                }
+            } catch {
+                await group.triggerGracefulShutdown()
+                throw error
             }
-            try await waitUntil { bound.address.withLock { $0 } != nil }
-            let metricsPort = bound.address.withLock { $0 }!.port!
+            await group.triggerGracefulShutdown()
+            try await tasks.next()
+        }
+    }
+
+    /// The names and labels of the series in a Prometheus text response, without their values.
+    static func series(_ response: String) -> Set<Substring> {
+        let body = response.split(separator: "\r\n\r\n", maxSplits: 1).last ?? ""
+        return Set(
+            body.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+                line.split(separator: " ", maxSplits: 1).first ?? ""
+            }
+        )
+    }
+
+    @Test("GET /metrics returns the Prometheus text of the server's calls")
+    func prometheusText() async throws {
+        try await Self.withMeteredServer { connection, metricsPort in
+            _ = try await TestClient(transport: connection).emptyCall(.init())
             let response = try await Self.get("/metrics", port: metricsPort)
             #expect(response.hasPrefix("HTTP/1.1 200 OK"))
             #expect(response.contains("skiff_server_calls_total"))
             #expect(response.contains(#"method="/skiff.testing.v1.TestService/EmptyCall""#))
             let missing = try await Self.get("/nope", port: metricsPort)
             #expect(missing.hasPrefix("HTTP/1.1 404"))
-            await group.triggerGracefulShutdown()
-            try await tasks.next()
+        }
+    }
+
+    @Test("calls to made-up methods add no series: a flood of random paths leaves /metrics the same size")
+    func randomPathFlood() async throws {
+        try await Self.withMeteredServer { connection, metricsPort in
+            func callMadeUp(_ index: Int) async throws {
+                let method = MethodDescriptor(
+                    service: "attacker.Service\(index)",
+                    method: "Method\(UInt64.random(in: 0...UInt64.max))",
+                    kind: .unary
+                )
+                let error = await #expect(throws: RPCError.self) {
+                    _ = try await connection.unary(
+                        method,
+                        request: Skiff_Testing_V1_Empty(),
+                        options: .defaults,
+                        responseType: Skiff_Testing_V1_Empty.self
+                    )
+                }
+                #expect(error?.code == .unimplemented)
+            }
+            _ = try await TestClient(transport: connection).emptyCall(.init())
+            try await callMadeUp(0)
+            let before = try await Self.get("/metrics", port: metricsPort)
+            #expect(before.contains(#"method="unknown""#))
+            for index in 1...300 { try await callMadeUp(index) }
+            let after = try await Self.get("/metrics", port: metricsPort)
+            let added = Self.series(after).subtracting(Self.series(before))
+            #expect(added.count == 0, "series added by the flood, for example \(added.first ?? "")")
+            #expect(!after.contains("attacker"))
+            #expect(after.contains(#"skiff_server_calls_total{method="unknown",status="UNIMPLEMENTED"} 301"#))
         }
     }
 }
