@@ -25,30 +25,28 @@ public struct InProcessTransport: ClientTransport {
         self.init(router: RPCRouter(services: services), interceptors: interceptors)
     }
 
-    private func handler(for method: MethodDescriptor) throws -> RPCRouter.Handler {
-        guard let handler = router.handler(forPath: method.path) else {
-            throw RPCError(code: .unimplemented, message: "Method \(method.path) is not implemented by this server.")
-        }
-        return handler
-    }
-
-    private func makeContext(
+    /// Admits a call as a server would (``CallAdmission``) and makes its context.
+    private func admit(
         _ method: MethodDescriptor,
         _ options: CallOptions,
         _ call: InProcessServerCall
-    )
-        -> ServerContext
-    {
+    ) throws -> (handler: RPCRouter.Handler, context: ServerContext, timeout: Duration?) {
         var metadata = options.metadata
         if let timeout = options.timeout { metadata.add("grpc-timeout", GRPCTimeout.format(timeout)) }
-        return ServerContext(
-            descriptor: method,
-            metadata: metadata,
-            peer: peer,
-            deadline: options.timeout.map { ContinuousClock.now.advanced(by: $0) },
-            streamID: 0,
-            sink: call
-        )
+        switch CallAdmission.admit(path: method.path, metadata: metadata, router: router) {
+        case .failure(let rejection):
+            throw RPCError(code: rejection.status, message: rejection.message)
+        case .success(let admitted):
+            let context = ServerContext(
+                descriptor: admitted.handler.descriptor,
+                metadata: metadata,
+                peer: peer,
+                deadline: admitted.timeout.map { ContinuousClock.now.advanced(by: $0) },
+                streamID: 0,
+                sink: call
+            )
+            return (admitted.handler, context, admitted.timeout)
+        }
     }
 
     public func unary<Request: Message, Response: Message>(
@@ -57,12 +55,11 @@ public struct InProcessTransport: ClientTransport {
         options: CallOptions,
         responseType: Response.Type
     ) async throws -> ClientResponse<Response> {
-        let handler = try handler(for: method)
         let call = InProcessServerCall()
+        let (handler, context, timeout) = try admit(method, options, call)
         call.requests.push(request)
         call.requests.finish()
-        let context = makeContext(method, options, call)
-        try await withOptionalDeadline(options.timeout) {
+        try await withOptionalDeadline(timeout) {
             _ = await handler.execute(call: call, context: context, interceptors: interceptors)
         }
         var metadata = Metadata()
@@ -90,11 +87,10 @@ public struct InProcessTransport: ClientTransport {
         requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
         body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        let handler = try handler(for: method)
         let call = InProcessServerCall()
-        let context = makeContext(method, options, call)
+        let (handler, context, timeout) = try admit(method, options, call)
         let interceptors = self.interceptors
-        return try await withOptionalDeadline(options.timeout) {
+        return try await withOptionalDeadline(timeout) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     _ = await handler.execute(call: call, context: context, interceptors: interceptors)
@@ -173,20 +169,14 @@ private enum ResponsePart: Sendable {
 private final class InProcessServerCall: ServerCallStream {
     let requests = AsyncQueue<any Message>()
     let responses = AsyncQueue<ResponsePart>()
-    private struct State {
-        var initialMetadata = Metadata()
-        var trailingMetadata = Metadata()
-        var sentHeaders = false
-        var finished = false
-    }
-    private let state = Mutex(State())
+    private let state = Mutex(ResponseState())
 
     func setInitialMetadata(_ metadata: Metadata) {
-        state.withLock { if !$0.sentHeaders { $0.initialMetadata = metadata } }
+        state.withLock { $0.setInitialMetadata(metadata) }
     }
 
     func addTrailingMetadata(_ metadata: Metadata) {
-        state.withLock { $0.trailingMetadata.add(contentsOf: metadata) }
+        state.withLock { $0.addTrailingMetadata(metadata) }
     }
 
     func receive<M: Message>(_ type: M.Type) async throws -> M? {
@@ -197,18 +187,13 @@ private final class InProcessServerCall: ServerCallStream {
         return message
     }
 
-    private func headersIfNeeded() {
-        let headers: Metadata? = state.withLock { state in
-            guard !state.sentHeaders else { return nil }
-            state.sentHeaders = true
-            return state.initialMetadata
-        }
-        if let headers { responses.push(.metadata(headers)) }
-    }
-
     func send<M: Message>(_ message: M) async throws {
         try Task.checkCancellation()
-        headersIfNeeded()
+        let headers: Metadata? = try state.withLock { state in
+            guard !state.ended else { throw CancellationError() }
+            return state.willSendMessage()
+        }
+        if let headers { responses.push(.metadata(headers)) }
         responses.push(.message(message))
     }
 
@@ -218,26 +203,8 @@ private final class InProcessServerCall: ServerCallStream {
     }
 
     func finish(_ status: StatusCode, message: String, metadata: Metadata) {
-        let parts: (Metadata?, Metadata)? = state.withLock { state in
-            guard !state.finished else { return nil }
-            state.finished = true
-            var trailers = Metadata()
-            var headers: Metadata?
-            if !state.sentHeaders {
-                state.sentHeaders = true
-                if status == .ok {
-                    headers = state.initialMetadata
-                } else {
-                    trailers.add(contentsOf: state.initialMetadata)  // trailers-only
-                }
-            }
-            trailers.add(contentsOf: state.trailingMetadata)
-            trailers.add(contentsOf: metadata)
-            return (headers, trailers)
-        }
-        guard let (headers, trailers) = parts else { return }
-        if let headers { responses.push(.metadata(headers)) }
-        responses.push(.end(status, message, trailers))
+        guard let end = state.withLock({ $0.end(status, message: message, metadata: metadata) }) else { return }
+        responses.push(.end(end.status, end.message, end.metadata))
         responses.finish()
         requests.fail(CancellationError())
     }

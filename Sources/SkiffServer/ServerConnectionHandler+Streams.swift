@@ -27,34 +27,32 @@ extension ServerConnectionHandler {
         highestAcceptedID = id
         pingStrikes = 0
 
-        let handler = router.handler(forPath: path)
-        func reject(_ status: StatusCode, _ message: String) {
+        func reject(_ status: StatusCode, _ message: String, label: String) {
             outbound.writeTrailers(streamID: id, status: status, message: message, metadata: [:])
-            observer.callRejected(path: path, registered: handler != nil, status: status)
+            observer.callRejected(methodLabel: label, status: status)
         }
+        // The limits of skiff/1's own framing first, then what every transport decides.
         if decoded.encodedSize > Int(effective(\.maxHeaderListSize)) {
             return reject(
                 .resourceExhausted,
-                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(effective(\.maxHeaderListSize))"
+                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(effective(\.maxHeaderListSize))",
+                label: CallAdmission.methodLabel(forPath: path, router: router)
             )
         }
-        if let invalid = decoded.invalidEntry { return reject(.internal, invalid) }
+        if let invalid = decoded.invalidEntry {
+            return reject(.internal, invalid, label: CallAdmission.methodLabel(forPath: path, router: router))
+        }
         let metadata = decoded.metadata
-        guard let handler else {
-            return reject(.unimplemented, "Method \(path.prefix(200)) is not implemented by this server.")
+        let handler: RPCRouter.Handler
+        let timeout: Duration?
+        switch CallAdmission.admit(path: path, metadata: metadata, router: router) {
+        case .success(let call):
+            handler = call.handler
+            timeout = call.timeout
+        case .failure(let rejection):
+            return reject(rejection.status, rejection.message, label: rejection.methodLabel)
         }
-        if let encoding = metadata.first("grpc-encoding"), encoding != "identity" {
-            return reject(.unimplemented, "grpc-encoding \"\(encoding)\" is not supported; use identity.")
-        }
-        var deadline: ContinuousClock.Instant?
-        var timeout: Duration?
-        if let text = metadata.first("grpc-timeout") {
-            guard let parsed = GRPCTimeout.parse(text) else {
-                return reject(.internal, "grpc-timeout \"\(text)\" is malformed.")
-            }
-            timeout = parsed
-            deadline = ContinuousClock.now.advanced(by: parsed)
-        }
+        let deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
 
         let stream = ServerStream(
             id: id,

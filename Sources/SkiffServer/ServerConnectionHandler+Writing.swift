@@ -107,12 +107,11 @@ extension ServerConnectionHandler {
     func write(_ item: ServerStream.Outbound, of stream: ServerStream) -> WriteOutcome {
         switch item {
         case .trailers(let status, let message, let extra):
-            var metadata = Metadata()
-            if !stream.headersWritten {
-                metadata.add(contentsOf: stream.takeInitialMetadata())  // trailers-only
-            }
-            metadata.add(contentsOf: stream.takeTrailingMetadata())
-            metadata.add(contentsOf: extra)
+            let metadata = ResponseState.trailers(
+                initial: stream.headersWritten ? nil : stream.takeInitialMetadata(),  // trailers-only
+                trailing: stream.takeTrailingMetadata(),
+                status: extra
+            )
             if let problem = responseMetadataProblem(metadata) {
                 logger.error("response metadata not sent", metadata: ["problem": "\(LogText.bounded(problem))"])
                 outbound.writeTrailers(

@@ -105,10 +105,10 @@ public final class ServerObserver: Sendable {
         timer.recordNanoseconds(duration.nanoseconds)
     }
 
-    /// Counts a call rejected before its handler ran. `registered` says whether `path` names a
-    /// method of this server: any other path is counted as "unknown", so that a client cannot
-    /// add a label per made-up path.
-    func callRejected(path: String, registered: Bool, status: StatusCode) {
-        instruments(path: registered ? path : "unknown", status: status).0.increment()
+    /// Counts a call rejected before its handler ran, under the label
+    /// ``SkiffCore/CallAdmission/methodLabel(forPath:router:)`` chose: a client cannot add a label per
+    /// made-up path.
+    func callRejected(methodLabel: String, status: StatusCode) {
+        instruments(path: methodLabel, status: status).0.increment()
     }
 }

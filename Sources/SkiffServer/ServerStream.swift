@@ -18,9 +18,10 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     }
 
     struct Shared {
-        var initialMetadata = Metadata()
-        var trailingMetadata = Metadata()
-        var headersSent = false
+        /// The response's metadata and whether the handler's side has ended (`sendLast` or
+        /// `finish`: later calls do nothing). Whether HEADERS reached the wire is `headersWritten`,
+        /// on the loop.
+        var response = ResponseState()
         /// Response bytes handed to the loop and not yet on the wire.
         var queuedBytes = 0
         var writeWaiter: CheckedContinuation<Void, any Error>?
@@ -28,8 +29,6 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         var closed = false
         /// Request bytes taken by the handler and not yet credited back to the client.
         var uncreditedBytes = 0
-        /// The handler's side has ended (`sendLast` or `finish`): later calls do nothing.
-        var finished = false
     }
 
     let id: UInt32
@@ -152,11 +151,11 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     // MARK: ResponseMetadataSink
 
     func setInitialMetadata(_ metadata: Metadata) {
-        shared.withLock { if !$0.headersSent { $0.initialMetadata = metadata } }
+        shared.withLock { $0.response.setInitialMetadata(metadata) }
     }
 
     func addTrailingMetadata(_ metadata: Metadata) {
-        shared.withLock { $0.trailingMetadata.add(contentsOf: metadata) }
+        shared.withLock { $0.response.addTrailingMetadata(metadata) }
     }
 
     // MARK: ServerCallStream
@@ -200,10 +199,11 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     /// `sendLast` costs nothing.
     private func reserve(_ size: Int, last: Bool = false) throws -> Bool {
         try shared.withLock { shared in
-            guard !shared.closed else { throw CancellationError() }
-            shared.headersSent = true
+            guard !shared.closed, !shared.response.ended else { throw CancellationError() }
+            // The loop writes the HEADERS when the message reaches the wire (`headers()`).
+            _ = shared.response.willSendMessage()
             shared.queuedBytes += size
-            if last { shared.finished = true }
+            if last { _ = shared.response.end(.ok, message: "", metadata: [:]) }
             return shared.queuedBytes > highWater
         }
     }
@@ -245,11 +245,8 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
 
     func finish(_ status: StatusCode, message: String, metadata: Metadata) {
         // After `sendLast` the OK trailers are already queued; a later finish would be dropped.
-        let alreadyFinished = shared.withLock { shared in
-            defer { shared.finished = true }
-            return shared.finished
-        }
-        guard !alreadyFinished else { return }
+        let ended = shared.withLock { $0.response.end(status, message: message, metadata: metadata) != nil }
+        guard ended else { return }
         finishOnLoop(status, message, metadata)
     }
 
@@ -293,14 +290,11 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
 
     /// Takes the response metadata for HEADERS (or for trailers-only responses).
     func takeInitialMetadata() -> Metadata {
-        shared.withLock { shared in
-            shared.headersSent = true
-            return shared.initialMetadata
-        }
+        shared.withLock { $0.response.headers() }
     }
 
     func takeTrailingMetadata() -> Metadata {
-        shared.withLock { $0.trailingMetadata }
+        shared.withLock { $0.response.trailingMetadata }
     }
 
     /// Stops the stream taking responses: waiting writers and readers fail.

@@ -60,6 +60,19 @@ struct ConformanceTests {
         }
     }
 
+    @Test("a request in a grpc-encoding other than identity is UNIMPLEMENTED", arguments: TransportKind.allCases)
+    func compressedRequest(_ kind: TransportKind) async throws {
+        try await withTransport(kind) { transport in
+            let client = TestClient(transport: transport)
+            let error = await #expect(throws: RPCError.self) {
+                _ = try await client.emptyCall(.init(), metadata: ["grpc-encoding": "gzip"])
+            }
+            #expect(error?.code == .unimplemented)
+            #expect(error?.message == "grpc-encoding \"gzip\" is not supported; use identity.")
+            _ = try await client.emptyCall(.init())
+        }
+    }
+
     @Test("server streaming delivers every response in order", arguments: TransportKind.allCases)
     func serverStreaming(_ kind: TransportKind) async throws {
         try await withTransport(kind) { transport in
