@@ -348,6 +348,8 @@ let package = Package(
         .testTarget(
             name: "SkiffServerTests",
             dependencies: [
+                "SkiffAPI",
+                "SkiffAccounts",
                 "SkiffCore",
                 "SkiffWire",
                 "SkiffServer",

@@ -179,8 +179,10 @@ public final class SQLiteDatabase: Sendable {
         SQLiteBucketListStore(pool: storePool, collectLimit: collectLimit)
     }
 
-    /// Closes every connection. Call it after the last use, at shutdown; later use throws.
+    /// Copies the write-ahead log into the database file and empties it, then closes every
+    /// connection. Call it after the last use, at shutdown; later use throws.
     public func close() throws {
+        try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         try pool.close()
     }
 }

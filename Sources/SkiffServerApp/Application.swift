@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+public import ServiceLifecycle
 import SkiffAPI
 public import SkiffAccounts
 import SkiffBids
@@ -22,78 +23,45 @@ public struct Application: Sendable {
     public let health: HealthService
     /// Where e-mails go (the default log/outbox mailer; tests read it).
     public let mailer: OutboxMailer
-    /// The open SQLite databases, one per file.
-    public let databases: [SQLiteDatabase]
+    /// The open storage backends, one per SQLite file; a service that closes them at shutdown.
+    public let storage: OpenedStorage
     /// Periodic clean-up of the stores (expired sessions, old change events).
     public let housekeeping: Housekeeping
+
+    /// The application's services in start order: the storage, the housekeeping, the server.
+    public var services: [any Service] { [storage, housekeeping, server] }
 
     /// How far back the feed relays publish again what other services recorded (the housekeeping
     /// interval, 10 minutes, with room to spare).
     static let feedRelayWindow: Duration = .seconds(30 * 60)
 
-    /// Builds the server from options: opens storage, wires services and interceptors.
+    /// Builds the server from options: opens storage (off the caller's executor), wires services and
+    /// interceptors.
+    ///
+    /// Run ``services`` in one `ServiceGroup`: they stop in reverse order, so the storage closes after
+    /// the server has drained.
     ///
     /// - Parameters:
     ///   - options: the parsed command-line options.
     ///   - logger: where logs go.
     ///   - observer: where metrics go.
-    public init(options: ServerOptions, logger: Logger, observer: ServerObserver = ServerObserver()) throws {
+    public init(options: ServerOptions, logger: Logger, observer: ServerObserver = ServerObserver()) async throws {
         var configuration = try options.configuration()
         if let cert = options.tlsCert, let key = options.tlsKey {
             configuration.tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
         }
-        let storage = try StorageSelection.parse(options.storage)
+        let selection = try StorageSelection.parse(options.storage)
         // The ZIP-code centroid table (distance search of zip-only listings) ships with the build: a
         // missing or damaged one stops the start rather than the first search.
         _ = try ZipCentroids.bundled()
 
-        // One database (one DatabasePool) per SQLite file, shared by the services stored in it.
-        var databases: [String: SQLiteDatabase] = [:]
-        func database(_ path: String) throws -> SQLiteDatabase {
-            if let open = databases[path] { return open }
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let opened = try SQLiteDatabase(path: path)
-            databases[path] = opened
-            logger.info("storage opened", metadata: ["path": "\(path)"])
-            return opened
-        }
-
-        let accountsStore: any AccountsStore
-        switch storage.backend(for: "accounts") {
-        case .memory: accountsStore = InMemoryAccountsStore()
-        case .sqlite(let path): accountsStore = try database(path).accountsStore()
-        }
-
-        let listingsStore: any ListingsStore
-        switch storage.backend(for: "listings") {
-        case .memory: listingsStore = InMemoryListingsStore()
-        case .sqlite(let path): listingsStore = try database(path).listingsStore()
-        }
-
-        let bidsStore: any BidsStore
-        switch storage.backend(for: "bids") {
-        case .memory: bidsStore = InMemoryBidsStore()
-        case .sqlite(let path): bidsStore = try database(path).bidsStore()
-        }
-
-        let lostFoundStore: any LostFoundStore
-        switch storage.backend(for: "lostfound") {
-        case .memory: lostFoundStore = InMemoryLostFoundStore()
-        case .sqlite(let path): lostFoundStore = try database(path).lostFoundStore()
-        }
-
-        let bucketListStore: any BucketListStore
-        switch storage.backend(for: "bucketlist") {
-        case .memory: bucketListStore = InMemoryBucketListStore()
-        case .sqlite(let path): bucketListStore = try database(path).bucketListStore()
-        }
-
-        let chatStore: any ChatStore
-        switch storage.backend(for: "chat") {
-        case .memory: chatStore = InMemoryChatStore()
-        case .sqlite(let path): chatStore = try database(path).chatStore()
-        }
+        let storage = try await OpenedStorage.open(selection, logger: logger)
+        let accountsStore = storage.backend(for: "accounts").makeAccountsStore()
+        let listingsStore = storage.backend(for: "listings").makeListingsStore()
+        let bidsStore = storage.backend(for: "bids").makeBidsStore()
+        let lostFoundStore = storage.backend(for: "lostfound").makeLostFoundStore()
+        let bucketListStore = storage.backend(for: "bucketlist").makeBucketListStore()
+        let chatStore = storage.backend(for: "chat").makeChatStore()
 
         // Services in this process call each other through their typed clients over an
         // in-process transport that runs the same interceptors as the server. It is bound once
@@ -240,7 +208,7 @@ public struct Application: Sendable {
             ],
             logger: logger
         )
-        self.databases = Array(databases.values)
+        self.storage = storage
         self.server = SkiffServer(
             configuration: configuration,
             services: services,

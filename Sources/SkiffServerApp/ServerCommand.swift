@@ -33,8 +33,8 @@ public struct ServerCommand: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
-        let app = try Application(options: options, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        let app = try await Application(options: options, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app.storage)]
         if let metricsPort = options.metricsPort {
             services.append(
                 .init(

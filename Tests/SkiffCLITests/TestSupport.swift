@@ -55,7 +55,7 @@ func withServer<R: Sendable>(_ body: @Sendable (Application, String) async throw
     let options = try ServerOptions.parse(
         ["--port", "0", "--storage", "memory", "--password-hash-rounds", "1000", "--enable-test-service"]
     )
-    let app = try Application(options: options, logger: quietLogger)
+    let app = try await Application(options: options, logger: quietLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await app.server.run() }
         defer { group.cancelAll() }

@@ -17,7 +17,7 @@ func withServer<R: Sendable>(_ body: @Sendable (Application, String) async throw
             "--rate-limit-scale", "0",
         ]
     )
-    let app = try Application(options: options, logger: quietLogger)
+    let app = try await Application(options: options, logger: quietLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await app.server.run() }
         defer { group.cancelAll() }

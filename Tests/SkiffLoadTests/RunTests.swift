@@ -97,7 +97,7 @@ struct RunTests {
     func failuresCounted() async throws {
         // A server without the conformance service: every echo call is UNIMPLEMENTED.
         let options = try ServerOptions.parse(["--port", "0", "--storage", "memory"])
-        let app = try Application(options: options, logger: quietLogger)
+        let app = try await Application(options: options, logger: quietLogger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.server.run() }
             defer { group.cancelAll() }

@@ -1,7 +1,10 @@
 import ArgumentParser
+import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SkiffAPI
+import SkiffAccounts
 import SkiffClient
 import SkiffCore
 import SkiffServer
@@ -20,7 +23,7 @@ struct LifecycleTests {
             "--port", "0", "--storage", "memory", "--enable-test-service", "--drain-grace-period", "5",
         ])
         options.port = 0
-        let app = try Application(options: options, logger: quietLogger)
+        let app = try await Application(options: options, logger: quietLogger)
         let group = ServiceGroup(services: [app.server], logger: quietLogger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -37,6 +40,50 @@ struct LifecycleTests {
             // run() returns once the drain is over (the group's own deadline would fail the test).
             try await tasks.next()
         }
+    }
+
+    @Test("on shutdown the application closes its SQLite database, after the server has drained")
+    func storageClosesLast() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "skiff-close-\(UUID().uuidString)"
+        )
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("skiff.sqlite").path
+        var options = try ServerOptions.parse([
+            "--storage", "sqlite:\(path)", "--enable-test-service", "--password-hash-rounds", "1000",
+        ])
+        options.port = 0
+        let app = try await Application(options: options, logger: quietLogger)
+        #expect(app.storage.backends.map(\.name) == ["sqlite:\(path)"])
+        let group = ServiceGroup(services: app.services, logger: quietLogger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let port = try await app.server.listeningAddress.port!
+            try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                let accounts = Skiff_Accounts_V1_Accounts.Client(transport: connection)
+                _ = try await accounts.signUp(
+                    .with {
+                        $0.email = "closing@campus.edu"
+                        $0.password = "correct horse battery"
+                        $0.displayName = "Closing"
+                    }
+                )
+                // The write-ahead log exists while the database is open.
+                #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+                async let slow = TestClient(transport: connection).unaryCall(.with { $0.sleepMs = 300 })
+                try await waitUntil { app.server.observer.streams == 1 }
+                await group.triggerGracefulShutdown()
+                _ = try await slow  // the call in flight finishes before anything closes
+            }
+            try await tasks.next()
+        }
+        // Closing copied the log into the database and emptied it.
+        let log = try? FileManager.default.attributesOfItem(atPath: path + "-wal")
+        #expect((log?[.size] as? Int ?? 0) == 0)
+        #expect(FileManager.default.fileExists(atPath: path))
+        // Every connection is closed: later use fails.
+        let accounts = app.storage.backend(for: "accounts").makeAccountsStore()
+        await #expect(throws: (any Error).self) { try await accounts.deleteExpired(now: Date()) }
     }
 
     @Test("options: defaults, limits and validation")
@@ -60,13 +107,13 @@ struct LifecycleTests {
 
     @Test("the server serves health for every registered service, the test service only when enabled")
     func application() async throws {
-        let plain = try Application(
+        let plain = try await Application(
             options: try ServerOptions.parse(["--port", "0", "--storage", "memory"]),
             logger: quietLogger
         )
         #expect(plain.server.router.handler(forPath: "/skiff.testing.v1.TestService/EmptyCall") == nil)
         #expect(plain.server.router.handler(forPath: "/skiff.health.v1.Health/Check") != nil)
-        let withTests = try Application(
+        let withTests = try await Application(
             options: try ServerOptions.parse(["--port", "0", "--storage", "memory", "--enable-test-service"]),
             logger: quietLogger
         )

@@ -272,7 +272,7 @@ struct DocumentedContractSocketTests {
                 "--service-token", testServiceToken, "--drain-grace-period", "20",
             ]
         )
-        let app = try Application(options: options, logger: quietLogger)
+        let app = try await Application(options: options, logger: quietLogger)
         let running = Task { try await app.server.run() }
         defer { running.cancel() }
         let port = try await app.server.listeningAddress.port!

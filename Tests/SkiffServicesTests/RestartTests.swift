@@ -43,7 +43,7 @@ struct RestartTests {
         // Opening a large database works (migrations check included); how long it takes is measured
         // in Benchmarks, not here (no timings in tests).
         let options = try ServerOptions.parse(["--port", "0", "--storage", "sqlite:\(path)"])
-        let app = try Application(options: options, logger: quietLogger)
+        let app = try await Application(options: options, logger: quietLogger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.server.run() }
             defer { group.cancelAll() }

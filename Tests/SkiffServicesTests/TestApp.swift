@@ -39,7 +39,7 @@ func withApp<R: Sendable>(
         ["--port", "0", "--storage", storage, "--password-hash-rounds", "1000", "--service-token", testServiceToken]
             + extraArguments
     )
-    let app = try Application(options: options, logger: quietLogger)
+    let app = try await Application(options: options, logger: quietLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await app.server.run() }
         defer { group.cancelAll() }

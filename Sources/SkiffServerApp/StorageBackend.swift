@@ -1,0 +1,148 @@
+import Foundation
+public import Logging
+public import ServiceLifecycle
+public import SkiffAccounts
+public import SkiffBids
+public import SkiffBucketList
+public import SkiffChat
+public import SkiffListings
+public import SkiffLostFound
+public import SkiffSQLite
+
+/// A place services keep their data: it hands out each service's store and releases what it holds
+/// (connections, files) when the application stops.
+///
+/// The services only see their store protocols; which backend stands behind each is chosen at start
+/// (``StorageSelection``). A new backend (PostgreSQL, say) conforms to this protocol and adds a case
+/// to ``StorageSelection/Backend``; nothing else in the composition changes.
+public protocol StorageBackend: Sendable {
+    /// How the backend is named in logs and options (`memory`, `sqlite:PATH`).
+    var name: String { get }
+    /// The Accounts store on this backend.
+    func makeAccountsStore() -> any AccountsStore
+    /// The Listings store on this backend.
+    func makeListingsStore() -> any ListingsStore
+    /// The Bids store on this backend.
+    func makeBidsStore() -> any BidsStore
+    /// The Chat store on this backend.
+    func makeChatStore() -> any ChatStore
+    /// The LostFound store on this backend.
+    func makeLostFoundStore() -> any LostFoundStore
+    /// The BucketList store on this backend.
+    func makeBucketListStore() -> any BucketListStore
+    /// Releases the backend's resources once no store is used any more. Later use of a store fails.
+    func close() async throws
+}
+
+/// Keeps everything in memory: every store made is new and empty, and gone when the process ends.
+public struct InMemoryStorage: StorageBackend {
+    public init() {}
+
+    public var name: String { "memory" }
+    public func makeAccountsStore() -> any AccountsStore { InMemoryAccountsStore() }
+    public func makeListingsStore() -> any ListingsStore { InMemoryListingsStore() }
+    public func makeBidsStore() -> any BidsStore { InMemoryBidsStore() }
+    public func makeChatStore() -> any ChatStore { InMemoryChatStore() }
+    public func makeLostFoundStore() -> any LostFoundStore { InMemoryLostFoundStore() }
+    public func makeBucketListStore() -> any BucketListStore { InMemoryBucketListStore() }
+    public func close() async throws {}
+}
+
+extension SQLiteDatabase: StorageBackend {
+    public var name: String { "sqlite:\(path)" }
+    public func makeAccountsStore() -> any AccountsStore { accountsStore() }
+    public func makeListingsStore() -> any ListingsStore { listingsStore() }
+    public func makeBidsStore() -> any BidsStore { bidsStore() }
+    public func makeChatStore() -> any ChatStore { chatStore() }
+    public func makeLostFoundStore() -> any LostFoundStore { lostFoundStore() }
+    public func makeBucketListStore() -> any BucketListStore { bucketListStore() }
+}
+
+/// The storage backends an application opened, one per distinct ``StorageSelection/Backend`` (services
+/// placed on the same SQLite file share one database), run as a service: it closes every backend
+/// when the application shuts down.
+///
+/// Put it first in a `ServiceGroup`: services stop in reverse order, so the backends close after the
+/// server and the housekeeping that use them have stopped.
+public final class OpenedStorage: Service, Sendable {
+    /// The backends in the order they were opened.
+    public let backends: [any StorageBackend]
+    private let byService: [String: any StorageBackend]
+    private let logger: Logger
+
+    /// Opens the backends `selection` names, each once, off the caller's executor.
+    ///
+    /// - Throws: when a backend cannot be opened (the ones opened before it are closed again).
+    public static func open(_ selection: StorageSelection, logger: Logger) async throws -> OpenedStorage {
+        var opened: [StorageSelection.Backend: any StorageBackend] = [:]
+        var order: [any StorageBackend] = []
+        var byService: [String: any StorageBackend] = [:]
+        do {
+            for service in StorageSelection.services {
+                let choice = selection.backend(for: service)
+                if let backend = opened[choice] {
+                    byService[service] = backend
+                    continue
+                }
+                let backend = try await open(choice)
+                logger.info("storage opened", metadata: ["backend": "\(backend.name)"])
+                opened[choice] = backend
+                order.append(backend)
+                byService[service] = backend
+            }
+        } catch {
+            for backend in order { try? await backend.close() }
+            throw error
+        }
+        return OpenedStorage(backends: order, byService: byService, logger: logger)
+    }
+
+    private static func open(_ choice: StorageSelection.Backend) async throws -> any StorageBackend {
+        switch choice {
+        case .memory:
+            return InMemoryStorage()
+        case .sqlite(let path):
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return try await SQLiteDatabase.open(atPath: path)
+        }
+    }
+
+    private init(backends: [any StorageBackend], byService: [String: any StorageBackend], logger: Logger) {
+        self.backends = backends
+        self.byService = byService
+        self.logger = logger
+    }
+
+    /// The backend a service (one of ``StorageSelection/services``) keeps its data in.
+    public func backend(for service: String) -> any StorageBackend {
+        guard let backend = byService[service] else {
+            preconditionFailure("\(service) is not one of StorageSelection.services")
+        }
+        return backend
+    }
+
+    /// Waits for the application's graceful shutdown, then closes every backend.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try await close()
+    }
+
+    /// Closes every backend; errors are logged, and the first is thrown once all were tried.
+    public func close() async throws {
+        var first: (any Error)?
+        for backend in backends {
+            do {
+                try await backend.close()
+                logger.info("storage closed", metadata: ["backend": "\(backend.name)"])
+            } catch {
+                logger.error(
+                    "storage did not close cleanly",
+                    metadata: ["backend": "\(backend.name)", "error": "\(error)"]
+                )
+                first = first ?? error
+            }
+        }
+        if let first { throw first }
+    }
+}
