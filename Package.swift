@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SkiffStandardServices", targets: ["SkiffStandardServices"]),
         .library(name: "SkiffAPI", targets: ["SkiffAPI"]),
         .library(name: "SkiffLoad", targets: ["SkiffLoad"]),
+        .library(name: "SkiffTesting", targets: ["SkiffTesting"]),
         .executable(name: "skiff-server", targets: ["skiff-server"]),
         .executable(name: "protoc-gen-skiff", targets: ["protoc-gen-skiff"]),
         .executable(name: "skiff", targets: ["skiff"]),
@@ -45,6 +46,15 @@ let package = Package(
             dependencies: [
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The one test kit every test target uses: status expectations, waits, temporary files.
+        .target(
+            name: "SkiffTesting",
+            dependencies: [
+                "SkiffCore",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -337,6 +347,7 @@ let package = Package(
         .testTarget(
             name: "SkiffWireTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffWire",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -348,6 +359,7 @@ let package = Package(
         .testTarget(
             name: "SkiffServerTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffAPI",
                 "SkiffAccounts",
                 "SkiffCore",
@@ -372,6 +384,7 @@ let package = Package(
         .testTarget(
             name: "SkiffClientTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffWire",
                 "SkiffClient",
@@ -384,6 +397,7 @@ let package = Package(
         .testTarget(
             name: "SkiffServicesTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffAPI",
                 "SkiffAccounts",
@@ -412,6 +426,7 @@ let package = Package(
         .testTarget(
             name: "SkiffCodeGenTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCodeGen",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
@@ -421,6 +436,7 @@ let package = Package(
         .testTarget(
             name: "SkiffAccountsTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
                 "SkiffAccounts",
@@ -432,6 +448,7 @@ let package = Package(
         .testTarget(
             name: "SkiffListingsTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
                 "SkiffAPI",
@@ -444,6 +461,7 @@ let package = Package(
         .testTarget(
             name: "SkiffStorageTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffDomain",
                 "SkiffChat",
                 "SkiffAccounts",
@@ -459,6 +477,7 @@ let package = Package(
         .testTarget(
             name: "SkiffBucketListTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
                 "SkiffBucketList",
@@ -469,6 +488,7 @@ let package = Package(
         .testTarget(
             name: "SkiffChatTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
                 "SkiffAPI",
@@ -481,6 +501,7 @@ let package = Package(
         .testTarget(
             name: "SkiffLostFoundTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
                 "SkiffAPI",
@@ -494,6 +515,7 @@ let package = Package(
         .testTarget(
             name: "SkiffBidsTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
                 "SkiffAPI",
@@ -507,6 +529,7 @@ let package = Package(
         .testTarget(
             name: "SkiffLoadTests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffLoad",
                 "SkiffCore",
                 "SkiffAPI",
@@ -525,6 +548,7 @@ let package = Package(
         .testTarget(
             name: "SkiffCLITests",
             dependencies: [
+                "SkiffTesting",
                 "SkiffCore",
                 "SkiffCLI",
                 "SkiffReflection",

@@ -103,24 +103,6 @@ struct BidsTestHarness {
     }
 }
 
-/// Expects `body` to fail with `code` (and, if given, exactly `message`).
-func expectStatus(
-    _ code: StatusCode,
-    _ message: String? = nil,
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ body: () async throws -> Void
-) async {
-    do {
-        try await body()
-        Issue.record("Expected \(code), but the call succeeded", sourceLocation: sourceLocation)
-    } catch let error as RPCError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        if let message { #expect(error.message == message, sourceLocation: sourceLocation) }
-    } catch {
-        Issue.record("Expected an RPCError \(code), got \(error)", sourceLocation: sourceLocation)
-    }
-}
-
 /// The ids of the sales the completion hook was called for.
 final class CompletedSales: Sendable {
     private let ids = Mutex<[String]>([])

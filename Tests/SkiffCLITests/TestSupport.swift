@@ -5,10 +5,9 @@ import NIOCore
 import SkiffCLI
 import SkiffServer
 import SkiffServerApp
+import SkiffTesting
 import Synchronization
 import Testing
-
-let quietLogger = Logger(label: "skiff.cli.test") { _ in SwiftLogNoOpLogHandler() }
 
 /// What a `skiff` run produced.
 struct RunResult: Sendable {

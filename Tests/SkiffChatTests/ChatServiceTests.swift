@@ -3,6 +3,7 @@ import SkiffAPI
 import SkiffChat
 import SkiffCore
 import SkiffDomain
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing
@@ -76,26 +77,6 @@ struct ChatHarness {
             },
             metadata: Self.auth(from)
         ).message
-    }
-}
-
-/// Expects `body` to fail with `code`.
-@discardableResult
-func expectStatus(
-    _ code: StatusCode,
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ body: () async throws -> Void
-) async -> RPCError? {
-    do {
-        try await body()
-        Issue.record("expected \(code), but the call succeeded", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as RPCError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        return error
-    } catch {
-        Issue.record("expected RPCError \(code), got \(error)", sourceLocation: sourceLocation)
-        return nil
     }
 }
 

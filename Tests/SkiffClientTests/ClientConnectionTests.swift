@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import SkiffClient
 import SkiffCore
+import SkiffTesting
 import SkiffWire
 import SwiftProtobuf
 import Synchronization
@@ -17,24 +18,6 @@ let bidiMethod = MethodDescriptor(
     method: "FullDuplexCall",
     kind: .bidirectionalStreaming
 )
-
-/// Runs `body`, failing if it takes longer than `duration`. The default guards against a hang, not a
-/// slow machine: a loaded 2-core CI runner can hold a test up for many seconds.
-func withTimeout<T: Sendable>(
-    _ duration: Duration = .seconds(30),
-    _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: duration)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else { throw TestFailure("timed out") }
-        return value
-    }
-}
 
 /// A script answering every finished request with its own messages (echo).
 let echoScript: FakeServer.Script = { connection, frame in

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import SkiffClient
 import SkiffCore
+import SkiffTesting
 import SkiffWire
 import SwiftProtobuf
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import SkiffCodeGen
+import SkiffTesting
 import SwiftProtobuf
 import SwiftProtobufPluginLibrary
 import Testing

@@ -10,7 +10,7 @@ struct CampusLoadTests {
     func campus() async throws {
         try await withServer { app, target in
             let state = temporaryPath("state.json")
-            defer { try? FileManager.default.removeItem(atPath: (state as NSString).deletingLastPathComponent) }
+            defer { removeTemporaryPath(state) }
             let arguments = [
                 "campus", "--target", target, "--concurrency", "8", "--connections", "2", "--duration", "1",
                 "--warmup", "0.2", "--seed-users", "4", "--seed-activities", "40", "--seed-votes", "60",

@@ -8,10 +8,12 @@ struct ChatFanoutLoadTests {
     @Test("keeps feeds open, waits for every delivery and reports the delivery latency")
     func chatFanout() async throws {
         try await withServer { app, target in
+            let state = temporaryPath("state.json")
+            defer { removeTemporaryPath(state) }
             let arguments = [
                 "chat-fanout", "--target", target, "--rate", "50", "--connections", "2", "--duration", "1",
                 "--warmup", "0.2", "--seed-users", "3", "--seed-listings", "0", "--subscribers", "30",
-                "--state", temporaryPath("state.json"),
+                "--state", state,
             ]
             let command = try #require(try SkiffLoadCommand.parseAsRoot(arguments) as? RunCommand)
             let result = try await command.execute(tokenSource: outboxTokens(app), progress: .silent)

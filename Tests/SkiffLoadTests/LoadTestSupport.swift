@@ -4,8 +4,7 @@ import Logging
 import NIOCore
 import SkiffServer
 import SkiffServerApp
-
-let quietLogger = Logger(label: "skiff.load.test") { _ in SwiftLogNoOpLogHandler() }
+import SkiffTesting
 
 /// Runs the production server (``Application``) in process on 127.0.0.1, any port, memory storage,
 /// with the conformance service; hands `body` the app and `host:port`.
@@ -26,9 +25,14 @@ func withServer<R: Sendable>(_ body: @Sendable (Application, String) async throw
     }
 }
 
-/// A fresh temporary file path.
+/// A fresh file path in a new temporary directory; remove it with ``removeTemporaryPath(_:)``.
 func temporaryPath(_ name: String) -> String {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("skiff-load-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory.appendingPathComponent(name).path
+}
+
+/// Removes the temporary directory a ``temporaryPath(_:)`` path is in, with everything in it.
+func removeTemporaryPath(_ path: String) {
+    try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
 }

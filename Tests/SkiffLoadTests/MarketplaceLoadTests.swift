@@ -23,6 +23,7 @@ struct MarketplaceLoadTests {
     func marketplace() async throws {
         try await withServer { app, target in
             let state = temporaryPath("state.json")
+            defer { removeTemporaryPath(state) }
             let arguments = [
                 "marketplace", "--target", target, "--concurrency", "8", "--connections", "2", "--duration", "1",
                 "--warmup", "0.2", "--seed-users", "4", "--seed-listings", "30", "--state", state, "--seed-concurrency",
@@ -58,6 +59,7 @@ struct MarketplaceLoadTests {
     @Test("tokens are found in a debug server log")
     func mailLog() async throws {
         let path = temporaryPath("server.log")
+        defer { removeTemporaryPath(path) }
         let log = """
             2026-01-01T00:00:00+0000 info skiff.server : mail.subject=Verify mail.to=a@campus.edu Mail queued in outbox
             2026-01-01T00:00:00+0000 debug skiff.server : mail.body=Welcome, load-x-0! Confirm this address to start using Skiff.

@@ -5,6 +5,7 @@ import NIOCore
 import SkiffLoad
 import SkiffServer
 import SkiffServerApp
+import SkiffTesting
 import Testing
 
 /// Checks what every successful result must satisfy.
@@ -40,6 +41,7 @@ struct RunTests {
         try await withServer { _, target in
             let closedJSON = temporaryPath("closed.json")
             let openJSON = temporaryPath("open.json")
+            defer { for path in [closedJSON, openJSON] { removeTemporaryPath(path) } }
             let closed = try #require(
                 try SkiffLoadCommand.parseAsRoot([
                     "run", scenario, "--target", target, "--concurrency", "8", "--connections", "2",

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import SkiffCore
 import SkiffStandardServices
+import SkiffTesting
 import SkiffWire
 import SwiftProtobuf
 import Synchronization

@@ -1,6 +1,7 @@
 import SkiffClient
 import SkiffCore
 import SkiffStandardServices
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing

@@ -10,6 +10,7 @@ import SkiffCore
 import SkiffServer
 import SkiffServerApp
 import SkiffStandardServices
+import SkiffTesting
 import SkiffWire
 import SwiftProtobuf
 import Synchronization

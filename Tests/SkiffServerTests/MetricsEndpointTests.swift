@@ -8,6 +8,7 @@ import SkiffCore
 import SkiffServer
 import SkiffServerApp
 import SkiffStandardServices
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing

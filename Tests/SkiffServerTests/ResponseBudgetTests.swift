@@ -1,4 +1,5 @@
 import SkiffCore
+import SkiffTesting
 import Testing
 
 @testable import SkiffServer

@@ -4,6 +4,7 @@ import SkiffClient
 import SkiffCore
 import SkiffServer
 import SkiffStandardServices
+import SkiffTesting
 import SkiffWire
 import SwiftProtobuf
 import Synchronization

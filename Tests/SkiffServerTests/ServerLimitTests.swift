@@ -1,6 +1,7 @@
 import NIOCore
 import SkiffCore
 import SkiffServer
+import SkiffTesting
 import SkiffWire
 import Testing
 

@@ -2,6 +2,7 @@ import NIOCore
 import SkiffCore
 import SkiffServer
 import SkiffStandardServices
+import SkiffTesting
 import SkiffWire
 import SwiftProtobuf
 import Testing

@@ -8,10 +8,12 @@ import SkiffClient
 import SkiffCore
 import SkiffServer
 import SkiffStandardServices
+import SkiffTesting
 import SwiftProtobuf
 import Testing
 
-/// Makes a self-signed certificate for `localhost` with the openssl CLI.
+/// Makes a self-signed certificate for `localhost` with the openssl CLI, in a new temporary directory
+/// (the caller removes it).
 private func makeCertificate() throws -> (cert: String, key: String) {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("skiff-tls-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -38,6 +40,7 @@ struct TLSAndObservabilityTests {
     @Test("calls over TLS with ALPN skiff/1; a plaintext client is turned away")
     func tls() async throws {
         let (cert, key) = try makeCertificate()
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: cert).deletingLastPathComponent()) }
         let tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
         try await withTestServer(configure: { $0.tls = tls }) { _, port in
             let configuration = ClientConfiguration(

@@ -8,6 +8,7 @@ import SkiffDomain
 import SkiffSQLite
 import SkiffServer
 import SkiffServerApp
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing
@@ -363,7 +364,7 @@ struct AccountsHardeningSocketTests {
             let auth = try await server.signUpAndVerify(accounts, "bounds@campus.edu", logIn: true)
             let huge = String(repeating: "x", count: 5_000)
             func expectBound(_ field: String, _ body: () async throws -> Void) async {
-                let error = await expectStatus(.invalidArgument, body)
+                let error = await expectStatus(.invalidArgument) { try await body() }
                 #expect(error?.message.hasPrefix(field + " is too long: send at most") == true, "\(field)")
             }
             await expectBound("email") { _ = try await accounts.signUp(Self.signUp(huge + "@campus.edu")) }
@@ -555,47 +556,47 @@ func withAccountsServer(
 ) async throws {
     let clock = ManualTimeSource()
     let outbox = (mailer as? GatedMailer)?.outbox ?? OutboxMailer()
-    let path = temporaryDatabasePath()
-    defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
-    let store: any AccountsStore
-    switch backend {
-    case .memory: store = InMemoryAccountsStore()
-    case .sqlite:
-        try FileManager.default.createDirectory(
-            at: URL(fileURLWithPath: path).deletingLastPathComponent(),
-            withIntermediateDirectories: true
-        )
-        store = try SQLiteDatabase(path: path).accountsStore()
-    }
-    let service = AccountsService(
-        store: store,
-        hasher: PasswordHasher(rounds: 1_000),
-        mailer: mailer ?? outbox,
-        images: images,
-        time: clock,
-        configuration: configuration,
-        logger: quietLogger
-    )
-    var serverConfiguration = ServerConfiguration()
-    serverConfiguration.host = "127.0.0.1"
-    serverConfiguration.port = 0
-    let server = SkiffServer(
-        configuration: serverConfiguration,
-        services: [service],
-        interceptors: [
-            AuthenticationInterceptor(
-                authenticator: AccountsAuthenticator(store: store, time: clock),
-                serviceToken: testServiceToken
+    try await withTemporaryDatabasePath { path in
+        let store: any AccountsStore
+        switch backend {
+        case .memory: store = InMemoryAccountsStore()
+        case .sqlite:
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: path).deletingLastPathComponent(),
+                withIntermediateDirectories: true
             )
-        ],
-        logger: quietLogger
-    )
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await server.run() }
-        defer { group.cancelAll() }
-        let port = try await server.listeningAddress.port!
-        try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
-            try await body(AccountsTestServer(clock: clock, mailer: outbox), AccountsClient(transport: connection))
+            store = try SQLiteDatabase(path: path).accountsStore()
+        }
+        let service = AccountsService(
+            store: store,
+            hasher: PasswordHasher(rounds: 1_000),
+            mailer: mailer ?? outbox,
+            images: images,
+            time: clock,
+            configuration: configuration,
+            logger: quietLogger
+        )
+        var serverConfiguration = ServerConfiguration()
+        serverConfiguration.host = "127.0.0.1"
+        serverConfiguration.port = 0
+        let server = SkiffServer(
+            configuration: serverConfiguration,
+            services: [service],
+            interceptors: [
+                AuthenticationInterceptor(
+                    authenticator: AccountsAuthenticator(store: store, time: clock),
+                    serviceToken: testServiceToken
+                )
+            ],
+            logger: quietLogger
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            defer { group.cancelAll() }
+            let port = try await server.listeningAddress.port!
+            try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                try await body(AccountsTestServer(clock: clock, mailer: outbox), AccountsClient(transport: connection))
+            }
         }
     }
 }

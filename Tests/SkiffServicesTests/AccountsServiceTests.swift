@@ -4,6 +4,7 @@ import SkiffAccounts
 import SkiffClient
 import SkiffCore
 import SkiffServerApp
+import SkiffTesting
 import SwiftProtobuf
 import Testing
 
@@ -304,24 +305,25 @@ struct AccountsServiceTests {
 
     @Test("an account survives a restart on the same SQLite file")
     func restart() async throws {
-        let path = temporaryDatabasePath()
-        let userID = try await withApp(.sqlite, path: path) { app, connection in
-            try await signUpAndLogIn(
-                AccountsClient(transport: connection),
-                mailer: app.mailer,
-                email: "s@campus.edu",
-                name: "S"
-            ).id
-        }
-        try await withApp(.sqlite, path: path) { _, connection in
-            let accounts = AccountsClient(transport: connection)
-            let session = try await accounts.logIn(
-                .with {
-                    $0.email = "s@campus.edu"
-                    $0.password = "correct horse battery"
-                }
-            )
-            #expect(session.userID == userID)
+        try await withTemporaryDatabasePath { path in
+            let userID = try await withApp(.sqlite, path: path) { app, connection in
+                try await signUpAndLogIn(
+                    AccountsClient(transport: connection),
+                    mailer: app.mailer,
+                    email: "s@campus.edu",
+                    name: "S"
+                ).id
+            }
+            try await withApp(.sqlite, path: path) { _, connection in
+                let accounts = AccountsClient(transport: connection)
+                let session = try await accounts.logIn(
+                    .with {
+                        $0.email = "s@campus.edu"
+                        $0.password = "correct horse battery"
+                    }
+                )
+                #expect(session.userID == userID)
+            }
         }
     }
 

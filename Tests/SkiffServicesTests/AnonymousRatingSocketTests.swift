@@ -4,6 +4,7 @@ import SkiffClient
 import SkiffCore
 import SkiffDomain
 import SkiffServerApp
+import SkiffTesting
 import SwiftProtobuf
 import Testing
 

@@ -3,6 +3,7 @@ import SkiffAPI
 import SkiffClient
 import SkiffCore
 import SkiffServerApp
+import SkiffTesting
 import SwiftProtobuf
 import Testing
 

@@ -3,6 +3,7 @@ import SkiffAPI
 import SkiffClient
 import SkiffCore
 import SkiffServerApp
+import SkiffTesting
 import SwiftProtobuf
 import Testing
 
@@ -113,23 +114,24 @@ extension BucketListServiceTests {
 
     @Test("--storage bucketlist=memory keeps BucketList in memory while the rest stays in SQLite")
     func perServiceStorage() async throws {
-        let path = temporaryDatabasePath()
-        let arguments = ["--storage", "bucketlist=memory"]
-        let (listID, auth) = try await withApp(.sqlite, path: path, extraArguments: arguments) { app, connection in
-            let client = BucketListClient(transport: connection)
-            let (ann, _) = try await Self.users(app, connection)
-            let list = try await client.createBucketList(
-                .with { $0.bucketList = Self.newList("Volatile") },
-                metadata: ann.auth
-            )
-            return (list.bucketList.bucketListID, ann.auth)
-        }
-        try await withApp(.sqlite, path: path, extraArguments: arguments) { _, connection in
-            let client = BucketListClient(transport: connection)
-            // The session (Accounts, SQLite) survived; the list (BucketList, memory) did not.
-            let mine = try await client.listMyBucketLists(.init(), metadata: auth).bucketLists
-            #expect(mine.isEmpty)
-            await expectStatus(.notFound) { _ = try await client.getBucketList(.with { $0.bucketListID = listID }) }
+        try await withTemporaryDatabasePath { path in
+            let arguments = ["--storage", "bucketlist=memory"]
+            let (listID, auth) = try await withApp(.sqlite, path: path, extraArguments: arguments) { app, connection in
+                let client = BucketListClient(transport: connection)
+                let (ann, _) = try await Self.users(app, connection)
+                let list = try await client.createBucketList(
+                    .with { $0.bucketList = Self.newList("Volatile") },
+                    metadata: ann.auth
+                )
+                return (list.bucketList.bucketListID, ann.auth)
+            }
+            try await withApp(.sqlite, path: path, extraArguments: arguments) { _, connection in
+                let client = BucketListClient(transport: connection)
+                // The session (Accounts, SQLite) survived; the list (BucketList, memory) did not.
+                let mine = try await client.listMyBucketLists(.init(), metadata: auth).bucketLists
+                #expect(mine.isEmpty)
+                await expectStatus(.notFound) { _ = try await client.getBucketList(.with { $0.bucketListID = listID }) }
+            }
         }
     }
 }

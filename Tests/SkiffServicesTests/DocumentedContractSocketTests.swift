@@ -8,6 +8,7 @@ import SkiffCore
 import SkiffServer
 import SkiffServerApp
 import SkiffStandardServices
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing
@@ -262,163 +263,166 @@ struct DocumentedContractSocketTests {
         arguments: Backend.allCases
     )
     func drainEndsLongLivedStreams(_ backend: Backend) async throws {
-        let path = temporaryDatabasePath()
-        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
-        let storage = backend == .memory ? "memory" : "sqlite:\(path)"
-        // A grace period far longer than a prompt stop takes: the stop must not wait for it.
-        let options = try ServerOptions.parse(
-            [
-                "--port", "0", "--storage", storage, "--password-hash-rounds", "1000",
-                "--service-token", testServiceToken, "--drain-grace-period", "20",
-            ]
-        )
-        let app = try await Application(options: options, logger: quietLogger)
-        let running = Task { try await app.server.run() }
-        defer { running.cancel() }
-        let port = try await app.server.listeningAddress.port!
-        // (990 subscribers on this one connection stop in 0.15–0.2 s in a debug build; the count here keeps the
-        // test light, and under the connection's 1,000 concurrent streams with the three other calls.)
-        let subscribers = 120
-        let outcomes = StreamLog<Outcome>()
-        let connectOutcome = StreamLog<RPCError>()
-        let watchOutcome = StreamLog<RPCError>()
-        let healthStatuses = StreamLog<Skiff_Health_V1_HealthCheckResponse.ServingStatus>()
-        let healthOutcome = StreamLog<RPCError>()
-        let connectEvents = StreamLog<Int>()  // the sequences Connect delivered
-        let watchChanges = StreamLog<Int>()
-        let stoppedAfter: TimeInterval = try await withClientConnection(target: .host("127.0.0.1", port: port)) {
-            connection in
-            let accounts = AccountsClient(transport: connection)
-            let chat = ChatClient(transport: connection)
-            let listings = ListingsClient(transport: connection)
-            let (ann, bob) = try await ListingsServiceTests.users(app, connection)
-            // Bob saves Ann's listing, so his watch can be seen to be live.
-            let lamp = try await ListingBidsSocketTests.newListing(listings, ann.auth)
-            _ = try await listings.saveListing(.with { $0.listingID = lamp.listingID }, metadata: bob.auth)
-            // Two events on Bob's feed, so the resume point is not zero.
-            for text in ["one", "two"] {
-                _ = try await chat.sendMessage(
-                    .with {
-                        $0.recipientID = bob.id
-                        $0.text = text
-                    },
-                    metadata: ann.auth
-                )
-            }
-            let received = StreamLog<Int>()
-            let streams = Task {
-                await withTaskGroup(of: Void.self) { group in
-                    for _ in 0..<subscribers {
-                        group.addTask {
-                            let last = StreamLog<Int64>()
-                            do {
-                                try await chat.subscribeFeed(.init(), metadata: bob.auth) { response in
-                                    for try await event in response.messages {
-                                        received.append(1)
-                                        last.append(event.sequence)
+        try await withTemporaryDatabasePath { path in
+            let storage = backend == .memory ? "memory" : "sqlite:\(path)"
+            // A grace period far longer than a prompt stop takes: the stop must not wait for it.
+            let options = try ServerOptions.parse(
+                [
+                    "--port", "0", "--storage", storage, "--password-hash-rounds", "1000",
+                    "--service-token", testServiceToken, "--drain-grace-period", "20",
+                ]
+            )
+            let app = try await Application(options: options, logger: quietLogger)
+            let running = Task { try await app.server.run() }
+            defer { running.cancel() }
+            let port = try await app.server.listeningAddress.port!
+            // (990 subscribers on this one connection stop in 0.15–0.2 s in a debug build; the count here keeps the
+            // test light, and under the connection's 1,000 concurrent streams with the three other calls.)
+            let subscribers = 120
+            let outcomes = StreamLog<Outcome>()
+            let connectOutcome = StreamLog<RPCError>()
+            let watchOutcome = StreamLog<RPCError>()
+            let healthStatuses = StreamLog<Skiff_Health_V1_HealthCheckResponse.ServingStatus>()
+            let healthOutcome = StreamLog<RPCError>()
+            let connectEvents = StreamLog<Int>()  // the sequences Connect delivered
+            let watchChanges = StreamLog<Int>()
+            let stoppedAfter: TimeInterval = try await withClientConnection(target: .host("127.0.0.1", port: port)) {
+                connection in
+                let accounts = AccountsClient(transport: connection)
+                let chat = ChatClient(transport: connection)
+                let listings = ListingsClient(transport: connection)
+                let (ann, bob) = try await ListingsServiceTests.users(app, connection)
+                // Bob saves Ann's listing, so his watch can be seen to be live.
+                let lamp = try await ListingBidsSocketTests.newListing(listings, ann.auth)
+                _ = try await listings.saveListing(.with { $0.listingID = lamp.listingID }, metadata: bob.auth)
+                // Two events on Bob's feed, so the resume point is not zero.
+                for text in ["one", "two"] {
+                    _ = try await chat.sendMessage(
+                        .with {
+                            $0.recipientID = bob.id
+                            $0.text = text
+                        },
+                        metadata: ann.auth
+                    )
+                }
+                let received = StreamLog<Int>()
+                let streams = Task {
+                    await withTaskGroup(of: Void.self) { group in
+                        for _ in 0..<subscribers {
+                            group.addTask {
+                                let last = StreamLog<Int64>()
+                                do {
+                                    try await chat.subscribeFeed(.init(), metadata: bob.auth) { response in
+                                        for try await event in response.messages {
+                                            received.append(1)
+                                            last.append(event.sequence)
+                                        }
                                     }
+                                    outcomes.append(Outcome(code: .ok, resumeAfter: nil, lastSeen: last.all.last))
+                                } catch let error as RPCError {
+                                    let resume = error.metadata.first("skiff-resume-after")
+                                    outcomes.append(
+                                        Outcome(code: error.code, resumeAfter: resume, lastSeen: last.all.last)
+                                    )
+                                } catch {
+                                    outcomes.append(Outcome(code: .unknown, resumeAfter: nil, lastSeen: last.all.last))
                                 }
-                                outcomes.append(Outcome(code: .ok, resumeAfter: nil, lastSeen: last.all.last))
-                            } catch let error as RPCError {
-                                let resume = error.metadata.first("skiff-resume-after")
-                                outcomes.append(Outcome(code: error.code, resumeAfter: resume, lastSeen: last.all.last))
-                            } catch {
-                                outcomes.append(Outcome(code: .unknown, resumeAfter: nil, lastSeen: last.all.last))
                             }
                         }
-                    }
-                    group.addTask {
-                        do {
-                            try await chat.connect(metadata: bob.auth) { writer in
-                                try await writer.write(.with { $0.subscribe = .with { $0.afterSequence = 0 } })
-                                try await Task.sleep(for: .seconds(3600))
-                            } onResponse: { response in
-                                for try await message in response.messages {
-                                    if case .event(let event) = message.response {
-                                        connectEvents.append(Int(event.sequence))
+                        group.addTask {
+                            do {
+                                try await chat.connect(metadata: bob.auth) { writer in
+                                    try await writer.write(.with { $0.subscribe = .with { $0.afterSequence = 0 } })
+                                    try await Task.sleep(for: .seconds(3600))
+                                } onResponse: { response in
+                                    for try await message in response.messages {
+                                        if case .event(let event) = message.response {
+                                            connectEvents.append(Int(event.sequence))
+                                        }
                                     }
                                 }
-                            }
-                        } catch let error as RPCError {
-                            connectOutcome.append(error)
-                        } catch {}
-                    }
-                    group.addTask {
-                        do {
-                            try await listings.watchSavedListings(.init(), metadata: bob.auth) { response in
-                                for try await _ in response.messages { watchChanges.append(1) }
-                            }
-                        } catch let error as RPCError {
-                            watchOutcome.append(error)
-                        } catch {}
-                    }
-                    group.addTask {
-                        let health = Skiff_Health_V1_Health.Client(transport: connection)
-                        do {
-                            try await health.watch(.init()) { response in
-                                for try await status in response.messages {
-                                    healthStatuses.append(status.status)
+                            } catch let error as RPCError {
+                                connectOutcome.append(error)
+                            } catch {}
+                        }
+                        group.addTask {
+                            do {
+                                try await listings.watchSavedListings(.init(), metadata: bob.auth) { response in
+                                    for try await _ in response.messages { watchChanges.append(1) }
                                 }
-                            }
-                        } catch let error as RPCError {
-                            healthOutcome.append(error)
-                        } catch {}
+                            } catch let error as RPCError {
+                                watchOutcome.append(error)
+                            } catch {}
+                        }
+                        group.addTask {
+                            let health = Skiff_Health_V1_Health.Client(transport: connection)
+                            do {
+                                try await health.watch(.init()) { response in
+                                    for try await status in response.messages {
+                                        healthStatuses.append(status.status)
+                                    }
+                                }
+                            } catch let error as RPCError {
+                                healthOutcome.append(error)
+                            } catch {}
+                        }
                     }
                 }
+                defer { streams.cancel() }  // also when a check below fails, so the connection can close
+                // Every feed has replayed both events (so every subscription is live) before the stop.
+                for _ in 0..<3_000 where received.all.count < subscribers * 2 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                try #require(received.all.count == subscribers * 2)
+                // The other calls are live too: Connect replayed both events, the health watch said SERVING, and
+                // the watch saw a price change (made until it arrives: the watch may subscribe after the first).
+                #expect(await connectEvents.wait(milliseconds: 10_000) { $0.count >= 2 })
+                #expect(await healthStatuses.wait(milliseconds: 10_000) { $0 == [.serving] })
+                // (Each change also reaches Bob's feed, so the feeds' resume points move on from 2.)
+                for price in Int64(1_000)..<1_200 where watchChanges.all.isEmpty {
+                    _ = try await listings.updateListing(
+                        .with {
+                            $0.listing.listingID = lamp.listingID
+                            $0.listing.priceCents = price
+                            $0.updateMask.paths = ["price_cents"]
+                        },
+                        metadata: ann.auth
+                    )
+                    _ = await watchChanges.wait(milliseconds: 50) { !$0.isEmpty }
+                }
+                try #require(!watchChanges.all.isEmpty)
+                _ = accounts
+                let stopping = Date()
+                app.server.beginGracefulShutdown()
+                // The guard bounds a hang (the grace period is 20 s); the speed is not what is checked here.
+                let guardTask = Task {
+                    try await Task.sleep(for: .seconds(30))
+                    streams.cancel()
+                }
+                await streams.value
+                guardTask.cancel()
+                try await running.value
+                return Date().timeIntervalSince(stopping)
             }
-            defer { streams.cancel() }  // also when a check below fails, so the connection can close
-            // Every feed has replayed both events (so every subscription is live) before the stop.
-            for _ in 0..<3_000 where received.all.count < subscribers * 2 {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            try #require(received.all.count == subscribers * 2)
-            // The other calls are live too: Connect replayed both events, the health watch said SERVING, and
-            // the watch saw a price change (made until it arrives: the watch may subscribe after the first).
-            #expect(await connectEvents.wait(milliseconds: 10_000) { $0.count >= 2 })
-            #expect(await healthStatuses.wait(milliseconds: 10_000) { $0 == [.serving] })
-            // (Each change also reaches Bob's feed, so the feeds' resume points move on from 2.)
-            for price in Int64(1_000)..<1_200 where watchChanges.all.isEmpty {
-                _ = try await listings.updateListing(
-                    .with {
-                        $0.listing.listingID = lamp.listingID
-                        $0.listing.priceCents = price
-                        $0.updateMask.paths = ["price_cents"]
-                    },
-                    metadata: ann.auth
-                )
-                _ = await watchChanges.wait(milliseconds: 50) { !$0.isEmpty }
-            }
-            try #require(!watchChanges.all.isEmpty)
-            _ = accounts
-            let stopping = Date()
-            app.server.beginGracefulShutdown()
-            // The guard bounds a hang (the grace period is 20 s); the speed is not what is checked here.
-            let guardTask = Task {
-                try await Task.sleep(for: .seconds(30))
-                streams.cancel()
-            }
-            await streams.value
-            guardTask.cancel()
-            try await running.value
-            return Date().timeIntervalSince(stopping)
+            #expect(stoppedAfter < 10, "the stop waited for the grace period (20 s) instead of ending the streams")
+            let all = outcomes.all
+            #expect(all.count == subscribers)
+            // Each feed resumes after exactly the last event it was sent.
+            #expect(
+                all.allSatisfy { $0.code == .unavailable && $0.resumeAfter == $0.lastSeen.map(String.init) },
+                "\(all.prefix(3))"
+            )
+            #expect(all.allSatisfy { ($0.lastSeen ?? 0) >= 2 })
+            #expect(connectOutcome.all.first?.code == .unavailable)
+            #expect(
+                connectOutcome.all.first?.metadata.first("skiff-resume-after")
+                    == connectEvents.all.last.map(String.init)
+            )
+            #expect(watchOutcome.all.first?.code == .unavailable)
+            #expect(watchOutcome.all.first?.message.contains("resume_token") == true)
+            #expect(healthOutcome.all.first?.code == .unavailable)
+            #expect(healthStatuses.all == [.serving, .notServing])
         }
-        #expect(stoppedAfter < 10, "the stop waited for the grace period (20 s) instead of ending the streams")
-        let all = outcomes.all
-        #expect(all.count == subscribers)
-        // Each feed resumes after exactly the last event it was sent.
-        #expect(
-            all.allSatisfy { $0.code == .unavailable && $0.resumeAfter == $0.lastSeen.map(String.init) },
-            "\(all.prefix(3))"
-        )
-        #expect(all.allSatisfy { ($0.lastSeen ?? 0) >= 2 })
-        #expect(connectOutcome.all.first?.code == .unavailable)
-        #expect(
-            connectOutcome.all.first?.metadata.first("skiff-resume-after") == connectEvents.all.last.map(String.init)
-        )
-        #expect(watchOutcome.all.first?.code == .unavailable)
-        #expect(watchOutcome.all.first?.message.contains("resume_token") == true)
-        #expect(healthOutcome.all.first?.code == .unavailable)
-        #expect(healthStatuses.all == [.serving, .notServing])
     }
 
     /// How one feed subscription ended.

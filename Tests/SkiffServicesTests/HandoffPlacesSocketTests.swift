@@ -5,6 +5,7 @@ import SkiffBids
 import SkiffClient
 import SkiffCore
 import SkiffServerApp
+import SkiffTesting
 import SwiftProtobuf
 import Testing
 
@@ -22,111 +23,117 @@ struct HandoffPlacesSocketTests {
         arguments: Backend.allCases
     )
     func pickAPlace(_ backend: Backend) async throws {
-        let path = temporaryDatabasePath()
-        defer {
-            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
-        }
-        let arguments = ["--handoff-places", Self.examplePath]
-        let saleID = try await withApp(backend, path: path, extraArguments: arguments) { app, connection in
-            let accounts = AccountsClient(transport: connection)
-            let listings = ListingsClient(transport: connection)
-            let bids = BidsClient(transport: connection)
-            let chat = ChatClient(transport: connection)
+        try await withTemporaryDatabasePath { path in
+            let arguments = ["--handoff-places", Self.examplePath]
+            let saleID = try await withApp(backend, path: path, extraArguments: arguments) { app, connection in
+                let accounts = AccountsClient(transport: connection)
+                let listings = ListingsClient(transport: connection)
+                let bids = BidsClient(transport: connection)
+                let chat = ChatClient(transport: connection)
 
-            // Guests see the whole list, in the file's order, with names, coordinates and hours.
-            let places = try await bids.listHandoffPlaces(.init()).places
-            #expect(places.map(\.placeID) == ["library-entrance", "police-desk", "student-union"])
-            #expect(places[1].name == "Campus Police, front desk (under camera)")
-            #expect(places[1].latitude == 36.14337 && places[1].longitude == -86.80531)
-            #expect(places[1].hours == "Open 24 hours")
+                // Guests see the whole list, in the file's order, with names, coordinates and hours.
+                let places = try await bids.listHandoffPlaces(.init()).places
+                #expect(places.map(\.placeID) == ["library-entrance", "police-desk", "student-union"])
+                #expect(places[1].name == "Campus Police, front desk (under camera)")
+                #expect(places[1].latitude == 36.14337 && places[1].longitude == -86.80531)
+                #expect(places[1].hours == "Open 24 hours")
 
-            let seller = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "sel@campus.edu", name: "Sel")
-            let buyer = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "buy@campus.edu", name: "Buy")
-            let other = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "oth@campus.edu", name: "Oth")
-            let sellerFeed = FeedLog()
-            let feed = Task {
-                try await chat.subscribeFeed(.init(), metadata: seller.auth) { response in
-                    for try await event in response.messages { sellerFeed.append(event) }
+                let seller = try await signUpAndLogIn(
+                    accounts,
+                    mailer: app.mailer,
+                    email: "sel@campus.edu",
+                    name: "Sel"
+                )
+                let buyer = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "buy@campus.edu", name: "Buy")
+                let other = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "oth@campus.edu", name: "Oth")
+                let sellerFeed = FeedLog()
+                let feed = Task {
+                    try await chat.subscribeFeed(.init(), metadata: seller.auth) { response in
+                        for try await event in response.messages { sellerFeed.append(event) }
+                    }
                 }
-            }
-            defer { feed.cancel() }
-            let listing = try await ListingBidsSocketTests.newListing(listings, seller.auth)
-            let bid = try await ListingBidsSocketTests.bid(bids, listing.listingID, 1_000, buyer.auth)
-            let sale = try await bids.acceptBid(.with { $0.bidID = bid.bidID }, metadata: seller.auth).sale
-            #expect(!sale.hasHandoffPlace)
+                defer { feed.cancel() }
+                let listing = try await ListingBidsSocketTests.newListing(listings, seller.auth)
+                let bid = try await ListingBidsSocketTests.bid(bids, listing.listingID, 1_000, buyer.auth)
+                let sale = try await bids.acceptBid(.with { $0.bidID = bid.bidID }, metadata: seller.auth).sale
+                #expect(!sale.hasHandoffPlace)
 
-            func confirm(_ who: Metadata, _ place: String = "") async throws -> Skiff_Bids_V1_Sale {
-                try await bids.confirmHandoff(
-                    .with {
-                        $0.saleID = sale.saleID
-                        $0.handoffPlaceID = place
-                    },
-                    metadata: who
-                ).sale
-            }
-            // Unknown places, oversize ids and strangers are refused, and nothing changes.
-            let unknown = await expectStatus(.notFound) { _ = try await confirm(buyer.auth, "the-moon") }
-            #expect(unknown?.message.contains("ListHandoffPlaces") == true)
-            let oversize = await expectStatus(.invalidArgument) {
-                _ = try await confirm(buyer.auth, String(repeating: "x", count: 129))
-            }
-            #expect(oversize?.message.contains("handoff_place_id") == true)
-            await expectStatus(.permissionDenied) { _ = try await confirm(other.auth, "police-desk") }
-            await expectStatus(.unauthenticated) { _ = try await confirm([:], "police-desk") }
-            let untouched = try await bids.getSale(.with { $0.saleID = sale.saleID }, metadata: buyer.auth).sale
-            #expect(!untouched.hasHandoffPlace && !untouched.hasBuyerConfirmedAt)
+                func confirm(_ who: Metadata, _ place: String = "") async throws -> Skiff_Bids_V1_Sale {
+                    try await bids.confirmHandoff(
+                        .with {
+                            $0.saleID = sale.saleID
+                            $0.handoffPlaceID = place
+                        },
+                        metadata: who
+                    ).sale
+                }
+                // Unknown places, oversize ids and strangers are refused, and nothing changes.
+                let unknown = await expectStatus(.notFound) { _ = try await confirm(buyer.auth, "the-moon") }
+                #expect(unknown?.message.contains("ListHandoffPlaces") == true)
+                let oversize = await expectStatus(.invalidArgument) {
+                    _ = try await confirm(buyer.auth, String(repeating: "x", count: 129))
+                }
+                #expect(oversize?.message.contains("handoff_place_id") == true)
+                await expectStatus(.permissionDenied) { _ = try await confirm(other.auth, "police-desk") }
+                await expectStatus(.unauthenticated) { _ = try await confirm([:], "police-desk") }
+                let untouched = try await bids.getSale(.with { $0.saleID = sale.saleID }, metadata: buyer.auth).sale
+                #expect(!untouched.hasHandoffPlace && !untouched.hasBuyerConfirmedAt)
 
-            // The buyer confirms at the library, then changes to the police desk: the seller is told twice.
-            let first = try await confirm(buyer.auth, "library-entrance")
-            #expect(first.handoffPlace.placeID == "library-entrance" && first.state == .pendingHandoff)
-            let changed = try await confirm(buyer.auth, "police-desk")
-            #expect(changed.handoffPlace == places[1])
-            let told = { (events: [Skiff_Chat_V1_FeedEvent]) in
-                events.filter { $0.hasBid && $0.bid.kind == .handoffConfirmed && $0.bid.saleID == sale.saleID }.count
+                // The buyer confirms at the library, then changes to the police desk: the seller is told twice.
+                let first = try await confirm(buyer.auth, "library-entrance")
+                #expect(first.handoffPlace.placeID == "library-entrance" && first.state == .pendingHandoff)
+                let changed = try await confirm(buyer.auth, "police-desk")
+                #expect(changed.handoffPlace == places[1])
+                let told = { (events: [Skiff_Chat_V1_FeedEvent]) in
+                    events.filter { $0.hasBid && $0.bid.kind == .handoffConfirmed && $0.bid.saleID == sale.saleID }
+                        .count
+                }
+                #expect(await sellerFeed.wait(milliseconds: 10_000) { told($0) == 2 })
+                // The seller sees it, confirms without naming a place, and the sale completes there.
+                let seen = try await bids.getSale(.with { $0.saleID = sale.saleID }, metadata: seller.auth).sale
+                #expect(seen.handoffPlace == places[1])
+                let done = try await confirm(seller.auth)
+                #expect(done.state == .completed && done.handoffPlace == places[1])
+                // Completed: the place is final; the same place or none still succeeds.
+                let final = await expectStatus(.failedPrecondition) {
+                    _ = try await confirm(seller.auth, "student-union")
+                }
+                #expect(final?.message.contains("completed") == true)
+                #expect(try await confirm(buyer.auth, "police-desk").handoffPlace == places[1])
+                let purchases = try await bids.listMyPurchases(.init(), metadata: buyer.auth).sales
+                #expect(purchases.first?.handoffPlace == places[1])
+                return sale.saleID
             }
-            #expect(await sellerFeed.wait(milliseconds: 10_000) { told($0) == 2 })
-            // The seller sees it, confirms without naming a place, and the sale completes there.
-            let seen = try await bids.getSale(.with { $0.saleID = sale.saleID }, metadata: seller.auth).sale
-            #expect(seen.handoffPlace == places[1])
-            let done = try await confirm(seller.auth)
-            #expect(done.state == .completed && done.handoffPlace == places[1])
-            // Completed: the place is final; the same place or none still succeeds.
-            let final = await expectStatus(.failedPrecondition) { _ = try await confirm(seller.auth, "student-union") }
-            #expect(final?.message.contains("completed") == true)
-            #expect(try await confirm(buyer.auth, "police-desk").handoffPlace == places[1])
-            let purchases = try await bids.listMyPurchases(.init(), metadata: buyer.auth).sales
-            #expect(purchases.first?.handoffPlace == places[1])
-            return sale.saleID
-        }
-        guard backend == .sqlite else { return }
-        // After a restart with the place gone from the list, the sale keeps its copy.
-        try await withApp(backend, path: path) { app, connection in
-            let accounts = AccountsClient(transport: connection)
-            let bids = BidsClient(transport: connection)
-            #expect(try await bids.listHandoffPlaces(.init()).places.isEmpty)
-            let session = try await accounts.logIn(DocumentedContractSocketTests.logIn("buy@campus.edu"))
-            let auth: Metadata = ["authorization": .string("Bearer \(session.sessionToken)")]
-            let sale = try await bids.getSale(.with { $0.saleID = saleID }, metadata: auth).sale
-            #expect(sale.handoffPlace.placeID == "police-desk")
-            #expect(sale.handoffPlace.name == "Campus Police, front desk (under camera)")
-            #expect(sale.handoffPlace.hours == "Open 24 hours")
-            // Naming the sale's own place, though no longer listed, keeps it; another unlisted id is unknown.
-            let kept = try await bids.confirmHandoff(
-                .with {
-                    $0.saleID = saleID
-                    $0.handoffPlaceID = "police-desk"
-                },
-                metadata: auth
-            ).sale
-            #expect(kept.handoffPlace == sale.handoffPlace)
-            await expectStatus(.notFound) {
-                _ = try await bids.confirmHandoff(
+            guard backend == .sqlite else { return }
+            // After a restart with the place gone from the list, the sale keeps its copy.
+            try await withApp(backend, path: path) { app, connection in
+                let accounts = AccountsClient(transport: connection)
+                let bids = BidsClient(transport: connection)
+                #expect(try await bids.listHandoffPlaces(.init()).places.isEmpty)
+                let session = try await accounts.logIn(DocumentedContractSocketTests.logIn("buy@campus.edu"))
+                let auth: Metadata = ["authorization": .string("Bearer \(session.sessionToken)")]
+                let sale = try await bids.getSale(.with { $0.saleID = saleID }, metadata: auth).sale
+                #expect(sale.handoffPlace.placeID == "police-desk")
+                #expect(sale.handoffPlace.name == "Campus Police, front desk (under camera)")
+                #expect(sale.handoffPlace.hours == "Open 24 hours")
+                // Naming the sale's own place, though no longer listed, keeps it; another unlisted id is unknown.
+                let kept = try await bids.confirmHandoff(
                     .with {
                         $0.saleID = saleID
-                        $0.handoffPlaceID = "library-entrance"
+                        $0.handoffPlaceID = "police-desk"
                     },
                     metadata: auth
-                )
+                ).sale
+                #expect(kept.handoffPlace == sale.handoffPlace)
+                await expectStatus(.notFound) {
+                    _ = try await bids.confirmHandoff(
+                        .with {
+                            $0.saleID = saleID
+                            $0.handoffPlaceID = "library-entrance"
+                        },
+                        metadata: auth
+                    )
+                }
             }
         }
     }

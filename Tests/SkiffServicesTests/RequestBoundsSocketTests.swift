@@ -5,6 +5,7 @@ import SkiffClient
 import SkiffCore
 import SkiffServer
 import SkiffServerApp
+import SkiffTesting
 import SwiftProtobuf
 import Testing
 
@@ -179,10 +180,10 @@ func withBoundsApp<R: Sendable>(
     _ backend: Backend,
     _ body: @Sendable (Application, ClientConnection, Int) async throws -> R
 ) async throws -> R {
-    let path = temporaryDatabasePath()
-    defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
-    return try await withApp(backend, path: path) { app, connection in
-        let port = try await app.server.listeningAddress.port!
-        return try await body(app, connection, port)
+    try await withTemporaryDatabasePath { path in
+        try await withApp(backend, path: path) { app, connection in
+            let port = try await app.server.listeningAddress.port!
+            return try await body(app, connection, port)
+        }
     }
 }

@@ -8,22 +8,16 @@ import SkiffClient
 import SkiffCore
 import SkiffServer
 import SkiffServerApp
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing
-
-let quietLogger = Logger(label: "skiff.test") { _ in SwiftLogNoOpLogHandler() }
 
 /// Storage backends every service test runs against.
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqlite
     var testDescription: String { rawValue }
-}
-
-/// A fresh temporary SQLite path.
-func temporaryDatabasePath() -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("skiff-\(UUID().uuidString)/skiff.sqlite").path
 }
 
 /// Runs the production object graph (``Application``) on 127.0.0.1, port 0, with the given
@@ -34,7 +28,12 @@ func withApp<R: Sendable>(
     extraArguments: [String] = [],
     _ body: @Sendable (Application, ClientConnection) async throws -> R
 ) async throws -> R {
-    let storage = backend == .memory ? "memory" : "sqlite:\(path ?? temporaryDatabasePath())"
+    guard backend == .memory || path != nil else {
+        return try await withTemporaryDatabasePath { path in
+            try await withApp(backend, path: path, extraArguments: extraArguments, body)
+        }
+    }
+    let storage = backend == .memory ? "memory" : "sqlite:\(path!)"
     let options = try ServerOptions.parse(
         ["--port", "0", "--storage", storage, "--password-hash-rounds", "1000", "--service-token", testServiceToken]
             + extraArguments
@@ -101,26 +100,6 @@ func signUpAndLogIn(
         }
     )
     return (session.userID, ["authorization": .string("Bearer \(session.sessionToken)")])
-}
-
-/// Expects `body` to fail with `code`; returns the error for further checks.
-@discardableResult
-func expectStatus(
-    _ code: StatusCode,
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ body: () async throws -> Void
-) async -> RPCError? {
-    do {
-        try await body()
-        Issue.record("expected \(code), but the call succeeded", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as RPCError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        return error
-    } catch {
-        Issue.record("expected RPCError \(code), got \(error)", sourceLocation: sourceLocation)
-        return nil
-    }
 }
 
 /// What a streaming call received, shared between the reading task and the test.

@@ -4,6 +4,7 @@ import SkiffAccounts
 import SkiffCore
 import SkiffDomain
 import SkiffListings
+import SkiffTesting
 import Testing
 
 @testable import SkiffServerApp

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import SkiffCore
+import SkiffTesting
 import SkiffWire
 
 /// A bare frame-level connection for testing the server against the contract byte by byte.
