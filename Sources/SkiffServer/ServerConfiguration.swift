@@ -71,7 +71,8 @@ public struct ServerConfiguration: Sendable {
     /// block) or on Swift's global concurrent executor.
     public var handlerExecutor: HandlerExecutor = .eventLoop
 
-    /// TLS, when set: TLS 1.2 minimum, ALPN `skiff/1`.
+    /// TLS, when set: TLS 1.2 minimum; ALPN offers the name of every protocol the server serves
+    /// (`skiff/1` by default).
     public var tls: TLS?
 
     public init() {}
@@ -102,13 +103,13 @@ public struct ServerConfiguration: Sendable {
             self.privateKey = try NIOSSLPrivateKey(file: keyPath, format: .pem)
         }
 
-        func makeContext() throws -> NIOSSLContext {
+        func makeContext(protocols: [String]) throws -> NIOSSLContext {
             var config = TLSConfiguration.makeServerConfiguration(
                 certificateChain: certificateChain.map { .certificate($0) },
                 privateKey: .privateKey(privateKey)
             )
             config.minimumTLSVersion = .tlsv12
-            config.applicationProtocols = ["skiff/1"]
+            config.applicationProtocols = protocols
             return try NIOSSLContext(configuration: config)
         }
     }

@@ -312,6 +312,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The server's graceful shutdown reaches every connection as this event, whatever its protocol.
+        if event is ChannelShouldQuiesceEvent { return beginDrain() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         logger.debug(
             "connection error",

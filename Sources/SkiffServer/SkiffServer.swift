@@ -7,12 +7,16 @@ public import SkiffCore
 import SkiffWire
 import Synchronization
 
-/// A Skiff server: listens on TCP (or TLS), speaks the Skiff protocol, and routes calls to
-/// registered services.
+/// A Skiff server: listens on TCP (or TLS), speaks its wire protocols (skiff/1 by default, see
+/// ``ConnectionProtocol``), and routes calls to registered services.
 ///
 /// Run it as a swift-service-lifecycle `Service`: `run()` serves until graceful shutdown is
-/// triggered (SIGTERM/SIGINT through a `ServiceGroup`), then drains every connection — GOAWAY,
-/// PING, final GOAWAY, calls in flight finish within the grace period — and returns.
+/// triggered (SIGTERM/SIGINT through a `ServiceGroup`), then drains every connection (each gets
+/// `ChannelShouldQuiesceEvent`; on skiff/1: GOAWAY, PING, final GOAWAY, calls in flight finish within
+/// the grace period) and returns once they have all closed.
+///
+/// With one protocol the listener hands every connection to it at once. With several, it picks each
+/// connection's protocol from the TLS ALPN name, or else from the connection's first bytes.
 ///
 /// ```swift
 /// let server = SkiffServer(configuration: config, services: [MyService()], logger: logger)
@@ -25,17 +29,22 @@ public final class SkiffServer: Service, Sendable {
     public let interceptors: [any ServerInterceptor]
     public let logger: Logger
     public let observer: ServerObserver
+    /// The wire protocols the server speaks, in the order they are tried on a connection's first bytes.
+    public let protocols: [any ConnectionProtocol]
     private let group: any EventLoopGroup
+    private let connectionContext: ConnectionContext
 
     private struct State {
         var listener: (any Channel)?
-        var connections: [ObjectIdentifier: (any Channel, NIOLoopBound<ServerConnectionHandler>)] = [:]
+        var connections: [ObjectIdentifier: any Channel] = [:]
         var shuttingDown = false
         var addressResolved = false
         var lastRefusalLog: ContinuousClock.Instant?
     }
     private let state = Mutex(State())
     private let addressPromise: EventLoopPromise<SocketAddress>
+    /// Completed once the server is shutting down and its last connection has closed.
+    private let drained: EventLoopPromise<Void>
     private let accepted = Atomic<Int>(0)
 
     public init(
@@ -44,15 +53,27 @@ public final class SkiffServer: Service, Sendable {
         interceptors: [any ServerInterceptor] = [],
         logger: Logger = Logger(label: "skiff.server"),
         observer: ServerObserver = ServerObserver(),
+        protocols: [any ConnectionProtocol] = [SkiffWireProtocol()],
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
+        precondition(!protocols.isEmpty, "a server speaks at least one protocol")
+        precondition(Set(protocols.map(\.name)).count == protocols.count, "protocol names must differ")
         self.configuration = configuration
         self.router = RPCRouter(services: services)
         self.interceptors = interceptors
         self.logger = logger
         self.observer = observer
+        self.protocols = protocols
         self.group = eventLoopGroup
+        self.connectionContext = ConnectionContext(
+            configuration: configuration,
+            router: router,
+            interceptors: interceptors,
+            logger: logger,
+            observer: observer
+        )
         self.addressPromise = eventLoopGroup.any().makePromise(of: SocketAddress.self)
+        self.drained = eventLoopGroup.any().makePromise(of: Void.self)
     }
 
     /// The address the server listens on, once bound (waits for the bind).
@@ -63,7 +84,7 @@ public final class SkiffServer: Service, Sendable {
     /// Serves until graceful shutdown or cancellation.
     public func run() async throws {
         try configuration.settings.validate()
-        let sslContext = try configuration.tls?.makeContext()
+        let sslContext = try configuration.tls?.makeContext(protocols: protocols.map(\.name))
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -89,7 +110,14 @@ public final class SkiffServer: Service, Sendable {
         state.withLock { $0.listener = listener }
         if let address = listener.localAddress {
             resolveAddress(.success(address))
+            // Scripts read the bound port from this line: keep its wording and keys.
             logger.info("listening", metadata: ["address": "\(address)", "tls": "\(configuration.tls != nil)"])
+            if protocols.count > 1 {
+                logger.info(
+                    "serving protocols",
+                    metadata: ["protocols": "\(protocols.map(\.name).joined(separator: ","))"]
+                )
+            }
         }
         // Memory freed by closed connections goes back to the system within seconds.
         let trimmer = Task { [observer] in
@@ -128,85 +156,109 @@ public final class SkiffServer: Service, Sendable {
     deinit {
         // A server that never ran still answers anyone waiting for its address.
         resolveAddress(.failure(ChannelError.ioOnClosedChannel))
+        drained.succeed()
     }
 
     private func initialize(_ channel: any Channel, sslContext: NIOSSLContext?) throws {
         let count = accepted.wrappingAdd(1, ordering: .relaxed).newValue
+        let id = ObjectIdentifier(channel)
         channel.closeFuture.whenComplete { [self] _ in
             accepted.wrappingSubtract(1, ordering: .relaxed)
-            _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
+            let drainedNow = state.withLock { state in
+                state.connections.removeValue(forKey: id)
+                return state.shuttingDown && state.connections.isEmpty
+            }
+            if drainedNow { drained.succeed() }
         }
         let sync = channel.pipeline.syncOperations
-        let shuttingDown = state.withLock({ $0.shuttingDown })
+        let shuttingDown = state.withLock { state in
+            if !state.shuttingDown { state.connections[id] = channel }
+            return state.shuttingDown
+        }
+        if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
+        let context = connectionContext
         if count > configuration.maxConnections || shuttingDown {
             let reason =
                 shuttingDown
                 ? "the server is shutting down"
                 : "the server has reached its connection limit (\(configuration.maxConnections)); try again later"
-            observer.connectionRefused()
-            // One line per 10 s at most: a flood of connections must not flood the log.
-            let now = ContinuousClock.now
-            let logNow = state.withLock { state in
-                guard state.lastRefusalLog.map({ now - $0 >= .seconds(10) }) ?? true else { return false }
-                state.lastRefusalLog = now
-                return true
-            }
-            if logNow {
-                logger.warning(
-                    "refusing connections",
-                    metadata: ["reason": "\(reason)", "refused so far": "\(observer.refusedConnections)"]
-                )
-            }
-            if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
-            try sync.addHandler(
-                ConnectionRefuser(
-                    settings: configuration.settings,
-                    reason: reason,
-                    timeout: configuration.prefaceTimeout
-                )
-            )
+            logRefusal(reason)
+            try install(on: channel) { chosen, channel in try chosen.refuse(channel, reason: reason, context: context) }
             return
         }
-        if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
-        let handler = ServerConnectionHandler(
-            configuration: configuration,
-            router: router,
-            interceptors: interceptors,
-            logger: logger,
-            observer: observer,
-            eventLoop: channel.eventLoop
-        )
-        try sync.addHandler(handler)
-        let bound = NIOLoopBound(handler, eventLoop: channel.eventLoop)
-        state.withLock { $0.connections[ObjectIdentifier(channel)] = (channel, bound) }
+        try install(on: channel) { chosen, channel in try chosen.configure(channel, context: context) }
     }
 
-    /// Stops accepting, drains every connection and lets `run()` return once they are closed.
-    public func beginGracefulShutdown() {
-        let (listener, connections) = state.withLock { state in
-            state.shuttingDown = true
-            return (state.listener, Array(state.connections.values))
+    /// Hands a connection to its protocol: at once when the server speaks one, through a
+    /// ``ProtocolDetector`` when it speaks several.
+    private func install(
+        on channel: any Channel,
+        _ body: @escaping (any ConnectionProtocol, any Channel) throws -> Void
+    ) throws {
+        if protocols.count == 1 { return try body(protocols[0], channel) }
+        try channel.pipeline.syncOperations.addHandler(
+            ProtocolDetector(protocols: protocols, context: connectionContext, choose: body)
+        )
+    }
+
+    private func logRefusal(_ reason: String) {
+        observer.connectionRefused()
+        // One line per 10 s at most: a flood of connections must not flood the log.
+        let now = ContinuousClock.now
+        let logNow = state.withLock { state in
+            guard state.lastRefusalLog.map({ now - $0 >= .seconds(10) }) ?? true else { return false }
+            state.lastRefusalLog = now
+            return true
         }
+        if logNow {
+            logger.warning(
+                "refusing connections",
+                metadata: ["reason": "\(reason)", "refused so far": "\(observer.refusedConnections)"]
+            )
+        }
+    }
+
+    /// Stops accepting and asks every connection to drain (`ChannelShouldQuiesceEvent`); `run()`
+    /// returns once they have all closed.
+    public func beginGracefulShutdown() {
+        let (listener, connections) = beginShutdown()
         logger.info("draining", metadata: ["connections": "\(connections.count)"])
         listener?.close(promise: nil)
-        for (channel, handler) in connections {
-            channel.eventLoop.execute { handler.value.beginDrain() }
+        for channel in connections {
+            channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         }
+    }
+
+    private func beginShutdown() -> (listener: (any Channel)?, connections: [any Channel]) {
+        let (listener, connections, empty) = state.withLock { state in
+            state.shuttingDown = true
+            return (state.listener, Array(state.connections.values), state.connections.isEmpty)
+        }
+        if empty { drained.succeed() }
+        return (listener, connections)
     }
 
     private func closeEverything() {
-        let (listener, connections) = state.withLock { state in
-            state.shuttingDown = true
-            return (state.listener, Array(state.connections.values))
-        }
+        let (listener, connections) = beginShutdown()
         listener?.close(promise: nil)
-        for (channel, _) in connections { channel.close(promise: nil) }
+        for channel in connections { channel.close(promise: nil) }
     }
 
+    /// Waits until every connection has closed, up to the drain grace period and 2 s more; then
+    /// closes what is left.
     private func waitForConnectionsToClose() async throws {
-        let limit = ContinuousClock.now.advanced(by: configuration.drainGracePeriod + .seconds(2))
-        while accepted.load(ordering: .relaxed) > 0 && ContinuousClock.now < limit {
-            try? await Task.sleep(for: .milliseconds(20))
+        let limit = configuration.drainGracePeriod + .seconds(2)
+        let drained = self.drained.futureResult
+        _ = beginShutdown()
+        await withTaskGroup(of: Void.self) { group in
+            // Waiting on the future cannot be cancelled: past the limit, closing what is left ends it.
+            group.addTask { try? await drained.get() }
+            group.addTask { [self] in
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                closeEverything()
+            }
+            await group.next()
+            group.cancelAll()
         }
         closeEverything()
     }

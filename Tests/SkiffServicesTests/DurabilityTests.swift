@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 import SkiffAPI
@@ -32,26 +33,30 @@ final class ServerProcess: Sendable {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         self.process = process
-        // The bound port is logged: `address=[IPv4]127.0.0.1/127.0.0.1:PORT`.
-        var seen = ""
-        let deadline = Date().addingTimeInterval(10)
-        var port: Int?
-        while port == nil, Date() < deadline {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            seen += String(decoding: data, as: UTF8.self)
-            if let range = seen.range(of: #"127\.0\.0\.1:(\d+) tls"#, options: .regularExpression) {
-                let match = seen[range].dropFirst("127.0.0.1:".count).prefix { $0.isNumber }
-                port = Int(match)
+        // The bound port is logged: `address=[IPv4]127.0.0.1/127.0.0.1:PORT tls=false`. The log is
+        // read (and then drained, so the child never blocks on a full pipe) off this thread, and the
+        // wait for the port is bounded, so a server that never says where it listens fails the test.
+        let log = Mutex<(seen: String, port: Int?)>(("", nil))
+        let found = DispatchSemaphore(value: 0)
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            let first = log.withLock { log -> Bool in
+                guard log.port == nil else { return false }
+                log.seen += String(decoding: data, as: UTF8.self)
+                guard let range = log.seen.range(of: #"127\.0\.0\.1:(\d+) tls"#, options: .regularExpression) else {
+                    return false
+                }
+                log.port = Int(log.seen[range].dropFirst("127.0.0.1:".count).prefix { $0.isNumber })
+                return true
             }
+            if first { found.signal() }
         }
-        guard let port else {
+        _ = found.wait(timeout: .now() + 10)
+        guard let port = log.withLock({ $0.port }) else {
             process.terminate()
-            throw ServerDidNotStart(output: seen)
+            throw ServerDidNotStart(output: log.withLock { $0.seen })
         }
         self.port = port
-        // Keep draining the log so the child never blocks on a full pipe.
-        pipe.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
     }
 
     func kill() {

@@ -5,7 +5,6 @@ import SkiffServer
 import SkiffStandardServices
 import SkiffTesting
 
-/// A logger that drops everything (tests never bootstrap the logging system).
 /// Runs a real server on 127.0.0.1, port 0, for the duration of `body`, then stops it.
 func withTestServer<R: Sendable>(
     services: [any RegistrableService] = [TestService(), HealthService()],
