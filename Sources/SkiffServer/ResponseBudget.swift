@@ -12,7 +12,10 @@ import Synchronization
 /// that stops reading stops the work done for it as well.
 ///
 /// Thread-safe: handlers reserve from any thread, the connection releases on its event loop.
-final class ResponseBudget: Sendable {
+///
+/// Every protocol keeps one per connection: ``CallRunner`` admits handlers through it, and the
+/// protocol's call objects reserve each response message before handing it to the connection.
+public final class ResponseBudget: Sendable {
     private struct Waiter {
         var id: UInt64
         /// Bytes to reserve when woken; `nil` for an admission, which reserves nothing and checks
@@ -35,17 +38,19 @@ final class ResponseBudget: Sendable {
     }
 
     /// Bytes at or above which writers wait.
-    let limit: Int
+    public let limit: Int
     private let state = Mutex(State())
     private let observer: ServerObserver?
 
-    init(limit: Int, observer: ServerObserver? = nil) {
+    /// Creates a connection's budget of `limit` bytes (at least 1); `observer` counts what it holds
+    /// in ``ServerObserver/bufferedResponseBytes``.
+    public init(limit: Int, observer: ServerObserver? = nil) {
         self.limit = max(1, limit)
         self.observer = observer
     }
 
     /// Response bytes reserved and not yet released.
-    var queued: Int { state.withLock { $0.queued } }
+    public var queued: Int { state.withLock { $0.queued } }
 
     /// Writers waiting for room (for tests).
     var waitingWriters: Int { state.withLock { $0.writers.count } }
@@ -55,14 +60,14 @@ final class ResponseBudget: Sendable {
 
     /// Reserves `size` bytes, waiting (in order of arrival) while the connection is at its limit.
     /// Returns `false`, reserving nothing, when the connection closed or the task was cancelled.
-    func reserve(_ size: Int) async -> Bool {
+    public func reserve(_ size: Int) async -> Bool {
         if let fast = tryReserve(size) { return fast }
         return await wait(size: size)
     }
 
     /// Reserves `size` bytes if that needs no waiting; `nil` when the caller must wait.
     @inline(__always)
-    func tryReserve(_ size: Int) -> Bool? {
+    public func tryReserve(_ size: Int) -> Bool? {
         state.withLock { state in
             if state.closed { return false }
             guard state.writers.isEmpty && state.queued < limit else { return nil }
@@ -74,7 +79,7 @@ final class ResponseBudget: Sendable {
 
     /// Whether a new handler may start now without waiting; `nil` when it must wait.
     @inline(__always)
-    func tryAdmit() -> Bool? {
+    public func tryAdmit() -> Bool? {
         state.withLock { state in
             if state.closed { return false }
             return state.mayAdmit(limit: limit) ? true : nil
@@ -83,7 +88,7 @@ final class ResponseBudget: Sendable {
 
     /// Waits until a new handler may start: the connection has room and its socket is writable.
     /// Returns `false` when the connection closed or the task was cancelled meanwhile.
-    func admit() async -> Bool {
+    public func admit() async -> Bool {
         while true {
             if let fast = tryAdmit() { return fast }
             // Woken with room: check again, since the handlers woken before this one may have
@@ -127,7 +132,7 @@ final class ResponseBudget: Sendable {
     }
 
     /// Gives back `size` bytes (written to the socket or dropped) and wakes whoever fits now.
-    func release(_ size: Int) {
+    public func release(_ size: Int) {
         guard size > 0 else { return }
         // After `close()` everything was given back at once.
         let someoneWaits = state.withLock { state in
@@ -140,7 +145,7 @@ final class ResponseBudget: Sendable {
     }
 
     /// Records whether the socket takes bytes; no handler starts while it does not.
-    func setSocketBlocked(_ blocked: Bool) {
+    public func setSocketBlocked(_ blocked: Bool) {
         let wake = state.withLock { state in
             defer { state.socketBlocked = blocked }
             return state.socketBlocked != blocked && !blocked && !state.admissions.isEmpty
@@ -149,7 +154,7 @@ final class ResponseBudget: Sendable {
     }
 
     /// The connection is gone: every waiter and every later call gets `false`.
-    func close() {
+    public func close() {
         let waiters = state.withLock { state in
             state.closed = true
             observer?.responseBytesQueued(-state.queued)

@@ -27,21 +27,18 @@ extension ServerConnectionHandler {
         highestAcceptedID = id
         pingStrikes = 0
 
-        func reject(_ status: StatusCode, _ message: String, label: String) {
+        func reject(_ status: StatusCode, _ message: String) {
             outbound.writeTrailers(streamID: id, status: status, message: message, metadata: [:])
-            observer.callRejected(methodLabel: label, status: status)
+            runner.rejected(path: path, router: router, status: status)
         }
         // The limits of skiff/1's own framing first, then what every transport decides.
         if decoded.encodedSize > Int(effective(\.maxHeaderListSize)) {
             return reject(
                 .resourceExhausted,
-                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(effective(\.maxHeaderListSize))",
-                label: CallAdmission.methodLabel(forPath: path, router: router)
+                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(effective(\.maxHeaderListSize))"
             )
         }
-        if let invalid = decoded.invalidEntry {
-            return reject(.internal, invalid, label: CallAdmission.methodLabel(forPath: path, router: router))
-        }
+        if let invalid = decoded.invalidEntry { return reject(.internal, invalid) }
         let metadata = decoded.metadata
         let handler: RPCRouter.Handler
         let timeout: Duration?
@@ -50,7 +47,8 @@ extension ServerConnectionHandler {
             handler = call.handler
             timeout = call.timeout
         case .failure(let rejection):
-            return reject(rejection.status, rejection.message, label: rejection.methodLabel)
+            outbound.writeTrailers(streamID: id, status: rejection.status, message: rejection.message, metadata: [:])
+            return runner.rejected(rejection)
         }
         let deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
 
@@ -75,7 +73,7 @@ extension ServerConnectionHandler {
             sink: stream
         )
         streams[id] = stream
-        observer.streamOpened()
+        runner.opened()
         if let timeout {
             stream.deadlineTimer = eventLoop.assumeIsolated().scheduleTask(
                 in: .nanoseconds(timeout.nanoseconds)
@@ -251,48 +249,23 @@ extension ServerConnectionHandler {
         // The context refers back to the stream (its metadata sink): drop the stored copy so the
         // stream is freed once its task and the connection let go of it.
         stream.context = nil
-        let interceptors = self.interceptors
-        let handler = stream.handler
         let loopBound = stream.connection
-        let eventLoop = stream.eventLoop
-        let budget = self.budget
-        let body: @Sendable () async -> Void = {
-            // No handler starts while its connection's client is not reading what it asked for.
-            let hidden: (any Error)?
-            let admitted: Bool
-            if let now = budget.tryAdmit() { admitted = now } else { admitted = await budget.admit() }
-            if admitted {
-                hidden = await handler.execute(call: stream, context: context, interceptors: interceptors)
-            } else {
-                hidden = nil
-            }
-            if eventLoop.inEventLoop {
-                loopBound.value.handlerFinished(stream, hidden: hidden)
-            } else {
-                eventLoop.execute { loopBound.value.handlerFinished(stream, hidden: hidden) }
-            }
-        }
-        // One unstructured task per call: the connection handler lives on the event loop and
-        // cannot own a task group; the task is cancelled on RST_STREAM, deadline and close.
-        if let executor {
-            stream.task = Task(executorPreference: executor, operation: body)
-        } else {
-            stream.task = Task(operation: body)
-        }
+        stream.task = runner.start(
+            CallRunner.Call(
+                handler: stream.handler,
+                stream: stream,
+                context: context,
+                budget: budget,
+                eventLoop: stream.eventLoop
+            ) { hidden in loopBound.value.handlerFinished(stream, hidden: hidden) },
+            executor: executor
+        )
     }
 
     func handlerFinished(_ stream: ServerStream, hidden: (any Error)?) {
         stream.handlerRunning = false
         stream.task = nil
-        if let hidden {
-            logger.error(
-                "handler failed",
-                metadata: [
-                    "method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)",
-                    "error": "\(LogText.bounded(hidden))",
-                ]
-            )
-        }
+        if let hidden { runner.handlerFailed(stream.handler.descriptor, streamID: stream.id, error: hidden) }
         if !stream.serverClosed {
             // The handler ended without TRAILERS reaching the queue (cannot normally happen).
             finish(stream, .internal, "The handler ended without a status.", [:])
@@ -309,14 +282,7 @@ extension ServerConnectionHandler {
         stream.close()
         let status = stream.finalStatus ?? .cancelled
         let duration = ContinuousClock.now - stream.startTime
-        observer.callFinished(path: stream.handler.descriptor.path, status: status, duration: duration)
-        logger.debug(
-            "call finished",
-            metadata: [
-                "method": "\(stream.handler.descriptor.path)", "stream": "\(stream.id)", "peer": "\(peer)",
-                "status": "\(status)", "duration": "\(duration)",
-            ]
-        )
+        runner.finished(stream.handler.descriptor, streamID: stream.id, peer: peer, status: status, duration: duration)
         if runningStreams == 0 { armIdleTimer() }
         if streams.isEmpty, finalLastStreamID != nil { closeNow() }
     }

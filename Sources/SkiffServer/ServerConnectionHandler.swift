@@ -21,7 +21,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     let interceptors: [any ServerInterceptor]
     let logger: Logger
     let observer: ServerObserver
-    let executor: EventLoopTaskExecutor?
+    let executor: (any TaskExecutor)?
+    /// The call lifecycle every protocol shares: handler tasks, counting, logging.
+    let runner: CallRunner
     let eventLoop: any EventLoop
     /// What this connection may hold of responses its client has not read (shared with its streams).
     let budget: ResponseBudget
@@ -114,7 +116,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.interceptors = interceptors
         self.logger = logger
         self.observer = observer
-        self.executor = configuration.handlerExecutor == .eventLoop ? EventLoopTaskExecutor(eventLoop) : nil
+        self.runner = CallRunner(
+            interceptors: interceptors,
+            logger: logger,
+            observer: observer,
+            handlerExecutor: configuration.handlerExecutor
+        )
+        self.executor = runner.executor(for: eventLoop)
         self.eventLoop = eventLoop
         self.budget = ResponseBudget(limit: configuration.maxBufferedResponseBytes, observer: observer)
         self.resetTokens = Double(Self.resetBurst(configuration))
