@@ -2,7 +2,7 @@ public import Logging
 public import NIOCore
 public import SkiffCore
 
-/// A wire protocol a ``SkiffServer`` speaks on the connections it accepts: skiff/1 is one
+/// A wire protocol a ``Server`` speaks on the connections it accepts: skiff/1 is one
 /// (``SkiffWireProtocol``); others are added the same way.
 ///
 /// The listener picks a connection's protocol from the TLS ALPN name the client and server agreed

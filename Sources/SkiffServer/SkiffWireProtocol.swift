@@ -1,7 +1,7 @@
 public import NIOCore
 import SkiffWire
 
-/// skiff/1 (`docs/PROTOCOL.md`) as a ``ConnectionProtocol``: every ``SkiffServer`` serves it unless
+/// skiff/1 (`docs/PROTOCOL.md`) as a ``ConnectionProtocol``: every ``Server`` serves it unless
 /// told otherwise.
 ///
 /// A skiff/1 client's first byte is 0x89, the first byte of the preface, which is neither ASCII

@@ -18,7 +18,7 @@ import SkiffStandardServices
 /// The production object graph, built the same way by `main` and by tests.
 public struct Application: Sendable {
     /// The RPC server.
-    public let server: SkiffServer
+    public let server: Server
     /// The health service, so the owner can mark services NOT_SERVING on shutdown.
     public let health: HealthService
     /// Where e-mails go (the default log/outbox mailer; tests read it).
@@ -209,7 +209,7 @@ public struct Application: Sendable {
             logger: logger
         )
         self.storage = storage
-        self.server = SkiffServer(
+        self.server = Server(
             configuration: configuration,
             services: services,
             interceptors: [authentication],

@@ -55,7 +55,7 @@ struct SkiffBench: AsyncParsableCommand {
         var config = ServerConfiguration()
         config.port = 0
         config.handlerExecutor = handlerExecutor == "global" ? .globalConcurrent : .eventLoop
-        let server = SkiffServer(
+        let server = Server(
             configuration: config,
             services: [TestService()],
             logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }

@@ -50,7 +50,7 @@ struct MetricsEndpointTests {
         }
         var configuration = ServerConfiguration()
         configuration.port = 0
-        let server = SkiffServer(
+        let server = Server(
             configuration: configuration,
             services: [TestService()],
             logger: quietLogger,

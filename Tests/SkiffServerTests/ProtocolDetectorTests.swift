@@ -201,7 +201,7 @@ struct MultiProtocolServerTests {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.drainGracePeriod = .seconds(5)
-        let server = SkiffServer(
+        let server = Server(
             configuration: configuration,
             services: [TestService()],
             logger: quietLogger,

@@ -100,7 +100,7 @@ struct TLSAndObservabilityTests {
         let observer = ServerObserver(factory: PrometheusMetricsFactory(registry: registry))
         var configuration = ServerConfiguration()
         configuration.port = 0
-        let server = SkiffServer(
+        let server = Server(
             configuration: configuration,
             services: [TestService()],
             logger: quietLogger,

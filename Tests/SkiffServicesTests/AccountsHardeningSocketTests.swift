@@ -579,7 +579,7 @@ func withAccountsServer(
         var serverConfiguration = ServerConfiguration()
         serverConfiguration.host = "127.0.0.1"
         serverConfiguration.port = 0
-        let server = SkiffServer(
+        let server = Server(
             configuration: serverConfiguration,
             services: [service],
             interceptors: [

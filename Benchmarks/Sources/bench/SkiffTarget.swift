@@ -5,14 +5,14 @@ import SkiffCore
 import SkiffServer
 import SkiffStandardServices
 
-/// Skiff: `SkiffServer` with the conformance `TestService`, and its generated typed client over one
+/// Skiff: `Server` with the conformance `TestService`, and its generated typed client over one
 /// `ClientConnection`.
 enum SkiffTarget {
     static func serve(port: Int) async throws {
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = port
-        let server = SkiffServer(
+        let server = Server(
             configuration: configuration,
             services: [TestService()],
             logger: Logger(label: "bench.skiff") { _ in SwiftLogNoOpLogHandler() }

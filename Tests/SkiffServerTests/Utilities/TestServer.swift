@@ -11,12 +11,12 @@ func withTestServer<R: Sendable>(
     interceptors: [any ServerInterceptor] = [],
     observer: ServerObserver = ServerObserver(),
     configure: (inout ServerConfiguration) -> Void = { _ in },
-    _ body: @Sendable (SkiffServer, Int) async throws -> R
+    _ body: @Sendable (Server, Int) async throws -> R
 ) async throws -> R {
     var configuration = ServerConfiguration()
     configuration.port = 0
     configure(&configuration)
-    let server = SkiffServer(
+    let server = Server(
         configuration: configuration,
         services: services,
         interceptors: interceptors,

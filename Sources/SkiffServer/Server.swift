@@ -19,11 +19,11 @@ import Synchronization
 /// connection's protocol from the TLS ALPN name, or else from the connection's first bytes.
 ///
 /// ```swift
-/// let server = SkiffServer(configuration: config, services: [MyService()], logger: logger)
+/// let server = Server(configuration: config, services: [MyService()], logger: logger)
 /// let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()
 /// ```
-public final class SkiffServer: Service, Sendable {
+public final class Server: Service, Sendable {
     public let configuration: ServerConfiguration
     public let router: RPCRouter
     public let interceptors: [any ServerInterceptor]
