@@ -23,24 +23,10 @@ public struct CallRunner: Sendable {
 
     /// A runner for the connections of the server `context` describes.
     public init(context: ConnectionContext) {
-        self.init(
-            interceptors: context.interceptors,
-            logger: context.logger,
-            observer: context.observer,
-            handlerExecutor: context.configuration.handlerExecutor
-        )
-    }
-
-    init(
-        interceptors: [any ServerInterceptor],
-        logger: Logger,
-        observer: ServerObserver,
-        handlerExecutor: ServerConfiguration.HandlerExecutor
-    ) {
-        self.interceptors = interceptors
-        self.logger = logger
-        self.observer = observer
-        self.handlerExecutor = handlerExecutor
+        self.interceptors = context.interceptors
+        self.logger = context.logger
+        self.observer = context.observer
+        self.handlerExecutor = context.configuration.handlerExecutor
     }
 
     /// A call ready to run.

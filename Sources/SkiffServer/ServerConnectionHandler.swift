@@ -18,7 +18,6 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     let configuration: ServerConfiguration
     let router: RPCRouter
-    let interceptors: [any ServerInterceptor]
     let logger: Logger
     let observer: ServerObserver
     let executor: (any TaskExecutor)?
@@ -103,25 +102,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// while there are none (streams still waiting for their request do not count).
     var runningStreams = 0
 
-    init(
-        configuration: ServerConfiguration,
-        router: RPCRouter,
-        interceptors: [any ServerInterceptor],
-        logger: Logger,
-        observer: ServerObserver,
-        eventLoop: any EventLoop
-    ) {
+    init(context: ConnectionContext, eventLoop: any EventLoop) {
+        let configuration = context.configuration
         self.configuration = configuration
-        self.router = router
-        self.interceptors = interceptors
-        self.logger = logger
-        self.observer = observer
-        self.runner = CallRunner(
-            interceptors: interceptors,
-            logger: logger,
-            observer: observer,
-            handlerExecutor: configuration.handlerExecutor
-        )
+        self.router = context.router
+        self.logger = context.logger
+        self.observer = context.observer
+        self.runner = CallRunner(context: context)
         self.executor = runner.executor(for: eventLoop)
         self.eventLoop = eventLoop
         self.budget = ResponseBudget(limit: configuration.maxBufferedResponseBytes, observer: observer)

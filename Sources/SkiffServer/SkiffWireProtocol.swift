@@ -19,14 +19,7 @@ public struct SkiffWireProtocol: ConnectionProtocol {
 
     public func configure(_ channel: any Channel, context: ConnectionContext) throws {
         try channel.pipeline.syncOperations.addHandler(
-            ServerConnectionHandler(
-                configuration: context.configuration,
-                router: context.router,
-                interceptors: context.interceptors,
-                logger: context.logger,
-                observer: context.observer,
-                eventLoop: channel.eventLoop
-            )
+            ServerConnectionHandler(context: context, eventLoop: channel.eventLoop)
         )
     }
 
