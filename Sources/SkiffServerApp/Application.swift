@@ -46,11 +46,18 @@ public struct Application: Sendable {
     ///   - logger: where logs go.
     ///   - observer: where metrics go.
     public init(options: ServerOptions, logger: Logger, observer: ServerObserver = ServerObserver()) async throws {
-        var configuration = try options.configuration()
-        if let cert = options.tlsCert, let key = options.tlsKey {
-            configuration.tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
-        }
-        let selection = try StorageSelection.parse(options.storage)
+        try await self.init(configuration: try options.applicationConfiguration(), logger: logger, observer: observer)
+    }
+
+    /// Builds the server from a configuration; see ``init(options:logger:observer:)``.
+    public init(
+        configuration settings: ApplicationConfiguration,
+        logger: Logger,
+        observer: ServerObserver = ServerObserver()
+    ) async throws {
+        try settings.validate()
+        let configuration = settings.server
+        let selection = settings.storage
         // The ZIP-code centroid table (distance search of zip-only listings) ships with the build: a
         // missing or damaged one stops the start rather than the first search.
         _ = try ZipCentroids.bundled()
@@ -68,7 +75,7 @@ public struct Application: Sendable {
         // every service exists, since they call each other in a cycle. Calls a service makes on
         // its own behalf carry the per-process service token; calls made for the user being
         // served forward the user's credentials.
-        let serviceToken = options.serviceToken ?? SecretToken.generate().value
+        let serviceToken = settings.serviceToken ?? SecretToken.generate().value
         let authentication = AuthenticationInterceptor(
             authenticator: AccountsAuthenticator(store: accountsStore),
             serviceToken: serviceToken
@@ -82,13 +89,8 @@ public struct Application: Sendable {
         let feed = ChatClientFeedPublisher(client: Skiff_Chat_V1_Chat.Client(transport: asService))
 
         let mailer = OutboxMailer(logger: logger)
-        var accountsConfiguration = AccountsConfiguration()
-        accountsConfiguration.allowedEmailDomains = options.emailDomains
-        if let queue = options.passwordHashQueue { accountsConfiguration.maximumQueuedPasswordHashes = queue }
-        if let seconds = options.loginBackoff {
-            accountsConfiguration.loginBackoffInitialDelay = .milliseconds(Int64(seconds * 1000))
-        }
-        accountsConfiguration.scaleRateLimits(by: options.rateLimitScale)
+        var accountsConfiguration = settings.accounts
+        accountsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
         let directory = ClientDirectory(
             accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
             listings: Skiff_Listings_V1_Listings.Client(transport: asService)
@@ -96,7 +98,7 @@ public struct Application: Sendable {
         let accounts = AccountsService(
             store: accountsStore,
             hasher: PasswordHasher(
-                rounds: options.passwordHashRounds,
+                rounds: settings.passwordHashRounds,
                 pool: BlockingWorkPool(
                     label: "skiff.password-hashing",
                     maximumQueueLength: accountsConfiguration.maximumQueuedPasswordHashes
@@ -111,13 +113,13 @@ public struct Application: Sendable {
                 bids: Skiff_Bids_V1_Bids.Client(transport: asService),
                 directory: directory
             ),
-            identityProviders: try options.identityProviders(),
+            identityProviders: settings.identityProviders,
             configuration: accountsConfiguration,
             logger: logger
         )
 
         var listingsConfiguration = ListingsConfiguration.defaults
-        listingsConfiguration.scaleRateLimits(by: options.rateLimitScale)
+        listingsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
         let listings = ListingsService(
             store: listingsStore,
             bids: BidsClientListingBids(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
@@ -127,13 +129,13 @@ public struct Application: Sendable {
         )
 
         var chatConfiguration = ChatConfiguration.defaults
-        chatConfiguration.scaleRateLimits(by: options.rateLimitScale)
+        chatConfiguration.scaleRateLimits(by: settings.rateLimitScale)
         let chat = ChatService(store: chatStore, directory: directory, configuration: chatConfiguration, logger: logger)
 
         let accountsClient = AccountsClientDirectory(client: Skiff_Accounts_V1_Accounts.Client(transport: asService))
         var bidsConfiguration = BidsConfiguration.defaults
-        bidsConfiguration.scaleRateLimits(by: options.rateLimitScale)
-        if let path = options.handoffPlaces { bidsConfiguration.handoffPlaces = try HandoffPlaces.load(path: path) }
+        bidsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
+        bidsConfiguration.handoffPlaces = settings.handoffPlaces
 
         let bids = BidsService(
             store: bidsStore,
@@ -149,14 +151,14 @@ public struct Application: Sendable {
             store: lostFoundStore,
             feed: feed,
             logger: logger,
-            reportLimit: LostFoundService.defaultReportLimit.scaled(by: options.rateLimitScale)
+            reportLimit: LostFoundService.defaultReportLimit.scaled(by: settings.rateLimitScale)
         )
         let bucketList = BucketListService(store: bucketListStore, users: directory)
         let domainServices: [any RegistrableService] = [accounts, listings, bids, chat, lostFound, bucketList]
         inProcess.bind(InProcessTransport(services: domainServices, interceptors: [authentication]))
 
         var services = domainServices
-        if options.enableTestService { services.append(TestService()) }
+        if settings.enableTestService { services.append(TestService()) }
         let names = services.compactMap { service -> String? in
             var router = RPCRouter()
             service.registerMethods(with: &router)

@@ -272,6 +272,28 @@ public struct ServerOptions: ParsableArguments, Sendable {
     }
 
     /// The server configuration these options describe.
+    /// The application these options describe: reads the TLS files, the hand-off places file and the
+    /// identity providers' keys, and checks every value.
+    ///
+    /// - Throws: when a value is out of range or a file cannot be read.
+    public func applicationConfiguration() throws -> ApplicationConfiguration {
+        var server = try configuration()
+        if let cert = tlsCert, let key = tlsKey {
+            server.tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
+        }
+        var result = ApplicationConfiguration(server: server, storage: try StorageSelection.parse(storage))
+        result.enableTestService = enableTestService
+        result.serviceToken = serviceToken
+        result.accounts.allowedEmailDomains = emailDomains
+        if let passwordHashQueue { result.accounts.maximumQueuedPasswordHashes = passwordHashQueue }
+        if let loginBackoff { result.accounts.loginBackoffInitialDelay = .milliseconds(Int64(loginBackoff * 1000)) }
+        result.identityProviders = try identityProviders()
+        result.passwordHashRounds = passwordHashRounds
+        if let handoffPlaces { result.handoffPlaces = try HandoffPlaces.load(path: handoffPlaces) }
+        result.rateLimitScale = rateLimitScale
+        return result
+    }
+
     public func configuration() throws(ProtocolViolation) -> ServerConfiguration {
         var config = ServerConfiguration()
         config.host = host

@@ -9,14 +9,13 @@ import SkiffTesting
 /// Runs the production server (``Application``) in process on 127.0.0.1, any port, memory storage,
 /// with the conformance service; hands `body` the app and `host:port`.
 func withServer<R: Sendable>(_ body: @Sendable (Application, String) async throws -> R) async throws -> R {
-    let options = try ServerOptions.parse(
-        [
-            "--port", "0", "--storage", "memory", "--password-hash-rounds", "1000", "--enable-test-service",
-            // A few seeded users make thousands of writes a second: no per-user limit fits that.
-            "--rate-limit-scale", "0",
-        ]
-    )
-    let app = try await Application(options: options, logger: quietLogger)
+    var configuration = ApplicationConfiguration(storage: StorageSelection(defaultBackend: .memory))
+    configuration.server.port = 0
+    configuration.passwordHashRounds = 1_000
+    configuration.enableTestService = true
+    // A few seeded users make thousands of writes a second: no per-user limit fits that.
+    configuration.rateLimitScale = 0
+    let app = try await Application(configuration: configuration, logger: quietLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await app.server.run() }
         defer { group.cancelAll() }

@@ -50,11 +50,11 @@ struct LifecycleTests {
         )
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("skiff.sqlite").path
-        var options = try ServerOptions.parse([
-            "--storage", "sqlite:\(path)", "--enable-test-service", "--password-hash-rounds", "1000",
-        ])
-        options.port = 0
-        let app = try await Application(options: options, logger: quietLogger)
+        var configuration = ApplicationConfiguration(storage: StorageSelection(defaultBackend: .sqlite(path: path)))
+        configuration.server.port = 0
+        configuration.enableTestService = true
+        configuration.passwordHashRounds = 1_000
+        let app = try await Application(configuration: configuration, logger: quietLogger)
         #expect(app.storage.backends.map(\.name) == ["sqlite:\(path)"])
         let group = ServiceGroup(services: app.services, logger: quietLogger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -104,6 +104,48 @@ struct LifecycleTests {
         #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--tls-cert", "x.pem"]) }
         #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--max-frame-size", "100"]) }
         #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--port", "70000"]) }
+    }
+
+    @Test("the command line becomes an ApplicationConfiguration value, field by field")
+    func applicationConfiguration() throws {
+        let defaults = try ServerOptions.parse([]).applicationConfiguration()
+        #expect(defaults.server.port == 7700)
+        #expect(defaults.storage == StorageSelection())
+        #expect(!defaults.enableTestService)
+        #expect(defaults.serviceToken == nil)
+        #expect(defaults.passwordHashRounds == 600_000)
+        #expect(defaults.rateLimitScale == 1)
+        #expect(defaults.handoffPlaces.isEmpty)
+        #expect(defaults.identityProviders == nil)
+
+        let tuned = try ServerOptions.parse([
+            "--port", "0", "--storage", "memory", "--storage", "chat=sqlite:/tmp/x.sqlite", "--enable-test-service",
+            "--service-token", "a-long-enough-t0ken", "--email-domain", "campus.edu", "--password-hash-queue", "3",
+            "--login-backoff", "0.25", "--password-hash-rounds", "1000", "--rate-limit-scale", "0.5",
+        ]).applicationConfiguration()
+        #expect(tuned.server.port == 0)
+        #expect(tuned.storage.backend(for: "listings") == .memory)
+        #expect(tuned.storage.backend(for: "chat") == .sqlite(path: "/tmp/x.sqlite"))
+        #expect(tuned.enableTestService)
+        #expect(tuned.serviceToken == "a-long-enough-t0ken")
+        #expect(tuned.accounts.allowedEmailDomains == ["campus.edu"])
+        #expect(tuned.accounts.maximumQueuedPasswordHashes == 3)
+        #expect(tuned.accounts.loginBackoffInitialDelay == .milliseconds(250))
+        #expect(tuned.passwordHashRounds == 1_000)
+        #expect(tuned.rateLimitScale == 0.5)
+        #expect(throws: (any Error).self) {
+            _ = try ServerOptions.parse(["--storage", "nope"]).applicationConfiguration()
+        }
+
+        // Built directly, the same values are checked before anything opens.
+        var direct = ApplicationConfiguration(storage: StorageSelection(defaultBackend: .memory))
+        direct.serviceToken = "short"
+        #expect(throws: ApplicationConfigurationError.self) { try direct.validate() }
+        direct.serviceToken = nil
+        direct.rateLimitScale = -1
+        #expect(throws: ApplicationConfigurationError.self) { try direct.validate() }
+        direct.rateLimitScale = 0
+        #expect(throws: Never.self) { try direct.validate() }
     }
 
     @Test("the server serves health for every registered service, the test service only when enabled")

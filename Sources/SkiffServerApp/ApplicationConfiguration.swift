@@ -1,0 +1,71 @@
+public import SkiffAccounts
+public import SkiffBids
+public import SkiffServer
+
+/// Everything an ``Application`` is built from, as values: `skiff-server` makes it from its
+/// command line (``ServerOptions/applicationConfiguration()``), and tests and embedders build it
+/// directly.
+///
+/// ```swift
+/// var configuration = ApplicationConfiguration(storage: StorageSelection(defaultBackend: .memory))
+/// configuration.server.port = 0
+/// configuration.enableTestService = true
+/// let app = try await Application(configuration: configuration, logger: logger)
+/// ```
+public struct ApplicationConfiguration: Sendable {
+    /// The RPC server: address, TLS, limits and timeouts.
+    public var server: ServerConfiguration
+    /// Which storage backend each service keeps its data in.
+    public var storage: StorageSelection
+    /// Whether to serve the conformance service `skiff.testing.v1.TestService`.
+    public var enableTestService: Bool
+    /// The token services in this process present to each other; `nil` makes a random one per process.
+    public var serviceToken: String?
+    /// Accounts' own settings: e-mail domains, the password-hash queue, login back-off, rate limits.
+    public var accounts: AccountsConfiguration
+    /// External identity providers for log-in with an OIDC token, if any.
+    public var identityProviders: IdentityTokenVerifier?
+    /// PBKDF2 rounds per password hash (600,000 by default; tests lower it).
+    public var passwordHashRounds: Int
+    /// The hand-off places buyers and sellers pick from (none by default).
+    public var handoffPlaces: [HandoffPlace]
+    /// Multiplies every per-user and per-source rate limit of every service; 0 turns them off (load tests).
+    public var rateLimitScale: Double
+
+    /// A configuration with the defaults of `skiff-server`: 127.0.0.1:7700, no TLS, one SQLite file
+    /// under `./data` unless `storage` says otherwise.
+    public init(server: ServerConfiguration = ServerConfiguration(), storage: StorageSelection = StorageSelection()) {
+        self.server = server
+        self.storage = storage
+        self.enableTestService = false
+        self.serviceToken = nil
+        self.accounts = AccountsConfiguration()
+        self.identityProviders = nil
+        self.passwordHashRounds = 600_000
+        self.handoffPlaces = []
+        self.rateLimitScale = 1
+    }
+
+    /// Checks the values the server's own settings do not: ``Application`` calls it before it opens
+    /// anything.
+    ///
+    /// - Throws: ``ApplicationConfigurationError`` naming the value and its allowed range.
+    public func validate() throws(ApplicationConfigurationError) {
+        if let serviceToken, serviceToken.count < 16 {
+            throw ApplicationConfigurationError("The service token must be at least 16 characters.")
+        }
+        guard rateLimitScale >= 0, rateLimitScale.isFinite else {
+            throw ApplicationConfigurationError("The rate-limit scale must be 0 or more (0 turns the limits off).")
+        }
+        guard passwordHashRounds >= 1 else {
+            throw ApplicationConfigurationError("Password hashing needs at least 1 round (600,000 by default).")
+        }
+    }
+}
+
+/// An ``ApplicationConfiguration`` value out of range.
+public struct ApplicationConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong and what is allowed.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
