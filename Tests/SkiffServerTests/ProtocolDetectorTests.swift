@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOPosix
+import NIOSSL
 import NIOTLS
 import SkiffClient
 import SkiffCore
@@ -235,6 +236,54 @@ struct MultiProtocolServerTests {
             }
             // run() returns once every connection has closed (the test's own limit guards a hang).
             try await group.next()
+        }
+    }
+
+    @Test("under TLS the ALPN name picks skiff/1 on a two-protocol listener, and the server speaks at once")
+    func alpnOverTLS() async throws {
+        let (cert, key) = try makeCertificate()
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: cert).deletingLastPathComponent()) }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
+        let server = Server(
+            configuration: configuration,
+            services: [TestService()],
+            logger: quietLogger,
+            protocols: [PingProtocol(), SkiffWireProtocol()]
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            defer { group.cancelAll() }
+            let port = try await server.listeningAddress.port!
+            // A TLS client that agrees on ALPN skiff/1 and sends nothing: the server's preface comes
+            // at once (on plaintext, a two-protocol listener would wait for the client's first byte).
+            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+            tlsConfiguration.trustRoots = .file(cert)
+            tlsConfiguration.applicationProtocols = ["skiff/1"]
+            let sslContext = try NIOSSLContext(configuration: tlsConfiguration)
+            let silent = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: sslContext, serverHostname: "localhost")
+                        )
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            let first = try await withTimeout(.seconds(10)) {
+                try await silent.executeThenClose { inbound, _ in
+                    var iterator = inbound.makeAsyncIterator()
+                    return try await iterator.next().map { Array($0.readableBytesView.prefix(4)) }
+                }
+            }
+            #expect(first == [0x89, 0x53, 0x4B, 0x46])
+            let client = ClientConfiguration(tls: .trustRootsPEMFile(cert, serverHostname: "localhost"))
+            try await withClientConnection(target: .host("localhost", port: port), configuration: client) {
+                connection in
+                let response = try await TestClient(transport: connection).unaryCall(.with { $0.responseSize = 1_000 })
+                #expect(response.payload.body.count == 1_000)
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ import Testing
 
 /// Makes a self-signed certificate for `localhost` with the openssl CLI, in a new temporary directory
 /// (the caller removes it).
-private func makeCertificate() throws -> (cert: String, key: String) {
+func makeCertificate() throws -> (cert: String, key: String) {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("skiff-tls-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     let cert = dir.appendingPathComponent("cert.pem").path
