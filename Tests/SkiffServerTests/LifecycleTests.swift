@@ -106,6 +106,31 @@ struct LifecycleTests {
         #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--port", "70000"]) }
     }
 
+    @Test("the command line's defaults are the library's: an ApplicationConfiguration built directly serves the same")
+    func defaultsAgree() throws {
+        let parsed = try ServerOptions.parse([]).applicationConfiguration()
+        let direct = ApplicationConfiguration()
+        #expect(parsed.server.settings == direct.server.settings)
+        #expect(parsed.server.host == direct.server.host)
+        #expect(parsed.server.port == direct.server.port)
+        #expect(parsed.server.maxConnections == direct.server.maxConnections)
+        #expect(parsed.server.prefaceTimeout == direct.server.prefaceTimeout)
+        #expect(parsed.server.frameTimeout == direct.server.frameTimeout)
+        #expect(parsed.server.idleTimeout == direct.server.idleTimeout)
+        #expect(parsed.server.requestTimeout == direct.server.requestTimeout)
+        #expect(parsed.server.drainGracePeriod == direct.server.drainGracePeriod)
+        #expect(parsed.server.sendStallTimeout == direct.server.sendStallTimeout)
+        #expect(parsed.server.maxBufferedResponseBytes == direct.server.maxBufferedResponseBytes)
+        #expect(parsed.server.maxBufferedRequestBytes == direct.server.maxBufferedRequestBytes)
+        #expect(parsed.server.maxWindowHeldResponseBytes == direct.server.maxWindowHeldResponseBytes)
+        #expect(parsed.storage == direct.storage)
+        #expect(parsed.accounts.allowedEmailDomains == direct.accounts.allowedEmailDomains)
+        #expect(parsed.accounts.maximumQueuedPasswordHashes == direct.accounts.maximumQueuedPasswordHashes)
+        #expect(parsed.accounts.loginBackoffInitialDelay == direct.accounts.loginBackoffInitialDelay)
+        #expect(parsed.passwordHashRounds == direct.passwordHashRounds)
+        #expect(parsed.rateLimitScale == direct.rateLimitScale)
+    }
+
     @Test("the command line becomes an ApplicationConfiguration value, field by field")
     func applicationConfiguration() throws {
         let defaults = try ServerOptions.parse([]).applicationConfiguration()

@@ -209,7 +209,7 @@ struct AccountDeletionSocketTests {
         arguments: Backend.allCases
     )
     func serviceOnly(_ backend: Backend) async throws {
-        try await withApp(backend, extraArguments: ["--rate-limit-scale", "0"]) { app, connection in
+        try await withApp(backend, configure: { $0.rateLimitScale = 0 }) { app, connection in
             let accounts = AccountsClient(transport: connection)
             let listings = ListingsClient(transport: connection)
             let bids = BidsClient(transport: connection)

@@ -238,7 +238,7 @@ struct AccountsHardeningSocketTests {
     @Test("SignUp, RequestPasswordReset and ResendVerification are limited per address, scaled by --rate-limit-scale")
     func perSourceLimits() async throws {
         // 0.02 leaves 3 sign-ups and 1 reset and 1 resend per hour.
-        try await withApp(.memory, extraArguments: ["--rate-limit-scale", "0.02"]) { app, connection in
+        try await withApp(.memory, configure: { $0.rateLimitScale = 0.02 }) { app, connection in
             let accounts = AccountsClient(transport: connection)
             func signUp(_ index: Int) async throws {
                 _ = try await accounts.signUp(

@@ -103,7 +103,7 @@ struct AttackerInputSocketTests {
         arguments: Backend.allCases
     )
     func listMyItemsFlood(_ backend: Backend) async throws {
-        try await withApp(backend, extraArguments: ["--rate-limit-scale", "0"]) { app, connection in
+        try await withApp(backend, configure: { $0.rateLimitScale = 0 }) { app, connection in
             let accounts = AccountsClient(transport: connection)
             let lostFound = LostFoundClient(transport: connection)
             let user = try await signUpAndLogIn(accounts, mailer: app.mailer, email: "hoarder@campus.edu", name: "H")

@@ -55,7 +55,7 @@ extension BucketListServiceTests {
         arguments: Backend.allCases
     )
     func nearbyDenseCircle(_ backend: Backend) async throws {
-        try await withApp(backend, extraArguments: ["--rate-limit-scale", "0"]) { app, connection in
+        try await withApp(backend, configure: { $0.rateLimitScale = 0 }) { app, connection in
             let client = BucketListClient(transport: connection)
             let (ann, bob) = try await Self.users(app, connection)
             // 300 activities within 0.3 km (more than the 256 a circle may hold before the walk starts), in

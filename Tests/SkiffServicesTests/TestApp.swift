@@ -22,23 +22,42 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
 /// Runs the production object graph (``Application``) on 127.0.0.1, port 0, with the given
 /// storage and the service token ``testServiceToken``, and hands `body` a connection to it.
+///
+/// The application is built from an ``ApplicationConfiguration`` value that `configure` may change.
+/// `extraArguments` are for tests of the command line itself: when given, the configuration comes
+/// from `skiff-server`'s options instead (the same base, plus those arguments).
 func withApp<R: Sendable>(
     _ backend: Backend,
     path: String? = nil,
     extraArguments: [String] = [],
+    configure: (inout ApplicationConfiguration) -> Void = { _ in },
     _ body: @Sendable (Application, ClientConnection) async throws -> R
 ) async throws -> R {
     guard backend == .memory || path != nil else {
         return try await withTemporaryDatabasePath { path in
-            try await withApp(backend, path: path, extraArguments: extraArguments, body)
+            try await withApp(backend, path: path, extraArguments: extraArguments, configure: configure, body)
         }
     }
-    let storage = backend == .memory ? "memory" : "sqlite:\(path!)"
-    let options = try ServerOptions.parse(
-        ["--port", "0", "--storage", storage, "--password-hash-rounds", "1000", "--service-token", testServiceToken]
-            + extraArguments
-    )
-    let app = try await Application(options: options, logger: quietLogger)
+    var configuration: ApplicationConfiguration
+    if extraArguments.isEmpty {
+        configuration = ApplicationConfiguration(
+            storage: StorageSelection(defaultBackend: backend == .memory ? .memory : .sqlite(path: path!))
+        )
+        configuration.server.port = 0
+        configuration.passwordHashRounds = 1_000
+        configuration.serviceToken = testServiceToken
+    } else {
+        let storage = backend == .memory ? "memory" : "sqlite:\(path!)"
+        configuration = try ServerOptions.parse(
+            [
+                "--port", "0", "--storage", storage, "--password-hash-rounds", "1000", "--service-token",
+                testServiceToken,
+            ]
+                + extraArguments
+        ).applicationConfiguration()
+    }
+    configure(&configuration)
+    let app = try await Application(configuration: configuration, logger: quietLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await app.server.run() }
         defer { group.cancelAll() }
