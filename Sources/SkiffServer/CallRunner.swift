@@ -71,11 +71,6 @@ public struct CallRunner: Sendable {
         observer.callRejected(methodLabel: rejection.methodLabel, status: rejection.status)
     }
 
-    /// Counts a call refused by the protocol's own framing limits before admission.
-    public func rejected(path: String, router: RPCRouter, status: StatusCode) {
-        observer.callRejected(methodLabel: CallAdmission.methodLabel(forPath: path, router: router), status: status)
-    }
-
     /// Where a connection on `eventLoop` runs its handlers: on the loop itself (no thread hop to
     /// write a response) unless the server is configured to use the global executor. Make one per
     /// connection and pass it to every ``start(_:executor:)``.

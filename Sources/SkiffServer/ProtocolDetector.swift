@@ -18,7 +18,7 @@ final class ProtocolDetector: ChannelInboundHandler, RemovableChannelHandler {
     static let maximumPrefix = 64
 
     private let protocols: [any ConnectionProtocol]
-    private let context: ConnectionContext
+    private let connection: ConnectionContext
     private let choose: (any ConnectionProtocol, any Channel) throws -> Void
     private var held: ByteBuffer?
     private var timer: Scheduled<Void>?
@@ -32,15 +32,15 @@ final class ProtocolDetector: ChannelInboundHandler, RemovableChannelHandler {
         choose: @escaping (any ConnectionProtocol, any Channel) throws -> Void
     ) {
         self.protocols = protocols
-        self.context = context
+        self.connection = context
         self.choose = choose
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel
-        let logger = self.context.logger
+        let logger = connection.logger
         timer = context.eventLoop.assumeIsolated().scheduleTask(
-            in: .nanoseconds(self.context.configuration.prefaceTimeout.nanoseconds)
+            in: .nanoseconds(connection.configuration.prefaceTimeout.nanoseconds)
         ) {
             logger.debug("no protocol recognized before the preface timeout")
             channel.close(promise: nil)
@@ -92,7 +92,7 @@ final class ProtocolDetector: ChannelInboundHandler, RemovableChannelHandler {
         }
         if !undecided || prefix.readableBytes >= Self.maximumPrefix {
             decided = true
-            self.context.logger.debug(
+            connection.logger.debug(
                 "connection closed: no protocol recognizes its first bytes",
                 metadata: ["bytes": "\(prefix.readableBytes)"]
             )
@@ -107,7 +107,7 @@ final class ProtocolDetector: ChannelInboundHandler, RemovableChannelHandler {
         do {
             try choose(chosen, context.channel)
         } catch {
-            self.context.logger.error(
+            connection.logger.error(
                 "could not set up a connection",
                 metadata: ["protocol": "\(chosen.name)", "error": "\(error)"]
             )

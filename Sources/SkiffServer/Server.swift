@@ -260,6 +260,5 @@ public final class Server: Service, Sendable {
             await group.next()
             group.cancelAll()
         }
-        closeEverything()
     }
 }

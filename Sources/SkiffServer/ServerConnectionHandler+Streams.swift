@@ -27,9 +27,13 @@ extension ServerConnectionHandler {
         highestAcceptedID = id
         pingStrikes = 0
 
+        func reject(_ rejection: CallRejection) {
+            outbound.writeTrailers(streamID: id, status: rejection.status, message: rejection.message, metadata: [:])
+            runner.rejected(rejection)
+        }
         func reject(_ status: StatusCode, _ message: String) {
-            outbound.writeTrailers(streamID: id, status: status, message: message, metadata: [:])
-            runner.rejected(path: path, router: router, status: status)
+            let label = CallAdmission.methodLabel(forPath: path, router: router)
+            reject(CallRejection(status: status, message: message, methodLabel: label))
         }
         // The limits of skiff/1's own framing first, then what every transport decides.
         if decoded.encodedSize > Int(effective(\.maxHeaderListSize)) {
@@ -47,8 +51,7 @@ extension ServerConnectionHandler {
             handler = call.handler
             timeout = call.timeout
         case .failure(let rejection):
-            outbound.writeTrailers(streamID: id, status: rejection.status, message: rejection.message, metadata: [:])
-            return runner.rejected(rejection)
+            return reject(rejection)
         }
         let deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
 

@@ -49,7 +49,7 @@ public struct InMemoryStorage: StorageBackend {
 }
 
 extension SQLiteDatabase: StorageBackend {
-    public var name: String { "sqlite:\(path)" }
+    public var name: String { StorageSelection.Backend.sqlite(path: path).description }
     public func makeAccountsStore() -> any AccountsStore { accountsStore() }
     public func makeListingsStore() -> any ListingsStore { listingsStore() }
     public func makeBidsStore() -> any BidsStore { bidsStore() }

@@ -239,6 +239,42 @@ struct MultiProtocolServerTests {
         }
     }
 
+    @Test("an attacker that sends half a protocol's first bytes and then nothing is closed at the preface timeout")
+    func slowFirstBytes() async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.prefaceTimeout = .milliseconds(300)
+        let server = Server(
+            configuration: configuration,
+            services: [TestService()],
+            logger: quietLogger,
+            protocols: [SkiffWireProtocol(), PingProtocol()]
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            defer { group.cancelAll() }
+            let port = try await server.listeningAddress.port!
+            let attacker = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            // "PI" could still become "PING": the server waits, but only until the preface timeout.
+            let heard = try await withTimeout(.seconds(10)) {
+                try await attacker.executeThenClose { inbound, outbound in
+                    try await outbound.write(ByteBuffer(string: "PI"))
+                    var heard = ""
+                    for try await chunk in inbound { heard += String(buffer: chunk) }
+                    return heard
+                }
+            }
+            #expect(heard == "")
+            // Other connections carry on.
+            #expect(try await Self.exchange("PING\n", port: port, lines: 1) == "PONG\n")
+        }
+    }
+
     @Test("under TLS the ALPN name picks skiff/1 on a two-protocol listener, and the server speaks at once")
     func alpnOverTLS() async throws {
         let (cert, key) = try makeCertificate()
