@@ -93,8 +93,8 @@ extension ClientConnectionHandler {
         stream.handler = self
         stream.streamID = id
         stream.isOpen = true
-        stream.sendWindow = Int(remote.initialStreamWindow)
-        stream.recvWindow = Int(local.initialStreamWindow)
+        stream.sendWindow = OutboundWindow(size: Int(remote.initialStreamWindow))
+        stream.recvWindow = InboundWindow(size: Int(local.initialStreamWindow))
         stream.attempts += 1
         streams[id] = stream
         if stream.pending.isEmpty {
@@ -160,9 +160,10 @@ extension ClientConnectionHandler {
         while !stream.pending.isEmpty {
             let remaining = stream.pending[0].bytes.readableBytes
             let chunk =
-                remaining == 0 ? 0 : min(remaining, Int(remote.maxFrameSize), stream.sendWindow, connSendWindow)
+                remaining == 0
+                ? 0 : min(remaining, Int(remote.maxFrameSize), stream.sendWindow.available, connSendWindow.available)
             if remaining > 0, chunk <= 0 {
-                if connSendWindow <= 0, stream.sendWindow > 0, !stream.blockedOnConnection {
+                if !connSendWindow.isOpen, stream.sendWindow.isOpen, !stream.blockedOnConnection {
                     stream.blockedOnConnection = true
                     connBlocked.append(stream)
                 }
@@ -180,8 +181,8 @@ extension ClientConnectionHandler {
                     stream.localClosed = true
                 }
             }
-            stream.sendWindow -= chunk
-            connSendWindow -= chunk
+            stream.sendWindow.spend(chunk)
+            connSendWindow.spend(chunk)
             writeMessageFrame(streamID: stream.streamID, flags: flags, payload: payload)
             if gated, chunk > 0 { stream.gate?.release(chunk) }
         }
@@ -194,7 +195,7 @@ extension ClientConnectionHandler {
 
     /// Connection window opened: streams waiting for it send, in the order they blocked.
     func resumeBlockedStreams() {
-        while connSendWindow > 0, let stream = connBlocked.popFirst() {
+        while connSendWindow.isOpen, let stream = connBlocked.popFirst() {
             stream.blockedOnConnection = false
             if stream.handler === self, stream.isOpen { sendPending(stream) }
         }
@@ -219,14 +220,14 @@ extension ClientConnectionHandler {
 
     func receiveMessage(_ frame: Frame, on stream: ClientStream) throws(ProtocolViolation) {
         let count = frame.payload.readableBytes
-        stream.recvWindow -= count
-        guard stream.recvWindow >= 0 else { throw ProtocolViolation("stream \(stream.streamID) window overrun") }
+        do { try stream.recvWindow.consume(count) } catch {
+            throw ProtocolViolation("stream \(stream.streamID) window overrun")
+        }
         stream.markAccepted()
         func reject(_ code: StatusCode, _ error: RPCError) { resetStream(stream, code: code, error: error) }
         guard stream.responseHeaders != nil else {
             return reject(.cancelled, RPCError(code: .internal, message: "The server sent a message before HEADERS."))
         }
-        let more = frame.flags.contains(.more)
         // Built only when needed: the interpolation costs allocations on every message otherwise.
         var tooLarge: RPCError {
             RPCError(
@@ -234,35 +235,19 @@ extension ClientConnectionHandler {
                 message: "The response message exceeds the client's MAX_MESSAGE_SIZE of \(maxMessageSize) bytes."
             )
         }
-        var complete: ByteBuffer
-        if var partial = stream.reassembly {
-            stream.reassembly = nil
-            guard partial.readableBytes + count <= maxMessageSize else { return reject(.resourceExhausted, tooLarge) }
-            var payload = frame.payload
-            partial.writeBuffer(&payload)
-            guard !more else {
-                stream.reassembly = partial
-                return
-            }
-            complete = partial
-        } else {
-            guard !frame.flags.contains(.compressed) else {
-                return reject(
-                    .cancelled,
-                    RPCError(
-                        code: .internal,
-                        message: "The server sent a compressed message; no compression was negotiated."
-                    )
+        let complete: ByteBuffer
+        switch stream.response.append(frame, maxMessageSize: maxMessageSize) {
+        case .message(let message): complete = message
+        case .incomplete: return
+        case .tooLarge: return reject(.resourceExhausted, tooLarge)
+        case .compressed:
+            return reject(
+                .cancelled,
+                RPCError(
+                    code: .internal,
+                    message: "The server sent a compressed message; no compression was negotiated."
                 )
-            }
-            guard count <= maxMessageSize else { return reject(.resourceExhausted, tooLarge) }
-            complete = frame.payload
-            guard !more else {
-                var buffer = context?.channel.allocator.buffer(capacity: count * 2) ?? ByteBuffer()
-                buffer.writeBuffer(&complete)
-                stream.reassembly = buffer
-                return
-            }
+            )
         }
         if stream.isUnary {
             guard stream.responseMessage == nil else {
@@ -279,7 +264,7 @@ extension ClientConnectionHandler {
 
     func receiveTrailers(_ frame: Frame, on stream: ClientStream) throws(ProtocolViolation) {
         let (status, message, decoded) = try FramePayload.trailers(frame)
-        let partial = stream.reassembly != nil
+        let partial = stream.response.isMidMessage
         removeStream(stream)
         defer { streamEnded() }
         if let failure = checkMetadata(decoded) { return stream.fail(failure) }
@@ -334,8 +319,9 @@ extension ClientConnectionHandler {
     /// The application took a whole message of a streaming response: return its stream credit.
     func returnStreamCredit(_ count: Int, on stream: ClientStream) {
         guard phase == .active, stream.isOpen, count > 0 else { return }
-        stream.recvWindow += count
-        outbound.writeWindowUpdate(streamID: stream.streamID, increment: UInt32(min(count, Int(Int32.max))))
+        let increment = stream.recvWindow.restore(count)
+        guard increment > 0 else { return }
+        outbound.writeWindowUpdate(streamID: stream.streamID, increment: increment)
         scheduleFlush()
     }
 

@@ -23,9 +23,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     let manager: ConnectionManager
     let loop: any EventLoop
     let configuration: ClientConfiguration
-    let local: ConnectionSettings
-    /// The server's SETTINGS (protocol defaults until they arrive).
-    var remote = ConnectionSettings.protocolDefaults
+    /// Our SETTINGS and the server's (protocol defaults until they arrive).
+    var settings: SettingsExchange
+    var local: ConnectionSettings { settings.local }
+    var remote: ConnectionSettings { settings.remote }
     var phase = Phase.connecting
     var context: ChannelHandlerContext?
     /// The server's SETTINGS arrived: the connection is ready.
@@ -47,13 +48,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var waiting: Deque<ClientStream> = []
     var nextStreamID: UInt32 = 1
     var highestOpened: UInt32 = 0
-    var connSendWindow: Int
-    var connRecvWindow: Int
-    var pendingConnCredit = 0
+    var connSendWindow = OutboundWindow(size: Int(ConnectionSettings.protocolDefaults.initialConnectionWindow))
+    var connRecvWindow: InboundWindow
     var connBlocked: Deque<ClientStream> = []
     /// Inbound limits in force: the defaults until the server ACKs our SETTINGS, ours after.
-    var maxMessageSize: Int
-    var maxHeaderListSize: Int
+    var maxMessageSize: Int { Int(settings.enforced(\.maxMessageSize)) }
+    var maxHeaderListSize: Int { Int(settings.enforced(\.maxHeaderListSize)) }
 
     private var keepaliveTimer: Scheduled<Void>?
     private var pingTimeoutTimer: Scheduled<Void>?
@@ -69,14 +69,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         self.manager = manager
         self.loop = manager.loop
         self.configuration = manager.configuration
-        self.local = manager.configuration.settings
+        let local = manager.configuration.settings
+        self.settings = SettingsExchange(local: local)
         self.readyPromise = manager.loop.makePromise()
         let defaults = ConnectionSettings.protocolDefaults
         self.decoder = FrameDecoder(maxFrameSize: max(local.maxFrameSize, defaults.maxFrameSize), expectPreface: true)
-        self.connSendWindow = Int(defaults.initialConnectionWindow)
-        self.connRecvWindow = Int(local.initialConnectionWindow)
-        self.maxMessageSize = Int(max(local.maxMessageSize, defaults.maxMessageSize))
-        self.maxHeaderListSize = Int(max(local.maxHeaderListSize, defaults.maxHeaderListSize))
+        self.connRecvWindow = InboundWindow(size: Int(local.initialConnectionWindow))
     }
 
     // MARK: Pipeline events
@@ -165,8 +163,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
                 let (last, status, debug) = try FramePayload.goAway(frame)
                 receiveGoAway(lastStreamID: last, status: status, debug: debug)
             case .windowUpdate:
-                connSendWindow += Int(try FramePayload.windowUpdate(frame))
-                guard connSendWindow <= Int(Int32.max) else {
+                do { try connSendWindow.grant(FramePayload.windowUpdate(frame)) } catch {
                     throw ProtocolViolation("connection send window exceeds 2^31-1")
                 }
                 resumeBlockedStreams()
@@ -194,8 +191,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .trailers: try receiveTrailers(frame, on: stream)
         case .rstStream: try receiveReset(frame, on: stream)
         case .windowUpdate:
-            stream.sendWindow += Int(try FramePayload.windowUpdate(frame))
-            guard stream.sendWindow <= Int(Int32.max) else {
+            let increment = try FramePayload.windowUpdate(frame)
+            do { try stream.sendWindow.grant(increment) } catch {
                 throw ProtocolViolation("stream \(stream.streamID) send window exceeds 2^31-1")
             }
             sendPending(stream)
@@ -205,22 +202,17 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     private func receiveSettings(_ frame: Frame) throws(ProtocolViolation) {
-        if frame.flags.contains(.ack) {
-            _ = try FramePayload.settings(frame)
+        switch try settings.receive(frame) {
+        case .localAcked:
             // The server knows our limits now: enforce them even where they are below the defaults.
             decoder.maxFrameSize = local.maxFrameSize
-            maxMessageSize = Int(local.maxMessageSize)
-            maxHeaderListSize = Int(local.maxHeaderListSize)
             return
+        case .remote(let streamDelta, let connectionDelta):
+            connSendWindow.adjust(by: connectionDelta)
+            for stream in streams.values { stream.sendWindow.adjust(by: streamDelta) }
         }
-        guard !everReady else { throw ProtocolViolation("second SETTINGS frame") }
-        let settings = try ConnectionSettings.decode(try FramePayload.settings(frame))
-        let streamDelta = Int(settings.initialStreamWindow) - Int(remote.initialStreamWindow)
-        connSendWindow += Int(settings.initialConnectionWindow) - Int(remote.initialConnectionWindow)
-        remote = settings
         outbound.writeSettingsAck()
         everReady = true
-        for stream in streams.values { stream.sendWindow += streamDelta }
         for stream in streams.values { sendPending(stream) }
         resumeBlockedStreams()
         startWaiting()
@@ -379,15 +371,14 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     private func consumeConnectionWindow(_ count: Int) throws(ProtocolViolation) {
         guard count > 0 else { return }
-        connRecvWindow -= count
-        guard connRecvWindow >= 0 else { throw ProtocolViolation("connection window overrun") }
+        let increment: UInt32?
+        do { increment = try connRecvWindow.received(count) } catch {
+            throw ProtocolViolation("connection window overrun")
+        }
         // Credit goes back in batches of a quarter window: the server can always send, since at
         // least three quarters stay open, and small messages cost no WINDOW_UPDATE each.
-        pendingConnCredit += count
-        if pendingConnCredit >= max(1, Int(local.initialConnectionWindow) / 4) {
-            outbound.writeWindowUpdate(streamID: 0, increment: UInt32(pendingConnCredit))
-            connRecvWindow += pendingConnCredit
-            pendingConnCredit = 0
+        if let increment {
+            outbound.writeWindowUpdate(streamID: 0, increment: increment)
             scheduleFlush()
         }
     }

@@ -74,13 +74,14 @@ final class ClientStream: @unchecked Sendable {
     var handler: ClientConnectionHandler?
     var streamID: UInt32 = 0
     var isOpen = false
-    var sendWindow = 0
-    var recvWindow = 0
+    var sendWindow = OutboundWindow(size: 0)
+    var recvWindow = InboundWindow(size: 0)
     var pending: Deque<OutboundMessage> = []
     var pendingEnd = false
     var localClosed = false
     var accepted = false
-    var reassembly: ByteBuffer?
+    /// The response message being reassembled from its fragments.
+    var response = MessageAssembler()
     var blockedOnConnection = false
 
     private init(
@@ -247,7 +248,7 @@ final class ClientStream: @unchecked Sendable {
         pendingEnd = false
         localClosed = false
         accepted = false
-        reassembly = nil
+        response.reset()
         blockedOnConnection = false
     }
 

@@ -13,7 +13,6 @@ extension ServerConnectionHandler {
     /// per call; when the timer fires early it re-arms for the time that is left.
     func armIdleTimer() {
         guard runningStreams == 0, !closing else { return }
-        let now = NIODeadline.now()
         // Already idle (a call that never started ended): idle since then, not since now.
         if idleSince == nil { idleSince = now }
         if idleTimer == nil { scheduleIdleTimer(at: now + .nanoseconds(configuration.idleTimeout.nanoseconds)) }
@@ -24,7 +23,7 @@ extension ServerConnectionHandler {
             idleTimer = nil
             guard runningStreams == 0, !closing, let since = idleSince else { return }
             let due = since + .nanoseconds(configuration.idleTimeout.nanoseconds)
-            if NIODeadline.now() >= due {
+            if now >= due {
                 beginDrain()
             } else {
                 scheduleIdleTimer(at: due)
@@ -34,10 +33,9 @@ extension ServerConnectionHandler {
 
     /// Starts a graceful drain: GOAWAY(2^31-1), PING, then on its ACK the final GOAWAY.
     func beginDrain() {
-        guard !draining, !closing else { return }
-        draining = true
+        guard !closing, drain.beginDrain() else { return }
         outbound.writeGoAway(lastStreamID: 0x7FFF_FFFF, status: .ok, debug: "server draining")
-        outbound.writePing(Self.drainPingData, ack: false)
+        outbound.writePing(ConnectionDrain.pingData, ack: false)
         flushNow()
         // Subscriptions and other calls that never end by themselves end now (UNAVAILABLE, with how to resume).
         drainSignal.fire()
@@ -49,17 +47,15 @@ extension ServerConnectionHandler {
         }
     }
 
-    func sendFinalGoAway() {
-        finalLastStreamID = highestAcceptedID
-        outbound.writeGoAway(lastStreamID: highestAcceptedID, status: .ok, debug: "server draining")
+    func sendFinalGoAway(lastStreamID: UInt32) {
+        outbound.writeGoAway(lastStreamID: lastStreamID, status: .ok, debug: "server draining")
         flushNow()
         if streams.isEmpty { closeNow() }
     }
 
     func graceExpired() {
-        if finalLastStreamID == nil {
-            finalLastStreamID = highestAcceptedID
-            outbound.writeGoAway(lastStreamID: highestAcceptedID, status: .ok, debug: "server draining")
+        if let last = drain.graceExpired() {
+            outbound.writeGoAway(lastStreamID: last, status: .ok, debug: "server draining")
         }
         for stream in streams.values where !stream.serverClosed {
             outbound.writeRSTStream(streamID: stream.id, status: .unavailable, reason: "server shut down")
@@ -78,7 +74,7 @@ extension ServerConnectionHandler {
             "closing connection",
             metadata: ["peer": "\(peer)", "status": "\(status)", "reason": "\(LogText.bounded(debug))"]
         )
-        outbound.writeGoAway(lastStreamID: highestAcceptedID, status: status, debug: debug)
+        outbound.writeGoAway(lastStreamID: drain.highestAcceptedID, status: status, debug: debug)
         closeNow()
     }
 

@@ -11,11 +11,11 @@ extension ServerConnectionHandler {
         let (path, decoded) = try FramePayload.headers(frame)
         highestStreamID = id
         // Refusals: nothing processed, the client may retry.
-        if let last = finalLastStreamID, id > last {
+        if !drain.accepts(id) {
             outbound.writeRSTStream(streamID: id, status: .unavailable, reason: "server is draining", refused: true)
             return
         }
-        if let limit = effectiveStreamLimit, streams.count >= limit {
+        if let limit = settings.enforcedStreamLimit, streams.count >= limit {
             outbound.writeRSTStream(
                 streamID: id,
                 status: .unavailable,
@@ -24,8 +24,8 @@ extension ServerConnectionHandler {
             )
             return
         }
-        highestAcceptedID = id
-        pingStrikes = 0
+        drain.accepted(id)
+        keepalive.streamOpened()
 
         func reject(_ rejection: CallRejection) {
             outbound.writeTrailers(streamID: id, status: rejection.status, message: rejection.message, metadata: [:])
@@ -36,10 +36,10 @@ extension ServerConnectionHandler {
             reject(CallRejection(status: status, message: message, methodLabel: label))
         }
         // The limits of skiff/1's own framing first, then what every transport decides.
-        if decoded.encodedSize > Int(effective(\.maxHeaderListSize)) {
+        if decoded.encodedSize > Int(settings.enforced(\.maxHeaderListSize)) {
             return reject(
                 .resourceExhausted,
-                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(effective(\.maxHeaderListSize))"
+                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(settings.enforced(\.maxHeaderListSize))"
             )
         }
         if let invalid = decoded.invalidEntry { return reject(.internal, invalid) }
@@ -63,8 +63,9 @@ extension ServerConnectionHandler {
             handler: handler,
             highWater: configuration.streamWriteBufferHighWater,
             peerMaxMessageSize: Int(peerSettings.maxMessageSize),
-            recvWindow: Int(ours.initialStreamWindow),
-            sendWindow: Int(peerSettings.initialStreamWindow)
+            recvWindow: InboundWindow(size: Int(ours.initialStreamWindow)),
+            sendWindow: OutboundWindow(size: Int(peerSettings.initialStreamWindow)),
+            startTime: now
         )
         stream.context = ServerContext(
             descriptor: handler.descriptor,
@@ -100,13 +101,12 @@ extension ServerConnectionHandler {
     /// may not pause longer than that between messages. Bidirectional streams are exempt (they are
     /// conversations: the handler runs and decides). One timer per connection, not per call.
     func awaitRequest(_ stream: ServerStream) {
-        stream.requestDue = ContinuousClock.now.advanced(by: configuration.requestTimeout)
-        if requestTimer == nil { scheduleRequestTimer(in: configuration.requestTimeout) }
+        if requestTimeouts.isEmpty && requestTimer == nil { scheduleRequestTimer(at: now + requestTimeouts.timeout) }
+        requestTimeouts.start(stream.id, at: now)
     }
 
-    func scheduleRequestTimer(in delay: Duration) {
-        requestTimer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(max(0, delay.nanoseconds))) {
-            [self] in
+    func scheduleRequestTimer(at due: NIODeadline) {
+        requestTimer = eventLoop.assumeIsolated().scheduleTask(deadline: due) { [self] in
             requestTimer = nil
             requestTimerFired()
         }
@@ -116,69 +116,47 @@ extension ServerConnectionHandler {
         guard !closing else { return }
         // While the socket is full the connection is not read: nothing is due meanwhile (the
         // paused time is added to every due time when reads resume).
-        guard !socketBlocked else { return scheduleRequestTimer(in: configuration.requestTimeout) }
-        let now = ContinuousClock.now
-        var next: ContinuousClock.Instant?
-        for stream in streams.values {
-            guard let due = stream.requestDue else { continue }
-            if stream.clientClosed || stream.serverClosed {
-                stream.requestDue = nil
-            } else if due <= now {
-                stream.requestDue = nil
-                failStream(
-                    stream,
-                    .deadlineExceeded,
-                    "The request did not arrive within the server's request timeout of "
-                        + "\(configuration.requestTimeout.formattedSeconds)."
-                )
-            } else if next == nil || due < next! {
-                next = due
-            }
+        guard !socketBlocked else { return scheduleRequestTimer(at: now + requestTimeouts.timeout) }
+        for id in requestTimeouts.expire(at: now) {
+            guard let stream = streams[id], !stream.clientClosed, !stream.serverClosed else { continue }
+            failStream(
+                stream,
+                .deadlineExceeded,
+                "The request did not arrive within the server's request timeout of "
+                    + "\(configuration.requestTimeout.formattedSeconds)."
+            )
         }
-        if let next { scheduleRequestTimer(in: next - now) }
+        if let next = requestTimeouts.earliest { scheduleRequestTimer(at: next) }
         scheduleFlush()
-    }
-
-    var effectiveStreamLimit: Int? {
-        guard let limit = ours.maxConcurrentStreams else { return nil }
-        return ourSettingsAcked ? Int(limit) : nil
     }
 
     func handleMessage(_ frame: Frame) throws {
         let length = frame.payload.readableBytes
-        connectionRecvWindow -= length
-        guard connectionRecvWindow >= 0 else { throw ProtocolViolation("connection window overrun") }
-        connectionCreditPending += length
-        if connectionCreditPending >= Int(ours.initialConnectionWindow) / 4 {
-            outbound.writeWindowUpdate(streamID: 0, increment: UInt32(connectionCreditPending))
-            connectionRecvWindow += connectionCreditPending
-            connectionCreditPending = 0
+        do {
+            if let increment = try connectionRecvWindow.received(length) {
+                outbound.writeWindowUpdate(streamID: 0, increment: increment)
+            }
+        } catch {
+            throw ProtocolViolation("connection window overrun")
         }
         guard let stream = streams[frame.streamID], !stream.serverClosed else { return }
         guard !stream.clientClosed else {
             return failStream(stream, .internal, "MESSAGE after the client's side of the stream ended")
         }
-        stream.recvWindow -= length
-        guard stream.recvWindow >= 0 else { throw ProtocolViolation("stream \(stream.id) window overrun") }
-        if stream.partial == nil {
-            if frame.flags.contains(.compressed) {
-                return failStream(stream, .internal, "COMPRESSED message without a grpc-encoding")
-            }
-            stream.partial = frame.payload
-        } else {
-            var payload = frame.payload
-            stream.partial!.writeBuffer(&payload)
+        do { try stream.recvWindow.consume(length) } catch {
+            throw ProtocolViolation("stream \(stream.id) window overrun")
         }
-        let size = stream.partial!.readableBytes
-        guard size <= Int(effective(\.maxMessageSize)) else {
+        switch stream.request.append(frame, maxMessageSize: Int(settings.enforced(\.maxMessageSize))) {
+        case .compressed:
+            return failStream(stream, .internal, "COMPRESSED message without a grpc-encoding")
+        case .tooLarge:
             forgetPartial(stream)
             return failStream(
                 stream,
                 .resourceExhausted,
-                "request message exceeds MAX_MESSAGE_SIZE of \(effective(\.maxMessageSize)) bytes"
+                "request message exceeds MAX_MESSAGE_SIZE of \(settings.enforced(\.maxMessageSize)) bytes"
             )
-        }
-        if frame.flags.contains(.more) {
+        case .incomplete:
             // Incomplete messages of all streams together are bounded per connection.
             guard partialRequestBytes + length <= configuration.maxBufferedRequestBytes else {
                 forgetPartial(stream)
@@ -192,9 +170,14 @@ extension ServerConnectionHandler {
             partialRequestBytes += length
             stream.countedPartialBytes += length
             return
+        case .message(let message):
+            forgetPartial(stream)
+            try requestArrived(message, frame: frame, on: stream)
         }
-        let message = stream.partial!
-        forgetPartial(stream)
+    }
+
+    /// A whole request message arrived on `stream`.
+    private func requestArrived(_ message: ByteBuffer, frame: Frame, on stream: ServerStream) throws {
         stream.messagesReceived += 1
         if stream.handler.descriptor.kind.hasSingleRequest && stream.messagesReceived > 1 {
             return failStream(stream, .internal, "The method expects exactly one request message; more were sent.")
@@ -202,10 +185,10 @@ extension ServerConnectionHandler {
         stream.inbound.push(message)
         if frame.flags.contains(.endStream) {
             try endClientSide(stream, halfClose: false)
-        } else if stream.requestDue != nil, stream.handler.descriptor.kind == .clientStreaming {
+        } else if stream.handler.descriptor.kind == .clientStreaming {
             // A client-streaming request may pause up to the timeout between messages; a single
             // request stays due a timeout after its HEADERS.
-            stream.requestDue = ContinuousClock.now.advanced(by: configuration.requestTimeout)
+            requestTimeouts.progress(stream.id, at: now)
         }
     }
 
@@ -213,19 +196,19 @@ extension ServerConnectionHandler {
     func forgetPartial(_ stream: ServerStream) {
         partialRequestBytes -= stream.countedPartialBytes
         stream.countedPartialBytes = 0
-        stream.partial = nil
+        stream.request.reset()
     }
 
     func endClientSide(_ stream: ServerStream, halfClose: Bool) throws {
         guard !stream.clientClosed else {
             return failStream(stream, .internal, "HALF_CLOSE after the client's side of the stream ended")
         }
-        if stream.partial != nil {
+        if stream.request.isMidMessage {
             forgetPartial(stream)
             return failStream(stream, .internal, "HALF_CLOSE in the middle of a fragmented message")
         }
         stream.clientClosed = true
-        stream.requestDue = nil
+        requestTimeouts.stop(stream.id)
         stream.inbound.finish()
         if stream.handler.descriptor.kind.hasSingleRequest {
             guard stream.messagesReceived == 1 else {
@@ -244,7 +227,7 @@ extension ServerConnectionHandler {
     func startHandler(_ stream: ServerStream) {
         guard !stream.handlerStarted else { return }
         stream.handlerStarted = true
-        stream.handlerStartTime = ContinuousClock.now
+        stream.handlerStartTime = now
         stream.handlerRunning = true
         runningStreams += 1
         idleSince = nil  // the idle timer, if armed, sees this when it fires
@@ -284,10 +267,11 @@ extension ServerConnectionHandler {
         stream.context = nil  // a stream whose handler never started still holds it
         stream.close()
         let status = stream.finalStatus ?? .cancelled
-        let duration = ContinuousClock.now - stream.startTime
+        requestTimeouts.stop(stream.id)
+        let duration = Duration.nanoseconds((now - stream.startTime).nanoseconds)
         runner.finished(stream.handler.descriptor, streamID: stream.id, peer: peer, status: status, duration: duration)
         if runningStreams == 0 { armIdleTimer() }
-        if streams.isEmpty, finalLastStreamID != nil { closeNow() }
+        if streams.isEmpty, drain.finalLastStreamID != nil { closeNow() }
     }
 
     func deadlinePassed(_ stream: ServerStream) {
@@ -320,12 +304,11 @@ extension ServerConnectionHandler {
 
     func returnStreamCredit(_ stream: ServerStream, _ credit: Int) {
         guard streams[stream.id] === stream, !stream.clientClosed, !stream.serverClosed else { return }
-        stream.recvWindow += credit
+        let increment = stream.recvWindow.restore(credit)
         // The client may have been waiting for this window: its pause is the server's doing.
-        if stream.requestDue != nil {
-            stream.requestDue = ContinuousClock.now.advanced(by: configuration.requestTimeout)
-        }
-        outbound.writeWindowUpdate(streamID: stream.id, increment: UInt32(credit))
+        requestTimeouts.progress(stream.id, at: now)
+        guard increment > 0 else { return }
+        outbound.writeWindowUpdate(streamID: stream.id, increment: increment)
         scheduleFlush()
     }
 }

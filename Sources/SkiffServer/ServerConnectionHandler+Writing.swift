@@ -23,7 +23,7 @@ extension ServerConnectionHandler {
             stream.outbound.append(item)
             if !stream.isBlocked {
                 pump(stream)
-            } else if !stream.inBlockedList, !socketBlocked, connectionSendWindow > 0 {
+            } else if !stream.inBlockedList, !socketBlocked, connectionSendWindow.isOpen {
                 holdForStreamWindow(stream, current: 0)  // still waiting for its own window only
             }
         }
@@ -142,10 +142,10 @@ extension ServerConnectionHandler {
         case .message(var bytes):
             while true {
                 // A socket that takes no more bytes closes every window until it drains.
-                let window = socketBlocked ? 0 : min(stream.sendWindow, connectionSendWindow)
+                let window = socketBlocked ? 0 : min(stream.sendWindow.available, connectionSendWindow.available)
                 let remaining = bytes.readableBytes
                 if remaining > 0 && window <= 0 {
-                    if !socketBlocked && connectionSendWindow > 0 {
+                    if !socketBlocked && connectionSendWindow.isOpen {
                         // Only this stream's window is closed: it is pumped again by its
                         // WINDOW_UPDATE, and its bytes need not hold up the other calls.
                         stream.isBlocked = true
@@ -165,8 +165,8 @@ extension ServerConnectionHandler {
                 let slice = bytes.readSlice(length: chunk)!
                 let last = bytes.readableBytes == 0
                 outbound.writeMessageFrame(streamID: stream.id, flags: last ? [] : .more, bytes: slice)
-                stream.sendWindow -= chunk
-                connectionSendWindow -= chunk
+                stream.sendWindow.spend(chunk)
+                connectionSendWindow.spend(chunk)
                 stream.didWrite(chunk)
                 // Bytes held for the stream's window are no longer charged to the budget.
                 unflushedMessageBytes += chunk - releaseHeld(chunk, of: stream)
@@ -215,7 +215,7 @@ extension ServerConnectionHandler {
 
     func pumpBlocked() {
         var rounds = blocked.count
-        while rounds > 0, connectionSendWindow > 0, !socketBlocked, let stream = blocked.popFirst() {
+        while rounds > 0, connectionSendWindow.isOpen, !socketBlocked, let stream = blocked.popFirst() {
             rounds -= 1
             stream.inBlockedList = false
             stream.isBlocked = false

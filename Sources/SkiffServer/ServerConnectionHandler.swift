@@ -14,8 +14,6 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    static let drainPingData: UInt64 = 0x534B_4946_4452_4E31  // "SKIFDRN1"
-
     let configuration: ServerConfiguration
     let router: RPCRouter
     let logger: Logger
@@ -53,41 +51,31 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     var stallTimer: Scheduled<Void>?
     /// A partial frame's timer was stopped while reads were paused.
     var frameTimerPaused = false
+    /// When the partial frame in `inboundBuffer` must be complete (moved on by paused time).
+    var frameDue: NIODeadline?
     /// Closes a connection whose output was shut after its last GOAWAY, if its client does not.
     var lingerTimer: Scheduled<Void>?
 
-    // Settings
-    var peerSettings = ConnectionSettings.protocolDefaults
-    var receivedSettings = false
-    var ourSettingsAcked = false
+    // The connection's state machines (SkiffWire): values with no I/O, fed the event loop's time.
+    var settings: SettingsExchange
+    var connectionSendWindow = OutboundWindow(size: Int(ConnectionSettings.protocolDefaults.initialConnectionWindow))
+    var connectionRecvWindow: InboundWindow
+    var keepalive: KeepalivePolicy
+    /// The rapid-reset defence.
+    var resets: ResetRateLimiter
+    var drain = ConnectionDrain()
+    /// When each stream's request is due.
+    var requestTimeouts: RequestTimeouts
 
     // Streams
     var streams: [UInt32: ServerStream] = [:]
     var highestStreamID: UInt32 = 0
-    var highestAcceptedID: UInt32 = 0
     var blocked = Deque<ServerStream>()
-
-    // Flow control
-    var connectionSendWindow = Int(ConnectionSettings.protocolDefaults.initialConnectionWindow)
-    var connectionRecvWindow: Int
-    var connectionCreditPending = 0
     /// Bytes of incomplete request messages (fragments waiting for the rest) over all streams.
     var partialRequestBytes = 0
 
-    // Keepalive and rate limits
-    var lastPing: NIODeadline?
-    var pingStrikes = 0
-    var rateWindowStart = NIODeadline.now()
-    var pingsInWindow = 0
-    /// Tokens for resets of streams that had barely opened (the rapid-reset defence).
-    var resetTokens: Double
-    var resetTokensUpdated = NIODeadline.now()
-
-    // Drain
-    var draining = false
     /// Fired when the drain begins, so that calls that never end by themselves end promptly.
     let drainSignal = DrainSignal()
-    var finalLastStreamID: UInt32?
 
     // Timers
     var prefaceTimer: Scheduled<Void>?
@@ -112,25 +100,35 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.executor = runner.executor(for: eventLoop)
         self.eventLoop = eventLoop
         self.budget = ResponseBudget(limit: configuration.maxBufferedResponseBytes, observer: observer)
-        self.resetTokens = Double(Self.resetBurst(configuration))
+        self.settings = SettingsExchange(local: configuration.settings)
+        self.keepalive = KeepalivePolicy(
+            minInterval: .milliseconds(Int64(configuration.settings.keepaliveMinIntervalMS)),
+            maxPerSecond: configuration.maxPingsPerSecond
+        )
+        self.resets = ResetRateLimiter(
+            burst: Self.resetBurst(configuration),
+            perSecond: configuration.maxResetsPerSecond,
+            now: eventLoop.now
+        )
+        self.requestTimeouts = RequestTimeouts(timeout: TimeAmount(configuration.requestTimeout))
         observer.connectionHandlerCreated()
         // Until the client ACKs our SETTINGS, limits below the defaults are not enforced.
         self.decoder = FrameDecoder(
             maxFrameSize: max(configuration.settings.maxFrameSize, ConnectionSettings.protocolDefaults.maxFrameSize),
             expectPreface: true
         )
-        self.connectionRecvWindow = Int(configuration.settings.initialConnectionWindow)
+        self.connectionRecvWindow = InboundWindow(size: Int(configuration.settings.initialConnectionWindow))
         self.outbound = ByteBuffer()
     }
 
     deinit { observer.connectionHandlerFreed() }
 
-    var ours: ConnectionSettings { configuration.settings }
+    var ours: ConnectionSettings { settings.local }
+    var peerSettings: ConnectionSettings { settings.remote }
 
-    func effective<T: Comparable>(_ value: KeyPath<ConnectionSettings, T>) -> T {
-        ourSettingsAcked
-            ? ours[keyPath: value] : max(ours[keyPath: value], ConnectionSettings.protocolDefaults[keyPath: value])
-    }
+    /// The event loop's time: virtual on an `EmbeddedEventLoop`, so every timeout is testable
+    /// without waiting.
+    var now: NIODeadline { eventLoop.now }
 
     // MARK: Channel events
 
@@ -241,7 +239,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// The socket is full: the connection is not read from, so the timers that wait for the
     /// client's bytes stop; and a client that never reads again is given the send-stall timeout.
     private func pauseClocks() {
-        if socketBlockedSince == nil { socketBlockedSince = NIODeadline.now() }
+        if socketBlockedSince == nil { socketBlockedSince = now }
         if let frameTimer {
             frameTimer.cancel()
             self.frameTimer = nil
@@ -268,17 +266,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         stallTimer = nil
         guard let since = socketBlockedSince else { return }
         socketBlockedSince = nil
-        let paused = NIODeadline.now() - since
-        let pausedDuration = Duration.nanoseconds(paused.nanoseconds)
-        var earliest: ContinuousClock.Instant?
-        for stream in streams.values {
-            guard let due = stream.requestDue?.advanced(by: pausedDuration) else { continue }
-            stream.requestDue = due
-            if earliest.map({ due < $0 }) ?? true { earliest = due }
-        }
-        if let earliest {
+        let paused = now - since
+        requestTimeouts.postpone(by: paused)
+        frameDue = frameDue.map { $0 + paused }
+        if let earliest = requestTimeouts.earliest {
             requestTimer?.cancel()
-            scheduleRequestTimer(in: earliest - ContinuousClock.now)
+            scheduleRequestTimer(at: earliest)
         }
         if frameTimerPaused {
             frameTimerPaused = false
@@ -288,9 +281,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func armFrameTimer() {
         guard frameTimer == nil else { return }
-        frameTimer = eventLoop.assumeIsolated().scheduleTask(
-            in: .nanoseconds(configuration.frameTimeout.nanoseconds)
-        ) { [self] in
+        let due = frameDue ?? now + TimeAmount(configuration.frameTimeout)
+        frameDue = due
+        frameTimer = eventLoop.assumeIsolated().scheduleTask(deadline: due) { [self] in
             goAwayAndClose(.resourceExhausted, "a frame took longer than the frame timeout to arrive")
         }
     }
@@ -350,6 +343,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             inboundBuffer = nil
             frameTimer?.cancel()
             frameTimer = nil
+            frameDue = nil
             frameTimerPaused = false
         } else {
             inboundBuffer!.discardReadBytes()
@@ -362,10 +356,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if connectionCreditPending > 0 {
-            outbound.writeWindowUpdate(streamID: 0, increment: UInt32(connectionCreditPending))
-            connectionRecvWindow += connectionCreditPending
-            connectionCreditPending = 0
+        if let increment = connectionRecvWindow.takeOwed() {
+            outbound.writeWindowUpdate(streamID: 0, increment: increment)
         }
         flushNow()
         context.fireChannelReadComplete()
@@ -374,7 +366,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     // MARK: Frames
 
     func handle(_ frame: Frame) throws {
-        if !receivedSettings {
+        if !settings.receivedRemote {
             guard frame.type == .settings, !frame.flags.contains(.ack) else {
                 throw ProtocolViolation("the first frame after the preface must be SETTINGS")
             }
@@ -384,11 +376,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             case .settings: try handleSettings(frame)
             case .ping: try handlePing(frame)
             case .windowUpdate:
-                let increment = try FramePayload.windowUpdate(frame)
-                connectionSendWindow += Int(increment)
-                guard connectionSendWindow <= Int(Int32.max) else {
-                    throw ProtocolViolation("connection window exceeds 2^31-1")
-                }
+                try connectionSendWindow.grant(FramePayload.windowUpdate(frame))
                 pumpBlocked()
             case .goAway:
                 _ = try FramePayload.goAway(frame)
@@ -430,11 +418,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         case .windowUpdate:
             // Frames for ended streams are ignored, malformed or not.
             guard let stream = streams[frame.streamID], !stream.serverClosed else { return }
-            let increment = try FramePayload.windowUpdate(frame)
-            stream.sendWindow += Int(increment)
-            guard stream.sendWindow <= Int(Int32.max) else {
-                throw ProtocolViolation("stream \(stream.id) window exceeds 2^31-1")
-            }
+            try stream.sendWindow.grant(FramePayload.windowUpdate(frame))
             // Queued responses that waited for this window go now (or wait for the connection's).
             if stream.isBlocked && !stream.inBlockedList { stream.isBlocked = false }
             pump(stream)
@@ -445,53 +429,29 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func handleSettings(_ frame: Frame) throws {
-        let pairs = try FramePayload.settings(frame)
-        if frame.flags.contains(.ack) {
-            ourSettingsAcked = true
+        switch try settings.receive(frame) {
+        case .localAcked:
             decoder.maxFrameSize = ours.maxFrameSize
-            return
+        case .remote(let streamDelta, let connectionDelta):
+            prefaceTimer?.cancel()
+            prefaceTimer = nil
+            connectionSendWindow.adjust(by: connectionDelta)
+            for stream in streams.values { stream.sendWindow.adjust(by: streamDelta) }
+            outbound.writeSettingsAck()
+            armIdleTimer()
+            pumpBlocked()
         }
-        guard !receivedSettings else { throw ProtocolViolation("a second SETTINGS frame") }
-        let settings = try ConnectionSettings.decode(pairs)
-        receivedSettings = true
-        prefaceTimer?.cancel()
-        prefaceTimer = nil
-        let streamDelta = Int(settings.initialStreamWindow) - Int(peerSettings.initialStreamWindow)
-        let connectionDelta = Int(settings.initialConnectionWindow) - Int(peerSettings.initialConnectionWindow)
-        peerSettings = settings
-        connectionSendWindow += connectionDelta
-        for stream in streams.values { stream.sendWindow += streamDelta }
-        outbound.writeSettingsAck()
-        armIdleTimer()
-        pumpBlocked()
     }
 
     func handlePing(_ frame: Frame) throws {
         let data = try FramePayload.ping(frame)
         if frame.flags.contains(.ack) {
-            if data == Self.drainPingData, draining, finalLastStreamID == nil { sendFinalGoAway() }
+            if let last = drain.pingAckReceived(data) { sendFinalGoAway(lastStreamID: last) }
             return
         }
         // Every PING is answered, also the one that ends the connection.
         outbound.writePing(data, ack: true)
-        // PINGs are policed only while no stream is open (contract §5.1): strikes, and a flood
-        // guard for clients allowed to ping at any interval.
-        guard streams.isEmpty else {
-            lastPing = NIODeadline.now()
-            return
-        }
-        let now = NIODeadline.now()
-        if let last = lastPing, now - last < .milliseconds(Int64(ours.keepaliveMinIntervalMS)) {
-            pingStrikes += 1
-            if pingStrikes >= 2 { return goAwayAndClose(.resourceExhausted, "too_many_pings") }
-        }
-        lastPing = now
-        if now - rateWindowStart >= .seconds(1) {
-            rateWindowStart = now
-            pingsInWindow = 0
-        }
-        pingsInWindow += 1
-        if pingsInWindow > configuration.maxPingsPerSecond {
+        if keepalive.pingReceived(at: now, streamsOpen: !streams.isEmpty) == .answerAndClose {
             goAwayAndClose(.resourceExhausted, "too_many_pings")
         }
     }
@@ -504,7 +464,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// How long a stream must have been open, or whether its response must have started, for
     /// the client to cancel it without cost.
-    static let prematureResetAge: Duration = .milliseconds(50)
+    static let prematureResetAge: TimeAmount = .milliseconds(50)
 
     /// The rapid-reset defence. A reset costs a token when it ends a stream that had barely begun:
     /// no response yet, and under ``prematureResetAge`` since its handler started (or, before
@@ -514,15 +474,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// streams in a loop does, and gets GOAWAY(RESOURCE_EXHAUSTED, too_many_resets).
     func countReset(of stream: ServerStream?) throws {
         guard let stream, !stream.serverClosed, !stream.headersWritten,
-            ContinuousClock.now - (stream.handlerStartTime ?? stream.startTime) < Self.prematureResetAge
+            now - (stream.handlerStartTime ?? stream.startTime) < Self.prematureResetAge
         else { return }
-        let now = NIODeadline.now()
-        let elapsed = Double((now - resetTokensUpdated).nanoseconds) / 1e9
-        resetTokensUpdated = now
-        let burst = Double(Self.resetBurst(configuration))
-        resetTokens = min(burst, resetTokens + elapsed * Double(configuration.maxResetsPerSecond))
-        resetTokens -= 1
-        if resetTokens < 0 {
+        guard resets.prematureReset(at: now) else {
             goAwayAndClose(.resourceExhausted, "too_many_resets")
             throw ProtocolViolation("too_many_resets")
         }

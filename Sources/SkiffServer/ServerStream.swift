@@ -50,11 +50,12 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     var handlerStarted = false
     var task: Task<Void, Never>?
     var messagesReceived = 0
-    var partial: ByteBuffer?
-    /// Bytes of `partial` counted in the connection's incomplete-request total.
+    /// The request message being reassembled from its fragments.
+    var request = MessageAssembler()
+    /// Bytes of `request` counted in the connection's incomplete-request total.
     var countedPartialBytes = 0
-    var recvWindow: Int
-    var sendWindow: Int
+    var recvWindow: InboundWindow
+    var sendWindow: OutboundWindow
     var outbound = OutboundQueue()
     /// Queued responses wait for a window (the stream's, the connection's or the socket's):
     /// new ones are queued behind them, not written.
@@ -68,12 +69,11 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     var heldBytes = 0
     var headersWritten = false
     var deadlineTimer: Scheduled<Void>?
-    /// When the rest of the request is due (request timeout), while it has not all arrived.
-    var requestDue: ContinuousClock.Instant?
     var context: ServerContext?
-    let startTime = ContinuousClock.now
+    /// When the HEADERS arrived, on the event loop's clock.
+    let startTime: NIODeadline
     /// When the handler started (the rapid-reset defence measures a call's age from it).
-    var handlerStartTime: ContinuousClock.Instant?
+    var handlerStartTime: NIODeadline?
     var finalStatus: StatusCode?
 
     /// What a reader waiting on a closed stream gets; made once, since boxing an error allocates.
@@ -92,8 +92,9 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         handler: RPCRouter.Handler,
         highWater: Int,
         peerMaxMessageSize: Int,
-        recvWindow: Int,
-        sendWindow: Int
+        recvWindow: InboundWindow,
+        sendWindow: OutboundWindow,
+        startTime: NIODeadline
     ) {
         self.id = id
         self.eventLoop = eventLoop
@@ -104,7 +105,8 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         self.peerMaxMessageSize = peerMaxMessageSize
         self.recvWindow = recvWindow
         self.sendWindow = sendWindow
-        self.creditThreshold = max(1, recvWindow / 4)
+        self.startTime = startTime
+        self.creditThreshold = recvWindow.batch
         Self.live.wrappingAdd(1, ordering: .relaxed)
     }
 

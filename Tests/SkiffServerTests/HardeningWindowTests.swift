@@ -171,62 +171,6 @@ struct HardeningWindowTests {
             }
         }
     }
-
-    @Test("while the server stops reading a client that does not read, its request and frame timers stand still")
-    func pausedReadsDoNotCountAgainstTheClient() async throws {
-        let probe = ProbeService()
-        try await withTestServer(
-            services: [TestService(), probe],
-            configure: {
-                $0.requestTimeout = .seconds(2)
-                $0.frameTimeout = .seconds(2)
-            }
-        ) { _, port in
-            let collector = FrameCollector()
-            let channel = try await connectCollecting(port: port, collector)
-            defer { channel.close(promise: nil) }
-            let request: [UInt8] = try Skiff_Testing_V1_SimpleRequest.with { $0.responseSize = 10 }.serializedBytes()
-            var headers5 = ByteBuffer()
-            headers5.writeHeaders(streamID: 5, path: unaryCall, metadata: [:])
-            let half = headers5.readableBytes / 2
-            // A flood that fills the socket, a unary call's HEADERS without its request, and half
-            // of another call's HEADERS frame: the server reads them all, then stops reading.
-            var first = ByteBuffer()
-            first.writePreface()
-            first.writeSettings(hugeWindows)
-            first.writeSettingsAck()
-            first.writeHeaders(streamID: 1, path: flood, metadata: [:])
-            first.writeMessage(streamID: 1, bytes: [])
-            first.writeHeaders(streamID: 3, path: unaryCall, metadata: [:])
-            first.writeBytes(headers5.readableBytesView.prefix(half))
-            try await channel.writeAndFlush(first)
-            try await waitUntil { probe.written.load(ordering: .relaxed) > 40 }
-            var previous = -1
-            while probe.written.load(ordering: .relaxed) != previous {
-                previous = probe.written.load(ordering: .relaxed)
-                try await Task.sleep(for: .milliseconds(200))
-            }
-            // The rest arrives long after both timeouts, while the server is not reading.
-            try await Task.sleep(for: .seconds(4))
-            var rest = ByteBuffer(bytes: headers5.readableBytesView.dropFirst(half))
-            rest.writeMessage(streamID: 3, bytes: request)
-            rest.writeMessage(streamID: 5, bytes: request)
-            rest.writeRSTStream(streamID: 1, status: .cancelled)
-            try await channel.writeAndFlush(rest)
-            try await channel.setOption(.autoRead, value: true).get()
-            channel.read()
-            try await waitUntil(timeout: .seconds(20)) {
-                let frames = collector.frames.withLock { $0 }
-                return frames.contains { $0.type == .goAway }
-                    || [3, 5].allSatisfy { id in frames.contains { $0.streamID == id && $0.type == .trailers } }
-            }
-            let frames = collector.frames.withLock { $0 }
-            let trailers = frames.filter { $0.type == .trailers && $0.streamID != 1 }
-            #expect(trailers.map { $0.trailers?.status } == [.ok, .ok], "\(trailers.map { $0.trailers?.message })")
-            let goAways = frames.filter { $0.type == FrameType.goAway }
-            #expect(goAways.isEmpty, "\(goAways.map { $0.goAway.map { "\($0)" } ?? "?" })")
-        }
-    }
 }
 
 /// Keeps every frame a test connection receives (MESSAGE frames without their payload).
