@@ -54,6 +54,7 @@ let package = Package(
             name: "SkiffTesting",
             dependencies: [
                 "SkiffCore",
+                "SkiffDomain",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -141,6 +142,7 @@ let package = Package(
                 "SkiffServer",
                 "SkiffStandardServices",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAccounts",
                 "SkiffListings",
                 "SkiffBids",
@@ -213,6 +215,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The live-feed contract between the services that notify users and Chat, which owns the feed.
+        .target(
+            name: "SkiffFeed",
+            swiftSettings: swiftSettings
+        ),
         // Accounts: domain rules, the store protocol and its in-memory store, password hashing.
         .target(
             name: "SkiffAccounts",
@@ -236,6 +243,7 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAPI",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
@@ -249,6 +257,7 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAPI",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
@@ -262,6 +271,7 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAPI",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
@@ -274,6 +284,7 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAPI",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
@@ -297,6 +308,7 @@ let package = Package(
             name: "SkiffSQLite",
             dependencies: [
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAccounts",
                 "SkiffBids",
                 "SkiffListings",
@@ -304,6 +316,7 @@ let package = Package(
                 "SkiffLostFound",
                 "SkiffBucketList",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -453,6 +466,7 @@ let package = Package(
                 "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAPI",
                 "SkiffListings",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -465,6 +479,7 @@ let package = Package(
             dependencies: [
                 "SkiffTesting",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffChat",
                 "SkiffAccounts",
                 "SkiffBids",
@@ -493,6 +508,7 @@ let package = Package(
                 "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAPI",
                 "SkiffChat",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -506,6 +522,7 @@ let package = Package(
                 "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAPI",
                 "SkiffLostFound",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -520,6 +537,7 @@ let package = Package(
                 "SkiffTesting",
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
                 "SkiffAPI",
                 "SkiffBids",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

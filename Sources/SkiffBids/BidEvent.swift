@@ -1,5 +1,6 @@
 import Foundation
 public import SkiffDomain
+public import SkiffFeed
 
 /// A notification for one user about a bid or a sale, recorded by the store in the same transaction as
 /// the change, and numbered per user (1, 2, 3, …) so a live feed can resume after a reconnect with no

@@ -3,6 +3,7 @@ public import Logging
 public import SkiffAPI
 public import SkiffCore
 public import SkiffDomain
+public import SkiffFeed
 import SwiftProtobuf
 
 /// The Bids service: bids, counter-offers, acceptance, hand-off and receipts.

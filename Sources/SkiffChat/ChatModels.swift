@@ -1,8 +1,9 @@
 public import Foundation
 public import SkiffDomain
+public import SkiffFeed
 
 /// One message in a conversation.
-public struct ChatMessage: Codable, Hashable, Sendable {
+public struct ChatMessage: Hashable, Sendable {
     public var conversationID: String
     /// Its number in the conversation: 1, 2, 3, …
     public var sequence: Int64
@@ -168,7 +169,7 @@ public struct ConversationSummary: Hashable, Sendable {
 }
 
 /// A participant marked a conversation read up to a message.
-public struct ReadReceipt: Codable, Hashable, Sendable {
+public struct ReadReceipt: Hashable, Sendable {
     public var conversationID: String
     public var readerID: String
     public var readUpTo: Int64
@@ -181,7 +182,7 @@ public struct ReadReceipt: Codable, Hashable, Sendable {
 }
 
 /// What a feed event is about.
-public enum FeedPayload: Codable, Hashable, Sendable {
+public enum FeedPayload: Hashable, Sendable {
     case message(ChatMessage)
     case readReceipt(ReadReceipt)
     case notification(FeedNotification.Kind)

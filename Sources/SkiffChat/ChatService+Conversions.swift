@@ -1,6 +1,7 @@
 import Foundation
 import SkiffAPI
 import SkiffDomain
+import SkiffFeed
 import SwiftProtobuf
 
 extension ChatMessage {

@@ -1,5 +1,6 @@
 public import Foundation
 public import SkiffDomain
+public import SkiffFeed
 
 /// Where the Chat service keeps conversations, messages, blocks and users' feeds.
 ///

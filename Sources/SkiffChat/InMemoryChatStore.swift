@@ -1,5 +1,6 @@
 import Foundation
 import SkiffDomain
+import SkiffFeed
 import Synchronization
 
 /// A ``ChatStore`` that keeps everything in memory, for tests and demos.

@@ -3,6 +3,7 @@ import Logging
 public import SkiffAPI
 public import SkiffCore
 import SkiffDomain
+import SkiffFeed
 import SwiftProtobuf
 
 /// Public comments on listings and the sellers' replies; the seller (or the comment's author, for a

@@ -3,6 +3,7 @@ public import Logging
 public import SkiffAPI
 public import SkiffCore
 public import SkiffDomain
+public import SkiffFeed
 import SwiftProtobuf
 
 /// The Listings service: posting, editing and closing listings, search, images, saved items and live

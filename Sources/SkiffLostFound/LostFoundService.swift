@@ -3,6 +3,7 @@ public import Logging
 public import SkiffAPI
 public import SkiffCore
 public import SkiffDomain
+public import SkiffFeed
 import SwiftProtobuf
 
 /// The LostFound service: reporting lost and found items, editing them, marking them returned, search,

@@ -2,13 +2,14 @@ import Foundation
 import GRDB
 import SkiffChat
 import SkiffDomain
+import SkiffFeed
 
 /// The SQLite ``SkiffChat/ChatStore``.
 ///
 /// Each use case is one `pool.write { }` transaction (or one `pool.read { }` snapshot). Writes are
 /// serialized by the single writer connection, so message and feed sequence numbers are allocated
 /// without gaps or clashes, and events commit in sequence order per user. Feed payloads are stored
-/// as JSON.
+/// as protobuf (``SkiffChat/FeedPayload/storageBytes()``).
 ///
 /// Get one from ``SQLiteDatabase/chatStore()``.
 public struct SQLiteChatStore: ChatStore {
@@ -266,18 +267,6 @@ public struct SQLiteChatStore: ChatStore {
 
     // MARK: Rows
 
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        return encoder
-    }()
-
-    private static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        return decoder
-    }()
-
     private static func isBlocked(_ db: Database, _ a: String, _ b: String) throws -> Bool {
         try Bool.fetchOne(
             db.cachedStatement(
@@ -356,10 +345,9 @@ public struct SQLiteChatStore: ChatStore {
                 """,
             arguments: [userID, sequence]
         )
-        let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
         try db.executeCached(
             sql: "INSERT INTO feedEvent (userID, sequence, occurredAt, payload, idempotencyKey) VALUES (?, ?, ?, ?, ?)",
-            arguments: [userID, sequence, now.millisecondsSince1970, json, key]
+            arguments: [userID, sequence, now.millisecondsSince1970, try payload.storageBytes(), key]
         )
         return FeedEvent(userID: userID, sequence: sequence, occurredAt: now, payload: payload)
     }
@@ -405,12 +393,12 @@ public struct SQLiteChatStore: ChatStore {
     }
 
     private static func event(_ row: Row) throws -> FeedEvent {
-        let json: String = row["payload"]
+        let bytes: Data = row["payload"]
         return FeedEvent(
             userID: row["userID"],
             sequence: row["sequence"],
             occurredAt: Date(millisecondsSince1970: row["occurredAt"]),
-            payload: try decoder.decode(FeedPayload.self, from: Data(json.utf8))
+            payload: try FeedPayload(storageBytes: bytes)
         )
     }
 }

@@ -36,6 +36,7 @@ public enum SQLiteSchema {
         registerListingsSearchPointsMigration(in: &migrator)
         registerBucketListWalkIndexesMigration(in: &migrator)
         registerLostFoundGenerationMigration(in: &migrator)
+        registerChatFeedPayloadsMigration(in: &migrator)
         return migrator
     }
 

@@ -8,6 +8,7 @@ import SkiffBucketList
 import SkiffChat
 import SkiffCore
 import SkiffDomain
+import SkiffFeed
 import SkiffListings
 import SkiffLostFound
 import SkiffReflection

@@ -3,6 +3,7 @@ import Logging
 import SkiffAccounts
 import SkiffCore
 import SkiffDomain
+import SkiffTesting
 import Testing
 
 @Suite("Domain primitives")

@@ -3,6 +3,7 @@ import SkiffAPI
 import SkiffBids
 import SkiffCore
 import SkiffDomain
+import SkiffTesting
 import Testing
 
 @Suite("Bids: rate limits")

@@ -3,6 +3,7 @@ import SkiffAPI
 import SkiffBids
 import SkiffCore
 import SkiffDomain
+import SkiffFeed
 import SkiffTesting
 import SwiftProtobuf
 import Testing

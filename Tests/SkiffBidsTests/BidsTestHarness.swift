@@ -4,6 +4,8 @@ import SkiffAPI
 import SkiffBids
 import SkiffCore
 import SkiffDomain
+import SkiffFeed
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing

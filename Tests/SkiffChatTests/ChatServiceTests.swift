@@ -3,6 +3,7 @@ import SkiffAPI
 import SkiffChat
 import SkiffCore
 import SkiffDomain
+import SkiffFeed
 import SkiffTesting
 import SwiftProtobuf
 import Synchronization

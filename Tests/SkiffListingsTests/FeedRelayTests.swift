@@ -2,6 +2,7 @@ import Foundation
 import SkiffAPI
 import SkiffCore
 import SkiffDomain
+import SkiffFeed
 import SkiffListings
 import SwiftProtobuf
 import Synchronization

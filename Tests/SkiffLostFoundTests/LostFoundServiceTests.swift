@@ -3,7 +3,9 @@ import Logging
 import SkiffAPI
 import SkiffCore
 import SkiffDomain
+import SkiffFeed
 import SkiffLostFound
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing

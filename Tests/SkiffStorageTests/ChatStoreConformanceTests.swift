@@ -1,6 +1,7 @@
 import Foundation
 import SkiffChat
 import SkiffDomain
+import SkiffFeed
 import Testing
 
 /// The one conformance suite for ``ChatStore``: every test runs against every backend.

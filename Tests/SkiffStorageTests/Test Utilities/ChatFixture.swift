@@ -1,6 +1,7 @@
 import Foundation
 import SkiffChat
 import SkiffDomain
+import SkiffFeed
 import SkiffSQLite
 
 /// Runs `body` with a fresh, empty chat store of the given kind.

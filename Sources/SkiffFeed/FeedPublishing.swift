@@ -8,7 +8,7 @@ public import Foundation
 /// through a ``FeedPublisher``.
 public struct FeedNotification: Hashable, Sendable {
     /// The kinds of notification, with what each carries.
-    public enum Kind: Codable, Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
         /// A bid or sale changed (placed, accepted, rejected, countered, …).
         case bid(Bid)
         /// A listing the user saved changed (price, sold, withdrawn, details).
@@ -20,7 +20,7 @@ public struct FeedNotification: Hashable, Sendable {
     }
 
     /// A bid notification.
-    public struct Bid: Codable, Hashable, Sendable {
+    public struct Bid: Hashable, Sendable {
         /// What happened, spelled as the Bids API spells its event kinds (`placed`, `accepted`,
         /// `rejected`, `countered`, `withdrawn`, `superseded`, `counter_accepted`,
         /// `counter_declined`, `handoff_confirmed`, `completed`).
@@ -42,7 +42,7 @@ public struct FeedNotification: Hashable, Sendable {
     }
 
     /// A saved-listing notification.
-    public struct Listing: Codable, Hashable, Sendable {
+    public struct Listing: Hashable, Sendable {
         /// What happened: `price_changed`, `sold`, `withdrawn` or `updated`.
         public var kind: String
         public var listingID: String
@@ -61,7 +61,7 @@ public struct FeedNotification: Hashable, Sendable {
     }
 
     /// A lost-and-found match notification, sent to the reporter of the lost item.
-    public struct LostFoundMatch: Codable, Hashable, Sendable {
+    public struct LostFoundMatch: Hashable, Sendable {
         /// The user's lost item.
         public var lostItemID: String
         /// The found item that may be it.
@@ -81,7 +81,7 @@ public struct FeedNotification: Hashable, Sendable {
 
     /// A listing-comment notification: to the seller for a comment by someone else, to a comment's
     /// author for the seller's reply.
-    public struct ListingComment: Codable, Hashable, Sendable {
+    public struct ListingComment: Hashable, Sendable {
         /// What happened: `commented` or `replied`.
         public var kind: String
         public var listingID: String
