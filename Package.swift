@@ -55,7 +55,15 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffDomain",
+                "SkiffFeed",
+                "SkiffAPI",
+                "SkiffClient",
+                "SkiffServer",
+                "SkiffAccounts",
+                "SkiffServerApp",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: swiftSettings
         ),

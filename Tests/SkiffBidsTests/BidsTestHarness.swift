@@ -20,7 +20,7 @@ struct BidsTestHarness {
     let conversations = CountingConversations()
     let time = ManualTimeSource()
     let completed = CompletedSales()
-    let feed = FlakyFeed()
+    let feed = RecordingFeed()
     let service: BidsService
     let client: Skiff_Bids_V1_Bids.Client
 
@@ -110,38 +110,4 @@ final class CompletedSales: Sendable {
     private let ids = Mutex<[String]>([])
     func append(_ id: String) { ids.withLock { $0.append(id) } }
     var all: [String] { ids.withLock { $0 } }
-}
-
-/// A feed that records what it is given, keeping one copy per (user, key) as Chat does, and fails
-/// while `failing` is set.
-final class FlakyFeed: FeedPublisher {
-    private let state = Mutex<(failing: Bool, keys: [String], notifications: [FeedNotification])>((false, [], []))
-
-    var failing: Bool {
-        get { state.withLock { $0.failing } }
-        set { state.withLock { $0.failing = newValue } }
-    }
-
-    /// What was recorded, once each.
-    var notifications: [FeedNotification] { state.withLock { $0.notifications } }
-
-    /// The bid notifications recorded for `userID`, in order.
-    func bids(of userID: String) -> [FeedNotification.Bid] {
-        notifications.compactMap { notification in
-            guard notification.userID == userID, case .bid(let bid) = notification.kind else { return nil }
-            return bid
-        }
-    }
-
-    func publish(_ notifications: [FeedNotification]) async throws {
-        try state.withLock { state in
-            guard !state.failing else { throw RPCError(code: .unavailable, message: "The feed is down.") }
-            for notification in notifications {
-                let key = "\(notification.userID) \(notification.idempotencyKey)"
-                guard !state.keys.contains(key) else { continue }
-                state.keys.append(key)
-                state.notifications.append(notification)
-            }
-        }
-    }
 }

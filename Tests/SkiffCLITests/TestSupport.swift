@@ -51,14 +51,7 @@ func skiff(_ arguments: [String], stdin: [String] = [], configHome: String? = ni
 /// Runs the production object graph on 127.0.0.1, port 0, in memory, with the test service,
 /// and hands `body` its `HOST:PORT`.
 func withServer<R: Sendable>(_ body: @Sendable (Application, String) async throws -> R) async throws -> R {
-    let options = try ServerOptions.parse(
-        ["--port", "0", "--storage", "memory", "--password-hash-rounds", "1000", "--enable-test-service"]
-    )
-    let app = try await Application(options: options, logger: quietLogger)
-    return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await app.server.run() }
-        defer { group.cancelAll() }
-        let port = try await app.server.listeningAddress.port!
-        return try await body(app, "127.0.0.1:\(port)")
-    }
+    var configuration = ApplicationConfiguration.forTests()
+    configuration.enableTestService = true
+    return try await withTestApplication(configuration) { test in try await body(test.app, test.address) }
 }

@@ -4,31 +4,10 @@ import SkiffCore
 import SkiffDomain
 import SkiffFeed
 import SkiffListings
+import SkiffTesting
 import SwiftProtobuf
 import Synchronization
 import Testing
-
-/// A feed that keeps one copy per (user, key), as Chat does, and fails while `failing` is set.
-final class FlakyFeed: FeedPublisher {
-    private let state = Mutex<(failing: Bool, seen: Set<String>, notifications: [FeedNotification])>((false, [], []))
-
-    var failing: Bool {
-        get { state.withLock { $0.failing } }
-        set { state.withLock { $0.failing = newValue } }
-    }
-
-    var notifications: [FeedNotification] { state.withLock { $0.notifications } }
-
-    func publish(_ notifications: [FeedNotification]) async throws {
-        try state.withLock { state in
-            guard !state.failing else { throw RPCError(code: .unavailable, message: "The feed is down.") }
-            for notification in notifications
-            where state.seen.insert("\(notification.userID) \(notification.idempotencyKey)").inserted {
-                state.notifications.append(notification)
-            }
-        }
-    }
-}
 
 /// Tokens `tok-<name>` sign in `usr_<name>`.
 struct NameAuthenticator: SessionAuthenticator {
@@ -42,11 +21,11 @@ struct NameAuthenticator: SessionAuthenticator {
 struct FeedRelayTests {
     static func auth(_ name: String) -> Metadata { ["authorization": .string("Bearer tok-\(name)")] }
 
-    /// A Listings service publishing to a ``FlakyFeed``, its in-process client, and a listing of `usr_seller`.
-    static func listingOnAFlakyFeed() async throws -> (
-        FlakyFeed, ListingsService, Skiff_Listings_V1_Listings.Client, Skiff_Listings_V1_Listing
+    /// A Listings service publishing to a ``RecordingFeed``, its in-process client, and a listing of `usr_seller`.
+    static func listingOnARecordingFeed() async throws -> (
+        RecordingFeed, ListingsService, Skiff_Listings_V1_Listings.Client, Skiff_Listings_V1_Listing
     ) {
-        let feed = FlakyFeed()
+        let feed = RecordingFeed()
         let service = ListingsService(store: InMemoryListingsStore(), feed: feed)
         let client = Skiff_Listings_V1_Listings.Client(
             transport: InProcessTransport(
@@ -69,7 +48,7 @@ struct FeedRelayTests {
 
     @Test("A change whose publication failed reaches the savers' feeds through the relay, once")
     func relay() async throws {
-        let (feed, service, client, listing) = try await Self.listingOnAFlakyFeed()
+        let (feed, service, client, listing) = try await Self.listingOnARecordingFeed()
         let auth = Self.auth
         _ = try await client.saveListing(.with { $0.listingID = listing.listingID }, metadata: auth("ann"))
         // Change times are stored to the millisecond: start a little earlier.
@@ -101,7 +80,7 @@ struct FeedRelayTests {
 
     @Test("Comments whose notices failed to publish reach the seller and the asker through the relay, once")
     func commentRelay() async throws {
-        let (feed, service, client, listing) = try await Self.listingOnAFlakyFeed()
+        let (feed, service, client, listing) = try await Self.listingOnARecordingFeed()
         let auth = Self.auth
         let start = Date().addingTimeInterval(-1)
         feed.failing = true

@@ -9,19 +9,11 @@ import SkiffTesting
 /// Runs the production server (``Application``) in process on 127.0.0.1, any port, memory storage,
 /// with the conformance service; hands `body` the app and `host:port`.
 func withServer<R: Sendable>(_ body: @Sendable (Application, String) async throws -> R) async throws -> R {
-    var configuration = ApplicationConfiguration(storage: StorageSelection(defaultBackend: .memory))
-    configuration.server.port = 0
-    configuration.passwordHashRounds = 1_000
+    var configuration = ApplicationConfiguration.forTests()
     configuration.enableTestService = true
     // A few seeded users make thousands of writes a second: no per-user limit fits that.
     configuration.rateLimitScale = 0
-    let app = try await Application(configuration: configuration, logger: quietLogger)
-    return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await app.server.run() }
-        defer { group.cancelAll() }
-        let port = try await app.server.listeningAddress.port!
-        return try await body(app, "127.0.0.1:\(port)")
-    }
+    return try await withTestApplication(configuration) { test in try await body(test.app, test.address) }
 }
 
 /// A fresh file path in a new temporary directory; remove it with ``removeTemporaryPath(_:)``.

@@ -98,12 +98,8 @@ struct RunTests {
     @Test("failed calls are counted by status code, never dropped")
     func failuresCounted() async throws {
         // A server without the conformance service: every echo call is UNIMPLEMENTED.
-        let options = try ServerOptions.parse(["--port", "0", "--storage", "memory"])
-        let app = try await Application(options: options, logger: quietLogger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.server.run() }
-            defer { group.cancelAll() }
-            let port = try await app.server.listeningAddress.port!
+        try await withTestApplication { test in
+            let port = test.port
             let command = try #require(
                 try SkiffLoadCommand.parseAsRoot([
                     "echo-unary", "--target", "127.0.0.1:\(port)", "--duration", "0.5", "--warmup", "0",

@@ -10,28 +10,6 @@ import SwiftProtobuf
 import Synchronization
 import Testing
 
-/// A ``FeedPublisher`` that records what it is given, and can be told to fail.
-final class RecordingFeed: FeedPublisher {
-    struct Failure: Error {}
-
-    private let state = Mutex<(published: [FeedNotification], calls: Int, failing: Bool)>(([], 0, false))
-
-    /// Every notification published successfully, in order.
-    var published: [FeedNotification] { state.withLock { $0.published } }
-    /// How many times `publish` was called (failed calls included).
-    var calls: Int { state.withLock { $0.calls } }
-
-    func fail(_ failing: Bool) { state.withLock { $0.failing = failing } }
-
-    func publish(_ notifications: [FeedNotification]) async throws {
-        try state.withLock { (state) throws(Failure) in
-            state.calls += 1
-            if state.failing { throw Failure() }
-            state.published += notifications
-        }
-    }
-}
-
 /// Sessions from a dictionary: token → user id.
 struct DictionaryAuthenticator: SessionAuthenticator {
     let users: [String: String]
@@ -134,7 +112,7 @@ struct LostFoundServiceTests {
 
         let found = try await h.report("finder", H.item(.found, "Found a brown wallet", metresNorth: 150, days: 1))
         #expect(found.matchCount == 1)
-        let notifications = h.feed.published
+        let notifications = h.feed.notifications
         #expect(notifications.count == 1)
         let notification = try #require(notifications.first)
         #expect(notification.userID == "usr_owner")
@@ -152,7 +130,7 @@ struct LostFoundServiceTests {
 
         // An unrelated found item notifies nobody; the first pair is not announced again.
         _ = try await h.report("finder", H.item(.found, "Blue umbrella", category: .other))
-        #expect(h.feed.published.count == 1)
+        #expect(h.feed.notifications.count == 1)
         #expect(h.feed.calls == 1)
     }
 
@@ -176,12 +154,12 @@ struct LostFoundServiceTests {
     func publishingFailure() async throws {
         let h = H()
         h.time.set(Items.t0)
-        h.feed.fail(true)
+        h.feed.failing = true
         let lost = try await h.report("owner", H.item(.lost, "Brown leather wallet")).item
         let found = try await h.report("finder", H.item(.found, "Brown leather wallet"))
         #expect(found.matchCount == 1)
         #expect(h.feed.calls == 1)
-        #expect(h.feed.published.isEmpty)
+        #expect(h.feed.notifications.isEmpty)
         let matches = try await h.client.listMatches(.with { $0.itemID = lost.itemID }, metadata: H.auth("owner"))
         #expect(matches.matches.map(\.item.itemID) == [found.item.itemID])
         #expect(matches.matches.first?.score == 1)
@@ -190,10 +168,10 @@ struct LostFoundServiceTests {
         // found one is not announced (as at report time: its reporter just saw the match count).
         h.time.advance(by: .seconds(60))
         _ = try await h.report("other", H.item(.lost, "Brown leather wallet"))
-        h.feed.fail(false)
+        h.feed.failing = false
         #expect(try await h.service.republishMatches(since: Items.t0) == 1)
-        #expect(h.feed.published.map(\.userID) == ["usr_owner"])
-        #expect(h.feed.published.first?.idempotencyKey == "lostfound-match:\(found.item.itemID):\(lost.itemID)")
+        #expect(h.feed.notifications.map(\.userID) == ["usr_owner"])
+        #expect(h.feed.notifications.first?.idempotencyKey == "lostfound-match:\(found.item.itemID):\(lost.itemID)")
         #expect(try await h.service.republishMatches(since: Items.t0.addingTimeInterval(1)) == 0)
     }
 

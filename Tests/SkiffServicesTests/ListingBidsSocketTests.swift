@@ -9,7 +9,6 @@ import Testing
 
 /// The service token the test servers are started with (`--service-token`), so tests can make the
 /// calls only Skiff services may make.
-let testServiceToken = "test-service-token-0123456789"
 let serviceAuth: Metadata = ["authorization": .string("Bearer \(testServiceToken)")]
 
 /// Listings and Bids together: what happens to bids when a listing leaves the market, and the

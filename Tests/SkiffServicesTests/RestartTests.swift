@@ -43,19 +43,12 @@ struct RestartTests {
             }
             // Opening a large database works (migrations check included); how long it takes is measured
             // in Benchmarks, not here (no timings in tests).
-            let options = try ServerOptions.parse(["--port", "0", "--storage", "sqlite:\(path)"])
-            let app = try await Application(options: options, logger: quietLogger)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await app.server.run() }
-                defer { group.cancelAll() }
-                let port = try await app.server.listeningAddress.port!
-                try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
-                    let listings = Skiff_Listings_V1_Listings.Client(transport: connection)
-                    let newest = try await listings.searchListings(.with { $0.pageSize = 5 })
-                    #expect(newest.results.first?.listing.listingID == "lst_seed100000")
-                    let found = try await listings.searchListings(.with { $0.query = "textbook 99999" })
-                    #expect(found.results.contains { $0.listing.listingID == "lst_seed99999" })
-                }
+            let storage = StorageSelection(defaultBackend: .sqlite(path: path))
+            try await withTestApplication(.forTests(storage: storage)) { test in
+                let newest = try await test.listings.searchListings(.with { $0.pageSize = 5 })
+                #expect(newest.results.first?.listing.listingID == "lst_seed100000")
+                let found = try await test.listings.searchListings(.with { $0.query = "textbook 99999" })
+                #expect(found.results.contains { $0.listing.listingID == "lst_seed99999" })
             }
         }
     }

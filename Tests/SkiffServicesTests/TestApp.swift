@@ -39,13 +39,9 @@ func withApp<R: Sendable>(
         }
     }
     var configuration: ApplicationConfiguration
+    let storage = StorageSelection(defaultBackend: backend == .memory ? .memory : .sqlite(path: path!))
     if extraArguments.isEmpty {
-        configuration = ApplicationConfiguration(
-            storage: StorageSelection(defaultBackend: backend == .memory ? .memory : .sqlite(path: path!))
-        )
-        configuration.server.port = 0
-        configuration.passwordHashRounds = 1_000
-        configuration.serviceToken = testServiceToken
+        configuration = .forTests(storage: storage)
     } else {
         let storage = backend == .memory ? "memory" : "sqlite:\(path!)"
         configuration = try ServerOptions.parse(
@@ -57,15 +53,7 @@ func withApp<R: Sendable>(
         ).applicationConfiguration()
     }
     configure(&configuration)
-    let app = try await Application(configuration: configuration, logger: quietLogger)
-    return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await app.server.run() }
-        defer { group.cancelAll() }
-        let port = try await app.server.listeningAddress.port!
-        return try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
-            try await body(app, connection)
-        }
-    }
+    return try await withTestApplication(configuration) { test in try await body(test.app, test.connection!) }
 }
 
 /// The token in the newest e-mail to `address` whose body has a line `<label>: <token>`.
