@@ -60,7 +60,7 @@ for entry in "${entries[@]}"; do
         --proto_path=Protos \
         --plugin=protoc-gen-swift="$bin/protoc-gen-swift" \
         --swift_out="$out_dir" \
-        --swift_opt="Visibility=$visibility,$options" \
+        --swift_opt="Visibility=$visibility,$options,UseAccessLevelOnImports=true" \
         --plugin=protoc-gen-skiff="$bin/protoc-gen-skiff" \
         --skiff_out="$out_dir" \
         --skiff_opt="Visibility=$visibility,$options" \

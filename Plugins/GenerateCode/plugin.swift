@@ -46,7 +46,7 @@ struct GenerateCode: CommandPlugin {
                     "--proto_path=Protos",
                     "--plugin=protoc-gen-swift=\(protocGenSwift.path)",
                     "--swift_out=\(entry.outputDirectory)",
-                    "--swift_opt=\(options)",
+                    "--swift_opt=\(options),UseAccessLevelOnImports=true",
                     "--plugin=protoc-gen-skiff=\(protocGenSkiff.path)",
                     "--skiff_out=\(entry.outputDirectory)",
                     "--skiff_opt=\(options)",

@@ -1,5 +1,5 @@
 import Foundation
-import SkiffDomain
+public import SkiffDomain
 
 /// The validation rules for account data, with messages a person can act on.
 ///

@@ -1,4 +1,4 @@
-import SkiffDomain
+package import SkiffDomain
 
 /// Keyset cursors and ordering helpers shared by every ``AccountsStore`` backend, so that they page, order
 /// and match identically.

@@ -2,7 +2,7 @@ import Foundation
 public import Logging
 public import SkiffAPI
 public import SkiffCore
-import SkiffDomain
+public import SkiffDomain
 import SwiftProtobuf
 
 /// The Accounts service: sign-up, verification, sessions, passwords, profiles, ratings, reports.

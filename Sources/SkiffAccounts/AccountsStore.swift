@@ -1,5 +1,5 @@
-import Foundation
-import SkiffDomain
+public import Foundation
+public import SkiffDomain
 
 /// Persistence for the Accounts service: one method per use case, each atomic.
 ///

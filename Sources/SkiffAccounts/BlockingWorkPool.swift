@@ -1,6 +1,6 @@
 import DequeModule
 import Dispatch
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Runs CPU-heavy or blocking work (password hashing) on dedicated threads, a bounded number at a time.

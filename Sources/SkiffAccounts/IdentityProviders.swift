@@ -1,5 +1,5 @@
 import DequeModule
-import Foundation
+public import Foundation
 import JWTKit
 import SkiffDomain
 import Synchronization

@@ -1,5 +1,5 @@
 public import Foundation
-public import SkiffCore
+import SkiffCore
 import SkiffDomain
 import Synchronization
 

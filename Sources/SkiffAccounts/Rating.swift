@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A buyer's rating of a seller after a completed sale. One rating per sale.
 public struct Rating: Hashable, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What Accounts needs to know about a sale to accept a rating for it.
 public struct SaleSummary: Hashable, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A signed-in session. The store keeps only the SHA-256 of the bearer token (``TokenHash``).
 public struct Session: Hashable, Sendable {

@@ -1,5 +1,5 @@
-import Foundation
-import SkiffDomain
+public import Foundation
+public import SkiffDomain
 
 extension EntityID.Prefix {
     /// Bids (`bid_`).

@@ -1,5 +1,5 @@
-import Foundation
-public import SkiffDomain
+public import Foundation
+import SkiffDomain
 public import SkiffFeed
 
 /// A notification for one user about a bid or a sale, recorded by the store in the same transaction as

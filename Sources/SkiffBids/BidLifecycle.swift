@@ -1,5 +1,5 @@
-import Foundation
-import SkiffDomain
+public import Foundation
+public import SkiffDomain
 
 /// The rules of a bid's life, as pure functions over values: every ``BidsStore`` backend loads what a
 /// function needs, calls it inside its transaction and saves what it returns, so all backends decide

@@ -1,4 +1,4 @@
-import SkiffDomain
+package import SkiffDomain
 
 /// Keyset cursors and orderings shared by every ``BidsStore`` backend, so that they page and order
 /// identically. Strings compare by UTF-8 bytes, as SQLite's `BINARY` collation does.

@@ -1,5 +1,5 @@
-import Foundation
-import SkiffDomain
+public import Foundation
+public import SkiffDomain
 
 /// Persistence for the Bids service: one method per use case, each one atomic transaction.
 ///

@@ -1,4 +1,4 @@
-import SkiffDomain
+public import SkiffDomain
 
 /// The errors every ``BidsStore`` throws, so that all backends use the same codes and messages.
 public enum BidsStoreError {

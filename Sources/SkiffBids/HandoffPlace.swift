@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import SkiffCore
 
 /// A campus meeting point where buyer and seller can hand an item over, from the operator's list

@@ -1,5 +1,5 @@
-import Foundation
-import SkiffDomain
+public import Foundation
+public import SkiffDomain
 import Synchronization
 
 /// A ``BidsStore`` that keeps everything in memory, for tests and demos.

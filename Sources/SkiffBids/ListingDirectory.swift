@@ -1,4 +1,4 @@
-import SkiffDomain
+public import SkiffDomain
 
 /// A listing's category, as Bids needs it (for the sustainability impact of a sale).
 public enum ItemCategory: String, CaseIterable, Hashable, Sendable, Codable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where a sale is in its life.
 public enum SaleState: String, CaseIterable, Hashable, Sendable, Codable {

@@ -1,4 +1,4 @@
-public import SkiffDomain
+import SkiffDomain
 
 /// The estimated environmental benefit of buying an item second-hand rather than new: the figures of
 /// ``SkiffDomain/SustainabilityFigures`` (their table and sources) for a listing's category.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SkiffDomain
 
 /// The validation rules of BucketList, with messages that name the field and say what to fix.

@@ -1,6 +1,6 @@
 import Foundation
-import SkiffAPI
-import SkiffCore
+public import SkiffAPI
+public import SkiffCore
 import SkiffDomain
 import SwiftProtobuf
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import SkiffDomain
 
 /// The trending formula: net votes, each decaying with its age.

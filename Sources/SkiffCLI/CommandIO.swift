@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where `skiff` writes its output and reads its input: the process's standard streams, or
 /// closures injected by tests.

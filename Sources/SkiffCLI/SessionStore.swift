@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import SkiffCore
 
 /// Stores session tokens per server in `$XDG_CONFIG_HOME/skiff/sessions.json` (or

@@ -1,5 +1,5 @@
 public import Foundation
-public import SkiffDomain
+import SkiffDomain
 public import SkiffFeed
 
 /// One message in a conversation.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import SkiffDomain
 
 /// Where a page of conversations ends: most recent activity first, then by id.

@@ -1,7 +1,7 @@
 import Foundation
-import SkiffAPI
+public import SkiffAPI
 import SkiffDomain
-import SkiffFeed
+public import SkiffFeed
 import SwiftProtobuf
 
 extension ChatMessage {

@@ -3,7 +3,7 @@ public import Logging
 public import SkiffAPI
 public import SkiffCore
 public import SkiffDomain
-public import SkiffFeed
+import SkiffFeed
 import SwiftProtobuf
 
 /// The Chat service: conversations, messages, read receipts, blocks and the live feed.

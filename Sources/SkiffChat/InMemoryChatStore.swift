@@ -1,6 +1,6 @@
-import Foundation
-import SkiffDomain
-import SkiffFeed
+public import Foundation
+public import SkiffDomain
+public import SkiffFeed
 import Synchronization
 
 /// A ``ChatStore`` that keeps everything in memory, for tests and demos.

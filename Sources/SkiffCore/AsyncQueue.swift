@@ -1,5 +1,5 @@
-import DequeModule
-import Synchronization
+package import DequeModule
+package import Synchronization
 
 /// A single-consumer queue that a producer pushes into without waiting; the consumer awaits.
 ///

@@ -1,5 +1,5 @@
 public import Foundation
-public import SkiffCore
+import SkiffCore
 import Synchronization
 
 /// A limit on how often something may happen per key: at most ``limit`` times within ``window``.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Base64url (RFC 4648 §5) without padding: the alphabet `A–Z a–z 0–9 - _`, safe in URLs and file names.
 public enum Base64URL {

@@ -1,4 +1,4 @@
-import SkiffCore
+public import SkiffCore
 
 /// An error a domain rule or a store raises, with a message a person can act on.
 ///

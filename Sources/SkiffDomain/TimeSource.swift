@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where services read the current wall-clock time.
 ///

@@ -1,4 +1,4 @@
-import SkiffDomain
+public import SkiffDomain
 
 /// Delivers listing changes to live watchers in this process (WatchSavedListings).
 public typealias ChangeBroadcaster = LiveBroadcaster<ListingChangeEvent>

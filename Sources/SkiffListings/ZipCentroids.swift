@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The centroid of every US ZIP code in a public table shipped with Skiff. Listings posted with only a ZIP
 /// code are placed at their ZIP's centroid for distance search (``ListingRules/searchPoint(for:)``), and a

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import Histogram
 
 /// The full result of a run, as written by `--json` and read by `skiff-load compare`.

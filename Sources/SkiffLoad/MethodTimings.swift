@@ -1,7 +1,7 @@
 import Foundation
 public import Histogram
 public import SkiffCore
-import SwiftProtobuf
+public import SwiftProtobuf
 import Synchronization
 
 /// Latency per RPC method, for scenarios whose one operation makes several calls (the marketplace mix):

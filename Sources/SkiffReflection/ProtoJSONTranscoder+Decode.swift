@@ -1,4 +1,4 @@
-public import SwiftProtobuf
+import SwiftProtobuf
 
 extension ProtoJSONTranscoder {
     // MARK: binary → JSON

@@ -1,6 +1,6 @@
 import Foundation
 public import SkiffCore
-public import SwiftProtobuf
+import SwiftProtobuf
 
 /// The `skiff.reflection.v1.Reflection` service: lists the server's services and serves the
 /// `FileDescriptorProto`s describing them, so generic clients need no local `.proto` files.

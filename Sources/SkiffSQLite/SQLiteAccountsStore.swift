@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import SkiffAccounts
-import SkiffDomain
+public import SkiffAccounts
+public import SkiffDomain
 
 /// The SQLite ``SkiffAccounts/AccountsStore``.
 ///

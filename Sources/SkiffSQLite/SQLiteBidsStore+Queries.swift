@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import SkiffBids
-import SkiffDomain
+public import SkiffBids
+public import SkiffDomain
 
 // The list and event reads of the SQLite bids store: keyset paging in the order `BidsPaging` defines.
 extension SQLiteBidsStore {

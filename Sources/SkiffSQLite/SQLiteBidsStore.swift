@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import GRDB
-import SkiffBids
+public import SkiffBids
 import SkiffDomain
 
 /// The SQLite ``SkiffBids/BidsStore``.

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import SkiffBucketList
-import SkiffDomain
+public import SkiffBucketList
+public import SkiffDomain
 
 extension SQLiteBucketListStore {
     // MARK: Bucket lists

@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import GRDB
-import SkiffChat
-import SkiffDomain
-import SkiffFeed
+public import SkiffChat
+public import SkiffDomain
+public import SkiffFeed
 
 /// The SQLite ``SkiffChat/ChatStore``.
 ///

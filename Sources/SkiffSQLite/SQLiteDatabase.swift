@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import GRDB
+public import GRDB
 import SkiffDomain
 import SkiffListings
 
@@ -182,7 +182,7 @@ public final class SQLiteDatabase: Sendable {
     /// Copies the write-ahead log into the database file and empties it, then closes every
     /// connection. Call it after the last use, at shutdown; later use throws.
     public func close() throws {
-        try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        _ = try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         try pool.close()
     }
 }

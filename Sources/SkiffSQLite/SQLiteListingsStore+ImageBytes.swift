@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import GRDB
 import GRDBSQLite
 import SkiffDomain
-import SkiffListings
+public import SkiffListings
 
 /// Image downloads read a BLOB piece by piece with SQLite's incremental BLOB I/O
 /// (`sqlite3_blob_read`), which reads only the pages of the piece: a download costs one

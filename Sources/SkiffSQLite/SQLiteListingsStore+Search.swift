@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-import SkiffDomain
-import SkiffListings
+public import SkiffDomain
+public import SkiffListings
 
 extension SQLiteListingsStore {
     /// Searches with one SQL statement per query shape (``ListingSearchSQL``): the filters, keywords (FTS5),

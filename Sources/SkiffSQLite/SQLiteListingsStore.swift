@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import SkiffDomain
-import SkiffListings
+public import SkiffDomain
+public import SkiffListings
 
 /// The SQLite ``SkiffListings/ListingsStore``.
 ///

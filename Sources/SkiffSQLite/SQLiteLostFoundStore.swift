@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import SkiffDomain
-import SkiffLostFound
+public import SkiffDomain
+public import SkiffLostFound
 
 /// The SQLite ``SkiffLostFound/LostFoundStore``.
 ///

@@ -1,4 +1,4 @@
-import GRDB
+public import GRDB
 
 /// The schema of the Skiff database: one migrator holding every service's migrations.
 ///

@@ -1,6 +1,6 @@
 public import Logging
 public import NIOCore
-import NIOPosix
+public import NIOPosix
 import NIOSSL
 public import ServiceLifecycle
 public import SkiffCore

@@ -1,4 +1,4 @@
-import Metrics
+public import Metrics
 import SkiffCore
 import Synchronization
 

@@ -14,7 +14,7 @@ import SkiffLostFound
 import SkiffReflection
 import SkiffSQLite
 public import SkiffServer
-import SkiffStandardServices
+public import SkiffStandardServices
 
 /// The production object graph, built the same way by `main` and by tests.
 public struct Application: Sendable {

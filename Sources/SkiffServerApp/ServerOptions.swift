@@ -1,8 +1,8 @@
 public import ArgumentParser
 public import SkiffAccounts
 import SkiffBids
-import SkiffServer
-import SkiffWire
+public import SkiffServer
+public import SkiffWire
 
 /// The server's command-line options.
 public struct ServerOptions: ParsableArguments, Sendable {

@@ -1,4 +1,4 @@
-public import SkiffCore
+import SkiffCore
 public import SkiffFeed
 import Synchronization
 

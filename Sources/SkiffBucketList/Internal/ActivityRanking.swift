@@ -1,5 +1,5 @@
 import Foundation
-import SkiffDomain
+package import SkiffDomain
 
 /// Defines nearby and trending results for every ``BucketListStore`` backend: matching, distances, scores,
 /// order, paging, and the trending walk by stored bound (``trendingTop(_:next:score:)``). Backends answer

@@ -1,5 +1,5 @@
 import Foundation
-import SkiffDomain
+package import SkiffDomain
 
 /// Keyset cursors for BucketList's lists (comments, bucket lists, entries, follows), shared by every
 /// ``BucketListStore`` backend.

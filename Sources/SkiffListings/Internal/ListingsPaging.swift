@@ -1,5 +1,5 @@
 import Foundation
-import SkiffDomain
+package import SkiffDomain
 
 /// Keyset cursors for the seller's and the saved lists, shared by every ``ListingsStore`` backend.
 package enum ListingsPaging {

@@ -1,5 +1,5 @@
 import Foundation
-import SkiffDomain
+package import SkiffDomain
 
 /// Search semantics shared by every ``LostFoundStore`` backend: matching, distance, ordering and keyset
 /// paging. Backends may narrow candidates first (SQLite: SQL filters, FTS5, a bounding box), but the final
