@@ -18,6 +18,8 @@ public final class InMemoryBucketListStore: BucketListStore {
 
     private struct StoredEntry {
         var addedAt: Date
+        /// The order of adding (over all lists), which orders a list's entries.
+        var position: Int64
         var completion: Completion?
     }
 
@@ -146,6 +148,8 @@ public final class InMemoryBucketListStore: BucketListStore {
         var latestCommentAt: [String: Date] = [:]
         /// Entries per list, then per activity.
         var entries: [String: [String: StoredEntry]] = [:]
+        /// The position of the next entry added.
+        var nextEntryPosition: Int64 = 1
         /// Follow times per follower, then per followee.
         var follows: [String: [String: Date]] = [:]
 
@@ -483,7 +487,11 @@ public final class InMemoryBucketListStore: BucketListStore {
                 limit: limit,
                 now: now
             )
-            state.entries[listID, default: [:]][activityID] = StoredEntry(addedAt: entry.addedAt)
+            state.entries[listID, default: [:]][activityID] = StoredEntry(
+                addedAt: entry.addedAt,
+                position: state.nextEntryPosition
+            )
+            state.nextEntryPosition += 1
             return entry
         }
     }
@@ -520,15 +528,14 @@ public final class InMemoryBucketListStore: BucketListStore {
     }
 
     public func entries(listID: String, page: PageRequest) async throws -> Page<BucketListEntry> {
-        let entries = try state.withReadLock { (state) throws(DomainError) -> [BucketListEntry] in
+        let entries = try state.withReadLock { (state) throws(DomainError) -> [(Int64, BucketListEntry)] in
             guard state.lists[listID] != nil else { throw BucketListStoreError.listNotFound }
-            return (state.entries[listID] ?? [:]).compactMap {
-                state.entry(listID: listID, activityID: $0.key, $0.value)
+            return (state.entries[listID] ?? [:]).compactMap { activityID, stored in
+                state.entry(listID: listID, activityID: activityID, stored).map { (stored.position, $0) }
             }
         }
-        return try BucketListPaging.page(entries, .entries, scope: listID, page: page) {
-            ($0.addedAt.millisecondsSince1970, $0.activity.id)
-        }
+        let page = try BucketListPaging.page(entries, .entries, scope: listID, page: page) { ($0.0, $0.1.activity.id) }
+        return Page(items: page.items.map(\.1), nextPageToken: page.nextPageToken)
     }
 
     // MARK: Follows

@@ -157,7 +157,7 @@ enum BucketListRow {
 enum EntryRow {
     /// Selects entries joined with their activities; append `WHERE …` conditions on `e`.
     static let select = """
-        SELECT e.listID, e.addedAt, e.completedAt, e.note, a.*
+        SELECT e.listID, e.addedAt, e.completedAt, e.note, e.position, a.*
         FROM bucketListEntry e JOIN activity a ON a.id = e.activityID
         """
 

@@ -127,8 +127,11 @@ extension SQLiteBucketListStore {
                 now: now
             )
             try db.executeCached(
-                sql: "INSERT INTO bucketListEntry (listID, activityID, addedAt) VALUES (?, ?, ?)",
-                arguments: [listID, activityID, entry.addedAt.millisecondsSince1970]
+                sql: """
+                    INSERT INTO bucketListEntry (listID, activityID, addedAt, position)
+                    VALUES (?, ?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM bucketListEntry WHERE listID = ?))
+                    """,
+                arguments: [listID, activityID, entry.addedAt.millisecondsSince1970, listID]
             )
             return entry
         }
@@ -189,16 +192,19 @@ extension SQLiteBucketListStore {
             var sql = EntryRow.select + " WHERE e.listID = ?"
             var arguments: StatementArguments = [listID]
             if let cursor {
-                sql += " AND e.addedAt >= ? AND (e.addedAt > ? OR (e.addedAt = ? AND e.activityID > ?))"
-                arguments += [cursor.t, cursor.t, cursor.t, cursor.i]
+                sql += " AND e.position > ?"
+                arguments += [cursor.t]
             }
-            sql += " ORDER BY e.addedAt, e.activityID LIMIT ?"
+            sql += " ORDER BY e.position LIMIT ?"
             arguments += [page.size + 1]
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(EntryRow.entry)
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row -> (Int64, BucketListEntry) in
+                (row["position"], EntryRow.entry(row))
+            }
         }
-        return BucketListPaging.makePage(fetched, .entries, scope: listID, size: page.size) {
-            ($0.addedAt.millisecondsSince1970, $0.activity.id)
+        let page = BucketListPaging.makePage(fetched, .entries, scope: listID, size: page.size) {
+            ($0.0, $0.1.activity.id)
         }
+        return Page(items: page.items.map(\.1), nextPageToken: page.nextPageToken)
     }
 
     // MARK: Follows

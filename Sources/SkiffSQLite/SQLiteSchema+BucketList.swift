@@ -123,6 +123,29 @@ extension SQLiteSchema {
         }
     }
 
+    /// "bucketlist-v4": a list's entries in the order they were added (the contract of
+    /// ListBucketListEntries), not by time then id, which put entries added in the same millisecond
+    /// in id order. `position` grows with every entry added to the list; entries already stored get
+    /// their positions from the old order, the best record of it there is.
+    static func registerBucketListEntryPositionsMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("bucketlist-v4") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE bucketListEntry ADD COLUMN position INTEGER NOT NULL DEFAULT 0;
+                    UPDATE bucketListEntry SET position = (
+                        SELECT COUNT(*) FROM bucketListEntry AS earlier
+                        WHERE earlier.listID = bucketListEntry.listID
+                            AND (earlier.addedAt < bucketListEntry.addedAt
+                                OR (earlier.addedAt = bucketListEntry.addedAt
+                                    AND earlier.activityID <= bucketListEntry.activityID))
+                    );
+                    DROP INDEX bucketListEntry_listID_addedAt_activityID;
+                    CREATE UNIQUE INDEX bucketListEntry_listID_position ON bucketListEntry(listID, position);
+                    """
+            )
+        }
+    }
+
     /// Sets every activity's trending bound from the up-votes it holds now (oldest first).
     static func computeTrendBounds(_ db: Database) throws {
         var bounds: [String: Double] = [:]

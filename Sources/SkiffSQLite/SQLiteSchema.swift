@@ -37,6 +37,7 @@ public enum SQLiteSchema {
         registerBucketListWalkIndexesMigration(in: &migrator)
         registerLostFoundGenerationMigration(in: &migrator)
         registerChatFeedPayloadsMigration(in: &migrator)
+        registerBucketListEntryPositionsMigration(in: &migrator)
         return migrator
     }
 

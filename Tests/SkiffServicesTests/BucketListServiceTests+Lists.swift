@@ -8,6 +8,56 @@ import SwiftProtobuf
 import Testing
 
 extension BucketListServiceTests {
+    @Test(
+        "ListBucketListEntries: in the order they were added, over every page, however fast they were added",
+        arguments: Backend.allCases
+    )
+    func entriesInOrderAdded(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let client = BucketListClient(transport: connection)
+            let (ann, bob) = try await Self.users(app, connection)
+            var activities: [String] = []
+            for index in 0..<12 {
+                activities.append(
+                    try await client.createActivity(
+                        .with { $0.activity = Self.newActivity("Activity \(index)") },
+                        metadata: bob.auth
+                    ).activity.activityID
+                )
+            }
+            let list = try await client.createBucketList(
+                .with { $0.bucketList = Self.newList("Order") },
+                metadata: ann.auth
+            ).bucketList
+            // Shuffled, so that neither creation order nor id order is the order of adding.
+            let added = activities.shuffled()
+            for id in added {
+                _ = try await client.addBucketListEntry(
+                    .with {
+                        $0.bucketListID = list.bucketListID
+                        $0.activityID = id
+                    },
+                    metadata: ann.auth
+                )
+            }
+            var listed: [String] = []
+            var token = ""
+            repeat {
+                let page = try await client.listBucketListEntries(
+                    .with {
+                        $0.bucketListID = list.bucketListID
+                        $0.pageSize = 5
+                        $0.pageToken = token
+                    },
+                    metadata: ann.auth
+                )
+                listed += page.entries.map(\.activity.activityID)
+                token = page.nextPageToken
+            } while !token.isEmpty
+            #expect(listed == added)
+        }
+    }
+
     @Test("Bucket lists: create, rename, entries, complete, counts; private lists hidden", arguments: Backend.allCases)
     func lists(_ backend: Backend) async throws {
         try await withApp(backend) { app, connection in

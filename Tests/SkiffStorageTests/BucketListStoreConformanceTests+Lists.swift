@@ -35,6 +35,41 @@ extension BucketListStoreConformanceTests {
         }
     }
 
+    @Test(
+        "Entries come back in the order they were added: same instant, clock going back, removed and re-added",
+        arguments: StoreKind.allCases
+    )
+    func entriesInOrderAdded(kind: StoreKind) async throws {
+        try await withBucketListStore(kind) { store in
+            let list = try await store.createList(F.list("Order"), limit: 3)
+            // Ids that sort the other way round from the order of adding.
+            var ids: [String] = []
+            for index in 0..<6 {
+                let id = "act_\(9 - index)"
+                ids.append(try await store.createActivity(F.activity("A\(index)", id: id)).id)
+            }
+            func add(_ id: String, at seconds: Double) async throws {
+                _ = try await store.addEntry(
+                    listID: list.id,
+                    ownerID: F.owner,
+                    activityID: id,
+                    now: F.at(seconds),
+                    limit: 10
+                )
+            }
+            for id in ids.prefix(4) { try await add(id, at: 5) }  // all in the same millisecond
+            try await add(ids[4], at: 1)  // the clock went back
+            try await store.removeEntry(listID: list.id, ownerID: F.owner, activityID: ids[1])
+            try await add(ids[5], at: 5)
+            try await add(ids[1], at: 5)  // added again: now the last
+            let expected = [ids[0], ids[2], ids[3], ids[4], ids[5], ids[1]]
+            for size in [1, 2, 4, 100] {
+                let listed = try await store.all(pageSize: size) { try await store.entries(listID: list.id, page: $0) }
+                #expect(listed.map(\.activity.id) == expected, "page size \(size)")
+            }
+        }
+    }
+
     @Test("Update and delete lists: owner only; private lists are NOT_FOUND to others", arguments: StoreKind.allCases)
     func updateAndDeleteLists(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
@@ -243,8 +278,8 @@ extension BucketListStoreConformanceTests {
             #expect((counted.pendingCount, counted.completedCount) == (2, 1))
 
             let listed = try await store.all(pageSize: 2) { try await store.entries(listID: list.id, page: $0) }
-            let sameSecond = [activities[1].id, activities[2].id].sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            #expect(listed.map(\.activity.id) == [a.id] + sameSecond)
+            // In the order they were added, also the two added in the same second.
+            #expect(listed.map(\.activity.id) == [a.id, activities[1].id, activities[2].id])
             #expect(listed.first?.completion == Completion(completedAt: F.t0, note: ""))
             await #expect(throws: BucketListStoreError.listNotFound) {
                 _ = try await store.entries(listID: "bkl_missing", page: .first)

@@ -14,7 +14,9 @@ package enum BucketListPaging {
 
         package static let comments = Kind(name: "bucketlist.comments", ascending: true)
         package static let lists = Kind(name: "bucketlist.lists", ascending: true)
-        package static let entries = Kind(name: "bucketlist.entries", ascending: true)
+        /// A list's entries in the order they were added: the key is the entry's position (the
+        /// order of adding; the id never ties). Tokens of the earlier order by time are refused.
+        package static let entries = Kind(name: "bucketlist.entries.v2", ascending: true)
         package static let followers = Kind(name: "bucketlist.followers", ascending: false)
         package static let following = Kind(name: "bucketlist.following", ascending: false)
     }
@@ -23,7 +25,7 @@ package enum BucketListPaging {
     package struct Cursor: Codable, Hashable, Sendable {
         /// The scope (e.g. the activity or user the list belongs to).
         package var s: String
-        /// Time in milliseconds since 1970.
+        /// Time in milliseconds since 1970 (a position, for entries).
         package var t: Int64
         /// Id.
         package var i: String
