@@ -235,6 +235,78 @@ struct ServerConnectionEmbeddedTests {
         #expect(!connection.isOpen)
     }
 
+    @Test("rapid reset: a burst of MAX_CONCURRENT_STREAMS + a second's worth, then GOAWAY(too_many_resets)")
+    func rapidReset() throws {
+        let connection = try EmbeddedServerConnection {
+            $0.settings.maxConcurrentStreams = 100
+            $0.maxResetsPerSecond = 1
+            $0.requestTimeout = .seconds(3_600)
+            $0.idleTimeout = .seconds(3_600)
+        }
+        try connection.handshake()
+        func openAndReset(_ id: UInt32) throws {
+            try connection.send {
+                $0.writeHeaders(streamID: id, path: unaryCall, metadata: [:])
+                $0.writeRSTStream(streamID: id, status: .cancelled)
+            }
+        }
+        for i in 0..<101 { try openAndReset(UInt32(2 * i + 1)) }  // the burst: 100 + 1
+        #expect(try connection.frames().isEmpty)
+        connection.advance(by: .seconds(1))  // one more token
+        try openAndReset(203)
+        #expect(try connection.frames().isEmpty)
+        try openAndReset(205)
+        let frames = try connection.frames()
+        #expect(frames.map(\.type) == [.goAway])
+        #expect(frames.first?.goAway?.status == .resourceExhausted)
+        #expect(frames.first?.goAway?.debug == "too_many_resets")
+        #expect(!connection.isOpen)
+    }
+
+    @Test("resets of streams open 50 ms or more, or already ended, cost nothing")
+    func resetsOfOlderOrEndedStreamsAreFree() throws {
+        let connection = try EmbeddedServerConnection {
+            $0.settings.maxConcurrentStreams = 100
+            $0.maxResetsPerSecond = 10
+            $0.requestTimeout = .seconds(3_600)
+            $0.idleTimeout = .seconds(3_600)
+        }
+        try connection.handshake()
+        // 1,000 unary calls whose request never came, each cancelled once 50 ms old: ten bursts' worth.
+        for round in 0..<10 {
+            let ids = (0..<100).map { UInt32(2 * (round * 100 + $0) + 1) }
+            try connection.send { buffer in
+                for id in ids { buffer.writeHeaders(streamID: id, path: unaryCall, metadata: [:]) }
+            }
+            connection.advance(by: .milliseconds(50))
+            try connection.send { buffer in
+                for id in ids { buffer.writeRSTStream(streamID: id, status: .cancelled) }
+            }
+        }
+        // Resets of streams that have ended already are free too.
+        try connection.send { buffer in
+            for id in stride(from: UInt32(1), to: 2_001, by: 2) {
+                buffer.writeRSTStream(streamID: id, status: .cancelled)
+            }
+        }
+        #expect(try connection.frames().isEmpty)
+        #expect(connection.isOpen)
+        // Streams 49 ms old are not: the same thousand now ends the connection.
+        var goAway: Frame?
+        for round in 0..<10 where goAway == nil {
+            let ids = (0..<100).map { UInt32(2_001 + 2 * (round * 100 + $0)) }
+            try connection.send { buffer in
+                for id in ids { buffer.writeHeaders(streamID: id, path: unaryCall, metadata: [:]) }
+            }
+            connection.advance(by: .milliseconds(49))
+            try connection.send { buffer in
+                for id in ids { buffer.writeRSTStream(streamID: id, status: .cancelled) }
+            }
+            goAway = try connection.frames().first { $0.type == .goAway }
+        }
+        #expect(goAway?.goAway?.debug == "too_many_resets")
+    }
+
     @Test("a stream window the client overruns is a connection error: GOAWAY(INTERNAL)")
     func windowOverrun() throws {
         let connection = try EmbeddedServerConnection {
