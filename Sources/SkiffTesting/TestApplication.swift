@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 public import SkiffAPI
-import SkiffAccounts
+public import SkiffAccounts
 public import SkiffClient
 public import SkiffCore
 import SkiffServer
@@ -44,39 +44,63 @@ public struct TestApplication: Sendable {
         name: String,
         password: String = "correct horse battery"
     ) async throws -> TestUser {
-        _ = try await accounts.signUp(
-            .with {
-                $0.email = email
-                $0.password = password
-                $0.displayName = name
-            }
-        )
-        let verification = try mailedToken(to: email, label: "Verification token")
-        _ = try await accounts.verifyEmail(.with { $0.token = verification })
-        let session = try await accounts.logIn(
-            .with {
-                $0.email = email
-                $0.password = password
-            }
-        )
-        return TestUser(id: session.userID, sessionToken: session.sessionToken)
+        try await SkiffTesting.signedInUser(accounts, mailer: app.mailer, email: email, name: name, password: password)
     }
 
     /// The token in the newest e-mail to `address` with a line `<label>: <token>`.
     public func mailedToken(to address: String, label: String) throws -> String {
-        for message in app.mailer.messages(to: address).reversed() {
+        try app.mailer.token(to: address, label: label)
+    }
+}
+
+/// Signs a user up through `accounts`, verifies their address with the token `mailer` received, and
+/// logs them in.
+public func signedInUser(
+    _ accounts: Skiff_Accounts_V1_Accounts.Client,
+    mailer: OutboxMailer,
+    email: String,
+    name: String,
+    password: String = "correct horse battery"
+) async throws -> TestUser {
+    _ = try await accounts.signUp(
+        .with {
+            $0.email = email
+            $0.password = password
+            $0.displayName = name
+        }
+    )
+    let verification = try mailer.token(to: email, label: "Verification token")
+    _ = try await accounts.verifyEmail(.with { $0.token = verification })
+    let session = try await accounts.logIn(
+        .with {
+            $0.email = email
+            $0.password = password
+        }
+    )
+    return TestUser(id: session.userID, sessionToken: session.sessionToken)
+}
+
+extension OutboxMailer {
+    /// The token in the newest e-mail to `address` with a line `<label>: <token>`.
+    public func token(to address: String, label: String) throws -> String {
+        for message in messages(to: address).reversed() {
             for line in message.body.split(separator: "\n") where line.hasPrefix(label + ": ") {
                 return String(line.dropFirst(label.count + 2))
             }
         }
         throw MissingMail(address: address, label: label)
     }
+}
 
-    /// No e-mail to `address` has a line `<label>: …`.
-    public struct MissingMail: Error, CustomStringConvertible {
-        public var address: String
-        public var label: String
-        public var description: String { "no e-mail to \(address) with a \(label)" }
+/// No e-mail to `address` has a line `<label>: …`.
+public struct MissingMail: Error, CustomStringConvertible {
+    public var address: String
+    public var label: String
+    public var description: String { "no e-mail to \(address) with a \(label)" }
+
+    public init(address: String, label: String) {
+        self.address = address
+        self.label = label
     }
 }
 

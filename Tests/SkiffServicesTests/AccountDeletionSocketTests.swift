@@ -48,7 +48,7 @@ struct AccountDeletionSocketTests {
             #expect(await mailArrives(in: app.mailer, to: "taken@campus.edu", containing: "already has an account"))
             #expect(app.mailer.messages(to: "taken@campus.edu").allSatisfy { !$0.body.contains(label) })
             #expect(await mailArrives(in: app.mailer, to: "old@campus.edu", containing: "n…@campus.edu"))
-            let link = try token(in: app.mailer, to: "new@campus.edu", label: label)
+            let link = try app.mailer.token(to: "new@campus.edu", label: label)
 
             // Nothing changed yet.
             #expect(try await accounts.getMyAccount(.init(), metadata: mover.auth).account.email == "old@campus.edu")

@@ -178,9 +178,9 @@ struct AccountsHardeningSocketTests {
                 )
             }
             try await signUp("attacker's password", "Attacker")
-            let attackersToken = try token(in: app.mailer, to: "victim@campus.edu", label: "Verification token")
+            let attackersToken = try app.mailer.token(to: "victim@campus.edu", label: "Verification token")
             try await signUp("victim's own password", "Victim")
-            let victimsToken = try token(in: app.mailer, to: "victim@campus.edu", label: "Verification token")
+            let victimsToken = try app.mailer.token(to: "victim@campus.edu", label: "Verification token")
             #expect(attackersToken != victimsToken)
             // The attacker's password stopped working at once.
             await expectStatus(.unauthenticated) {
@@ -539,7 +539,7 @@ struct AccountsTestServer: Sendable {
 func waitForToken(in mailer: OutboxMailer, to address: String, label: String, count: Int = 1) async throws -> String {
     for _ in 0..<500 {
         let matching = mailer.messages(to: address).filter { $0.body.contains(label + ": ") }
-        if matching.count >= count { return try token(in: mailer, to: address, label: label) }
+        if matching.count >= count { return try mailer.token(to: address, label: label) }
         try await Task.sleep(for: .milliseconds(10))
     }
     throw MissingMail(address: address, label: label)

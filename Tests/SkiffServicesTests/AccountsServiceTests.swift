@@ -34,7 +34,7 @@ struct AccountsServiceTests {
                 )
             }
             #expect(unverified?.message.contains("Verify") == true)
-            let verification = try token(in: app.mailer, to: "jane.doe@vanderbilt.edu", label: "Verification token")
+            let verification = try app.mailer.token(to: "jane.doe@vanderbilt.edu", label: "Verification token")
             _ = try await accounts.verifyEmail(.with { $0.token = verification })
             let session = try await accounts.logIn(
                 .with {

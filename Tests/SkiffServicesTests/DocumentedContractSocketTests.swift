@@ -125,7 +125,7 @@ struct DocumentedContractSocketTests {
             #expect(!session.sessionToken.isEmpty)
             // The sign-up's link (which carries the sign-up's password) was retired by the reset: clicking it
             // afterwards is refused and cannot bring the sign-up's password back.
-            let link = try token(in: app.mailer, to: "unverified@campus.edu", label: "Verification token")
+            let link = try app.mailer.token(to: "unverified@campus.edu", label: "Verification token")
             await expectStatus(.failedPrecondition) { _ = try await accounts.verifyEmail(.with { $0.token = link }) }
             _ = try await accounts.logIn(Self.logIn("unverified@campus.edu", "a brand new password"))
             await expectStatus(.unauthenticated) { _ = try await accounts.logIn(Self.logIn("unverified@campus.edu")) }

@@ -147,7 +147,7 @@ struct ExternalLogInSocketTests {
                     $0.displayName = "Squatter"
                 }
             )
-            let squatLink = try token(in: app.mailer, to: "kim@campus.edu", label: "Verification token")
+            let squatLink = try app.mailer.token(to: "kim@campus.edu", label: "Verification token")
             let kim = try await logIn { provider.claims(sub: "user-3", nonce: $0, email: "kim@campus.edu") }
             #expect(!kim.created)
             await expectStatus(.unauthenticated) {

@@ -56,16 +56,6 @@ func withApp<R: Sendable>(
     return try await withTestApplication(configuration) { test in try await body(test.app, test.connection!) }
 }
 
-/// The token in the newest e-mail to `address` whose body has a line `<label>: <token>`.
-func token(in mailer: OutboxMailer, to address: String, label: String) throws -> String {
-    for message in mailer.messages(to: address).reversed() {
-        for line in message.body.split(separator: "\n") where line.hasPrefix(label + ": ") {
-            return String(line.dropFirst(label.count + 2))
-        }
-    }
-    throw MissingMail(address: address, label: label)
-}
-
 /// Whether an e-mail to `address` whose body contains `text` arrives within 2 s (some are sent after answering).
 func mailArrives(in mailer: OutboxMailer, to address: String, containing text: String) async -> Bool {
     for _ in 0..<200 {
@@ -73,12 +63,6 @@ func mailArrives(in mailer: OutboxMailer, to address: String, containing text: S
         try? await Task.sleep(for: .milliseconds(10))
     }
     return false
-}
-
-struct MissingMail: Error, CustomStringConvertible {
-    var address: String
-    var label: String
-    var description: String { "no e-mail to \(address) with a \(label)" }
 }
 
 typealias AccountsClient = Skiff_Accounts_V1_Accounts.Client
@@ -91,22 +75,8 @@ func signUpAndLogIn(
     name: String,
     password: String = "correct horse battery"
 ) async throws -> (id: String, auth: Metadata) {
-    _ = try await accounts.signUp(
-        .with {
-            $0.email = email
-            $0.password = password
-            $0.displayName = name
-        }
-    )
-    let verification = try token(in: mailer, to: email, label: "Verification token")
-    _ = try await accounts.verifyEmail(.with { $0.token = verification })
-    let session = try await accounts.logIn(
-        .with {
-            $0.email = email
-            $0.password = password
-        }
-    )
-    return (session.userID, ["authorization": .string("Bearer \(session.sessionToken)")])
+    let user = try await signedInUser(accounts, mailer: mailer, email: email, name: name, password: password)
+    return (user.id, user.auth)
 }
 
 /// What a streaming call received, shared between the reading task and the test.

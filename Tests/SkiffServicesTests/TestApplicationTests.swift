@@ -53,7 +53,7 @@ struct TestApplicationTests {
     @Test("a missing e-mail is an error that names the address and what was looked for")
     func missingMail() async throws {
         try await withTestApplication { test in
-            let error = #expect(throws: TestApplication.MissingMail.self) {
+            let error = #expect(throws: MissingMail.self) {
                 try test.mailedToken(to: "nobody@campus.edu", label: "Verification token")
             }
             #expect(error?.description == "no e-mail to nobody@campus.edu with a Verification token")
