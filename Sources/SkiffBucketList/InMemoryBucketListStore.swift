@@ -534,8 +534,8 @@ public final class InMemoryBucketListStore: BucketListStore {
                 state.entry(listID: listID, activityID: activityID, stored).map { (stored.position, $0) }
             }
         }
-        let page = try BucketListPaging.page(entries, .entries, scope: listID, page: page) { ($0.0, $0.1.activity.id) }
-        return Page(items: page.items.map(\.1), nextPageToken: page.nextPageToken)
+        return try BucketListPaging.page(entries, .entries, scope: listID, page: page) { ($0.0, $0.1.activity.id) }
+            .map(\.1)
     }
 
     // MARK: Follows

@@ -52,8 +52,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var connRecvWindow: InboundWindow
     var connBlocked: Deque<ClientStream> = []
     /// Inbound limits in force: the defaults until the server ACKs our SETTINGS, ours after.
-    var maxMessageSize: Int { Int(settings.enforced(\.maxMessageSize)) }
-    var maxHeaderListSize: Int { Int(settings.enforced(\.maxHeaderListSize)) }
+    var maxMessageSize: Int { settings.enforcedMaxMessageSize }
+    var maxHeaderListSize: Int { settings.enforcedMaxHeaderListSize }
 
     private var keepaliveTimer: Scheduled<Void>?
     private var pingTimeoutTimer: Scheduled<Void>?

@@ -56,6 +56,11 @@ public struct Page<Item> {
         self.nextPageToken = nextPageToken
     }
 
+    /// The same page with each item transformed (the token is unchanged).
+    public func map<T>(_ transform: (Item) throws -> T) rethrows -> Page<T> {
+        Page<T>(items: try items.map(transform), nextPageToken: nextPageToken)
+    }
+
     /// A keyset page from up to `size + 1` items fetched in the list's order: the first `size` of them, and
     /// when there were more, the token `token` makes from the last item shown.
     public init(fetched: [Item], size: Int, token: (Item) -> String) {

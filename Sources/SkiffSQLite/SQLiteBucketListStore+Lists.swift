@@ -201,10 +201,9 @@ extension SQLiteBucketListStore {
                 (row["position"], EntryRow.entry(row))
             }
         }
-        let page = BucketListPaging.makePage(fetched, .entries, scope: listID, size: page.size) {
+        return BucketListPaging.makePage(fetched, .entries, scope: listID, size: page.size) {
             ($0.0, $0.1.activity.id)
-        }
-        return Page(items: page.items.map(\.1), nextPageToken: page.nextPageToken)
+        }.map(\.1)
     }
 
     // MARK: Follows

@@ -36,10 +36,10 @@ extension ServerConnectionHandler {
             reject(CallRejection(status: status, message: message, methodLabel: label))
         }
         // The limits of skiff/1's own framing first, then what every transport decides.
-        if decoded.encodedSize > Int(settings.enforced(\.maxHeaderListSize)) {
+        if decoded.encodedSize > settings.enforcedMaxHeaderListSize {
             return reject(
                 .resourceExhausted,
-                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(settings.enforced(\.maxHeaderListSize))"
+                "request metadata of \(decoded.encodedSize) bytes exceeds MAX_HEADER_LIST_SIZE \(settings.enforcedMaxHeaderListSize)"
             )
         }
         if let invalid = decoded.invalidEntry { return reject(.internal, invalid) }
@@ -146,7 +146,7 @@ extension ServerConnectionHandler {
         do { try stream.recvWindow.consume(length) } catch {
             throw ProtocolViolation("stream \(stream.id) window overrun")
         }
-        switch stream.request.append(frame, maxMessageSize: Int(settings.enforced(\.maxMessageSize))) {
+        switch stream.request.append(frame, maxMessageSize: settings.enforcedMaxMessageSize) {
         case .compressed:
             return failStream(stream, .internal, "COMPRESSED message without a grpc-encoding")
         case .tooLarge:
@@ -154,7 +154,7 @@ extension ServerConnectionHandler {
             return failStream(
                 stream,
                 .resourceExhausted,
-                "request message exceeds MAX_MESSAGE_SIZE of \(settings.enforced(\.maxMessageSize)) bytes"
+                "request message exceeds MAX_MESSAGE_SIZE of \(settings.enforcedMaxMessageSize) bytes"
             )
         case .incomplete:
             // Incomplete messages of all streams together are bounded per connection.

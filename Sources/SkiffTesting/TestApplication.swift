@@ -28,7 +28,7 @@ public struct TestApplication: Sendable {
     /// How the clients below reach the application.
     public let transport: any ClientTransport
     /// The client connection, when ``transport`` is a socket.
-    public let connection: ClientConnection?
+    public var connection: ClientConnection? { transport as? ClientConnection }
 
     public var accounts: Skiff_Accounts_V1_Accounts.Client { .init(transport: transport) }
     public var listings: Skiff_Listings_V1_Listings.Client { .init(transport: transport) }
@@ -144,11 +144,11 @@ public func withTestApplication<R: Sendable>(
         switch transport {
         case .socket:
             return try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
-                try await body(TestApplication(app: app, port: port, transport: connection, connection: connection))
+                try await body(TestApplication(app: app, port: port, transport: connection))
             }
         case .inProcess:
             let inProcess = InProcessTransport(router: app.server.router, interceptors: app.server.interceptors)
-            return try await body(TestApplication(app: app, port: port, transport: inProcess, connection: nil))
+            return try await body(TestApplication(app: app, port: port, transport: inProcess))
         }
     }
 }

@@ -69,7 +69,7 @@ struct NearbyWalkTests {
         for _ in 0..<pages {
             let page = try PageRequest(size: pageSize, token: token)
             var read = 0
-            let result = try ActivityRanking.nearbyWalk(
+            let result = ActivityRanking.nearbyWalk(
                 query,
                 cursor: try ActivityRanking.nearbyCursor(page, query),
                 size: pageSize,

@@ -241,19 +241,10 @@ struct MultiProtocolServerTests {
 
     @Test("an attacker that sends half a protocol's first bytes and then nothing is closed at the preface timeout")
     func slowFirstBytes() async throws {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.prefaceTimeout = .milliseconds(300)
-        let server = Server(
-            configuration: configuration,
-            services: [TestService()],
-            logger: quietLogger,
-            protocols: [SkiffWireProtocol(), PingProtocol()]
-        )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
-            defer { group.cancelAll() }
-            let port = try await server.listeningAddress.port!
+        try await withTestServer(
+            protocols: [SkiffWireProtocol(), PingProtocol()],
+            configure: { $0.prefaceTimeout = .milliseconds(300) }
+        ) { _, port in
             let attacker = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(host: "127.0.0.1", port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -279,19 +270,10 @@ struct MultiProtocolServerTests {
     func alpnOverTLS() async throws {
         let (cert, key) = try makeCertificate()
         defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: cert).deletingLastPathComponent()) }
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
-        let server = Server(
-            configuration: configuration,
-            services: [TestService()],
-            logger: quietLogger,
-            protocols: [PingProtocol(), SkiffWireProtocol()]
-        )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
-            defer { group.cancelAll() }
-            let port = try await server.listeningAddress.port!
+        let tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
+        try await withTestServer(protocols: [PingProtocol(), SkiffWireProtocol()], configure: { $0.tls = tls }) {
+            _,
+            port in
             // A TLS client that agrees on ALPN skiff/1 and sends nothing: the server's preface comes
             // at once (on plaintext, a two-protocol listener would wait for the client's first byte).
             var tlsConfiguration = TLSConfiguration.makeClientConfiguration()

@@ -316,6 +316,24 @@ struct ServerProtocolTests {
         }
     }
 
+    @Test("two quick PINGs with no stream open: GOAWAY(RESOURCE_EXHAUSTED, too_many_pings), every PING ACKed")
+    func pingStrikes() async throws {
+        try await withTestServer { _, port in
+            try await withRawConnection(port: port) { conn in
+                _ = try await conn.handshake()
+                try await conn.send {
+                    for i in 0..<3 { $0.writePing(UInt64(i), ack: false) }
+                }
+                let frames = try await conn.drainUntilClosed()
+                // "Every PING gets a PING ACK", the one that ends the connection too.
+                #expect(frames.filter { $0.type == .ping }.count == 3)
+                let goAway = try #require(frames.last?.goAway)
+                #expect(goAway.status == .resourceExhausted)
+                #expect(goAway.debug == "too_many_pings")
+            }
+        }
+    }
+
     @Test("over MAX_CONCURRENT_STREAMS the stream is refused with RST_STREAM(UNAVAILABLE, REFUSED)")
     func streamLimit() async throws {
         try await withTestServer(configure: { $0.settings.maxConcurrentStreams = 1 }) { _, port in

@@ -14,8 +14,17 @@ public struct SettingsExchange: Hashable, Sendable {
     public private(set) var receivedRemote = false
     /// Whether the peer has ACKed ours.
     public private(set) var localAcked = false
+    /// Our MAX_MESSAGE_SIZE in force now (``enforced(_:)``), kept for the per-message path.
+    public private(set) var enforcedMaxMessageSize: Int
+    /// Our MAX_HEADER_LIST_SIZE in force now (``enforced(_:)``), kept for the per-call path.
+    public private(set) var enforcedMaxHeaderListSize: Int
 
-    public init(local: ConnectionSettings) { self.local = local }
+    public init(local: ConnectionSettings) {
+        self.local = local
+        let defaults = ConnectionSettings.protocolDefaults
+        self.enforcedMaxMessageSize = Int(max(local.maxMessageSize, defaults.maxMessageSize))
+        self.enforcedMaxHeaderListSize = Int(max(local.maxHeaderListSize, defaults.maxHeaderListSize))
+    }
 
     /// What a SETTINGS frame changed.
     public enum Change: Hashable, Sendable {
@@ -31,6 +40,8 @@ public struct SettingsExchange: Hashable, Sendable {
         let pairs = try FramePayload.settings(frame)
         if frame.flags.contains(.ack) {
             localAcked = true
+            enforcedMaxMessageSize = Int(local.maxMessageSize)
+            enforcedMaxHeaderListSize = Int(local.maxHeaderListSize)
             return .localAcked
         }
         guard !receivedRemote else { throw ProtocolViolation("a second SETTINGS frame") }

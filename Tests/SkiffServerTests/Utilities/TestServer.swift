@@ -10,6 +10,7 @@ func withTestServer<R: Sendable>(
     services: [any RegistrableService] = [TestService(), HealthService()],
     interceptors: [any ServerInterceptor] = [],
     observer: ServerObserver = ServerObserver(),
+    protocols: [any ConnectionProtocol] = [SkiffWireProtocol()],
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (Server, Int) async throws -> R
 ) async throws -> R {
@@ -21,7 +22,8 @@ func withTestServer<R: Sendable>(
         services: services,
         interceptors: interceptors,
         logger: quietLogger,
-        observer: observer
+        observer: observer,
+        protocols: protocols
     )
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await server.run() }
