@@ -41,12 +41,13 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
     ],
     targets: [
-        // I/O-free core: status codes, errors, metadata, descriptors, handler and interceptor protocols.
+        // I/O-free core: status codes, errors, metadata, descriptors, handler and interceptor protocols, the call runner.
         .target(
             name: "SkiffCore",
             dependencies: [
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -62,6 +63,7 @@ let package = Package(
                 "SkiffServer",
                 "SkiffAccounts",
                 "SkiffServerApp",
+                "SkiffStandardServices",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -92,7 +92,7 @@ extension ClientConnectionHandler {
         highestOpened = id
         stream.handler = self
         stream.streamID = id
-        stream.isOpen = true
+        stream.wire.open()
         stream.sendWindow = OutboundWindow(size: Int(remote.initialStreamWindow))
         stream.recvWindow = InboundWindow(size: Int(local.initialStreamWindow))
         stream.attempts += 1
@@ -115,7 +115,7 @@ extension ClientConnectionHandler {
             metadata: metadata,
             flags: endOnHeaders ? .endStream : []
         )
-        if endOnHeaders { stream.localClosed = true }
+        if endOnHeaders { stream.wire.halfClose(.local) }
         sendPending(stream)
         scheduleFlush()
     }
@@ -124,7 +124,7 @@ extension ClientConnectionHandler {
 
     /// A request message of an open stream.
     func enqueueMessage(_ message: OutboundMessage, on stream: ClientStream) {
-        guard !stream.localClosed else {
+        guard stream.wire.localOpen else {
             if message.gated { stream.gate?.release(message.bytes.readableBytes) }
             return
         }
@@ -156,7 +156,7 @@ extension ClientConnectionHandler {
     /// Sends as much of a stream's queued request as the windows allow, in fragments no larger
     /// than the server's MAX_FRAME_SIZE; ends the request side when everything is out.
     func sendPending(_ stream: ClientStream) {
-        guard stream.isOpen, !stream.localClosed else { return }
+        guard stream.wire.localOpen else { return }
         while !stream.pending.isEmpty {
             let remaining = stream.pending[0].bytes.readableBytes
             let chunk =
@@ -178,7 +178,7 @@ extension ClientConnectionHandler {
                 stream.pending.removeFirst()
                 if stream.pending.isEmpty, stream.pendingEnd {
                     flags = .endStream
-                    stream.localClosed = true
+                    stream.wire.halfClose(.local)
                 }
             }
             stream.sendWindow.spend(chunk)
@@ -186,9 +186,9 @@ extension ClientConnectionHandler {
             writeMessageFrame(streamID: stream.streamID, flags: flags, payload: payload)
             if gated, chunk > 0 { stream.gate?.release(chunk) }
         }
-        if stream.pending.isEmpty, stream.pendingEnd, !stream.localClosed {
+        if stream.pending.isEmpty, stream.pendingEnd, stream.wire.localOpen {
             outbound.writeHalfClose(streamID: stream.streamID)
-            stream.localClosed = true
+            stream.wire.halfClose(.local)
         }
         scheduleFlush()
     }
@@ -197,7 +197,7 @@ extension ClientConnectionHandler {
     func resumeBlockedStreams() {
         while connSendWindow.isOpen, let stream = connBlocked.popFirst() {
             stream.blockedOnConnection = false
-            if stream.handler === self, stream.isOpen { sendPending(stream) }
+            if stream.handler === self, !stream.wire.isIdle { sendPending(stream) }
         }
     }
 
@@ -308,7 +308,7 @@ extension ClientConnectionHandler {
 
     /// Resets an open stream (RST_STREAM with `code`) and fails its call with `error`.
     func resetStream(_ stream: ClientStream, code: StatusCode, error: RPCError) {
-        guard stream.isOpen, stream.handler === self else { return stream.fail(error) }
+        guard !stream.wire.isIdle, stream.handler === self else { return stream.fail(error) }
         outbound.writeRSTStream(streamID: stream.streamID, status: code)
         scheduleFlush()
         removeStream(stream)
@@ -318,7 +318,7 @@ extension ClientConnectionHandler {
 
     /// The application took a whole message of a streaming response: return its stream credit.
     func returnStreamCredit(_ count: Int, on stream: ClientStream) {
-        guard phase == .active, stream.isOpen, count > 0 else { return }
+        guard phase == .active, !stream.wire.isIdle, count > 0 else { return }
         let increment = stream.recvWindow.restore(count)
         guard increment > 0 else { return }
         outbound.writeWindowUpdate(streamID: stream.streamID, increment: increment)

@@ -73,12 +73,13 @@ final class ClientStream: @unchecked Sendable {
     // Attempt state (loop only), reset for every attempt.
     var handler: ClientConnectionHandler?
     var streamID: UInt32 = 0
-    var isOpen = false
+    /// The current attempt's stream: idle until its HEADERS go, half-closed once the requests
+    /// have ended on the wire. Back to idle when the attempt is detached.
+    var wire = StreamState()
     var sendWindow = OutboundWindow(size: 0)
     var recvWindow = InboundWindow(size: 0)
     var pending: Deque<OutboundMessage> = []
     var pendingEnd = false
-    var localClosed = false
     var accepted = false
     /// The response message being reassembled from its fragments.
     var response = MessageAssembler()
@@ -145,7 +146,7 @@ final class ClientStream: @unchecked Sendable {
     /// Ends the call with an error: resets its stream (RST_STREAM(CANCELLED)) if one is open.
     func cancel(_ error: RPCError) {
         guard !finished else { return }
-        if let handler, isOpen {
+        if let handler, !wire.isIdle {
             handler.resetStream(self, code: .cancelled, error: error)
         } else {
             fail(error)
@@ -242,11 +243,10 @@ final class ClientStream: @unchecked Sendable {
     func detach() {
         handler = nil
         streamID = 0
-        isOpen = false
+        wire = StreamState()
         for message in pending where message.gated { gate?.release(message.bytes.readableBytes) }
         pending.removeAll()
         pendingEnd = false
-        localClosed = false
         accepted = false
         response.reset()
         blockedOnConnection = false
@@ -283,7 +283,7 @@ final class ClientStream: @unchecked Sendable {
             return
         }
         let message = OutboundMessage(bytes: buffer, gated: true)
-        if let handler, isOpen {
+        if let handler, !wire.isIdle {
             handler.enqueueMessage(message, on: self)
         } else {
             unsent.append(message)
@@ -294,7 +294,7 @@ final class ClientStream: @unchecked Sendable {
     func endRequests() {
         guard !finished, !requestsEnded else { return }
         requestsEnded = true
-        if let handler, isOpen { handler.endRequests(on: self) }
+        if let handler, !wire.isIdle { handler.endRequests(on: self) }
     }
 
     /// Task side: serialises nothing, just hands the buffer over and waits while too much is queued.
@@ -319,7 +319,7 @@ final class ClientStream: @unchecked Sendable {
         let owed = unreturnedCredit.exchange(0, ordering: .relaxed)
         guard owed > 0 else { return }
         loop.execute {
-            guard !self.finished, let handler = self.handler, self.isOpen else { return }
+            guard !self.finished, let handler = self.handler, !self.wire.isIdle else { return }
             handler.returnStreamCredit(owed, on: self)
         }
     }

@@ -14,6 +14,10 @@ public protocol ServerCallStream: ResponseMetadataSink {
     func sendLast<Message: SwiftProtobuf.Message>(_ message: Message) async throws
     /// Ends the call with a status.
     func finish(_ status: StatusCode, message: String, metadata: Metadata)
+    /// Ends the call at once with an error status, as when its deadline passes (``CallRunner``
+    /// calls it): responses not yet written may be dropped, and the handler is cancelled. Does
+    /// nothing to a response that has ended, but still cancels the handler.
+    func abort(_ status: StatusCode, message: String)
 }
 
 extension ServerCallStream {

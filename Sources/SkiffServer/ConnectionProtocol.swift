@@ -51,4 +51,42 @@ public struct ConnectionContext: Sendable {
     public let logger: Logger
     /// Where connection and call metrics go.
     public let observer: ServerObserver
+    /// Runs every call: admission, deadline, handler, metrics (one per server).
+    public let runner: CallRunner
+
+    /// The context of a server's connections.
+    public init(
+        configuration: ServerConfiguration,
+        router: RPCRouter,
+        interceptors: [any ServerInterceptor],
+        logger: Logger,
+        observer: ServerObserver
+    ) {
+        self.configuration = configuration
+        self.router = router
+        self.interceptors = interceptors
+        self.logger = logger
+        self.observer = observer
+        self.runner = CallRunner(router: router, interceptors: interceptors, logger: logger, observer: observer)
+    }
+
+    /// Where a connection on `eventLoop` runs its handlers: on the loop itself (no thread hop to
+    /// write a response) unless the server is configured to use the global executor. Make one per
+    /// connection and pass it to every ``SkiffCore/CallRunner/start(_:executor:)``.
+    public func handlerExecutor(for eventLoop: any EventLoop) -> (any TaskExecutor)? {
+        configuration.handlerExecutor == .eventLoop ? EventLoopTaskExecutor(eventLoop) : nil
+    }
+}
+
+/// Call deadlines on an event loop's timers (virtual time on an `EmbeddedEventLoop`): the clock a
+/// connection passes to ``SkiffCore/CallRunner/opened(_:timeout:timers:)``.
+public struct EventLoopDeadlineTimers: DeadlineTimers {
+    /// The connection's event loop.
+    public let eventLoop: any EventLoop
+
+    public init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+    public func schedule(after delay: Duration, _ expire: @escaping @Sendable () -> Void) -> Scheduled<Void> {
+        eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds), expire)
+    }
 }

@@ -1,4 +1,5 @@
 import DequeModule
+public import SkiffCore
 import Synchronization
 
 /// The bound on what one connection may hold of responses that its client has not read yet.
@@ -13,9 +14,9 @@ import Synchronization
 ///
 /// Thread-safe: handlers reserve from any thread, the connection releases on its event loop.
 ///
-/// Every protocol keeps one per connection: ``CallRunner`` admits handlers through it, and the
+/// Every protocol keeps one per connection: ``SkiffCore/CallRunner`` (as its ``SkiffCore/CallGate``) admits handlers through it, and the
 /// protocol's call objects reserve each response message before handing it to the connection.
-public final class ResponseBudget: Sendable {
+public final class ResponseBudget: CallGate {
     private struct Waiter {
         var id: UInt64
         /// Bytes to reserve when woken; `nil` for an admission, which reserves nothing and checks

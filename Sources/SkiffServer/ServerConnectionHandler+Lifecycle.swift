@@ -57,10 +57,9 @@ extension ServerConnectionHandler {
         if let last = drain.graceExpired() {
             outbound.writeGoAway(lastStreamID: last, status: .ok, debug: "server draining")
         }
-        for stream in streams.values where !stream.serverClosed {
+        for stream in streams.values where !stream.state.isClosed {
             outbound.writeRSTStream(streamID: stream.id, status: .unavailable, reason: "server shut down")
-            stream.serverClosed = true
-            stream.finalStatus = .unavailable
+            stream.state.close(.unavailable)
             dropQueuedResponses(of: stream)
             stream.close()
             stream.task?.cancel()

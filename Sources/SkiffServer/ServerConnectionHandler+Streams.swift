@@ -29,11 +29,11 @@ extension ServerConnectionHandler {
 
         func reject(_ rejection: CallRejection) {
             outbound.writeTrailers(streamID: id, status: rejection.status, message: rejection.message, metadata: [:])
-            runner.rejected(rejection)
         }
         func reject(_ status: StatusCode, _ message: String) {
-            let label = CallAdmission.methodLabel(forPath: path, router: router)
-            reject(CallRejection(status: status, message: message, methodLabel: label))
+            let rejection = runner.rejection(path: path, status: status, message: message)
+            runner.rejected(rejection)
+            reject(rejection)
         }
         // The limits of skiff/1's own framing first, then what every transport decides.
         if decoded.encodedSize > settings.enforcedMaxHeaderListSize {
@@ -46,12 +46,12 @@ extension ServerConnectionHandler {
         let metadata = decoded.metadata
         let handler: RPCRouter.Handler
         let timeout: Duration?
-        switch CallAdmission.admit(path: path, metadata: metadata, router: router) {
+        switch runner.admit(path: path, metadata: metadata) {
         case .success(let call):
             handler = call.handler
             timeout = call.timeout
         case .failure(let rejection):
-            return reject(rejection)
+            return reject(rejection)  // counted by the runner
         }
         let deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
 
@@ -77,15 +77,7 @@ extension ServerConnectionHandler {
             sink: stream
         )
         streams[id] = stream
-        runner.opened()
-        if let timeout {
-            stream.deadlineTimer = eventLoop.assumeIsolated().scheduleTask(
-                in: .nanoseconds(timeout.nanoseconds)
-            ) {
-                [self] in
-                deadlinePassed(stream)
-            }
-        }
+        stream.deadlineTimer = runner.opened(stream, timeout: timeout, timers: EventLoopDeadlineTimers(eventLoop))
         if !handler.descriptor.kind.hasSingleRequest { startHandler(stream) }
         if frame.flags.contains(.endStream) {
             try endClientSide(stream, halfClose: false)
@@ -118,7 +110,7 @@ extension ServerConnectionHandler {
         // paused time is added to every due time when reads resume).
         guard !socketBlocked else { return scheduleRequestTimer(at: now + requestTimeouts.timeout) }
         for id in requestTimeouts.expire(at: now) {
-            guard let stream = streams[id], !stream.clientClosed, !stream.serverClosed else { continue }
+            guard let stream = streams[id], stream.state.remoteOpen else { continue }
             failStream(
                 stream,
                 .deadlineExceeded,
@@ -139,8 +131,8 @@ extension ServerConnectionHandler {
         } catch {
             throw ProtocolViolation("connection window overrun")
         }
-        guard let stream = streams[frame.streamID], !stream.serverClosed else { return }
-        guard !stream.clientClosed else {
+        guard let stream = streams[frame.streamID], !stream.state.isClosed else { return }
+        guard stream.state.remoteOpen else {
             return failStream(stream, .internal, "MESSAGE after the client's side of the stream ended")
         }
         do { try stream.recvWindow.consume(length) } catch {
@@ -200,14 +192,14 @@ extension ServerConnectionHandler {
     }
 
     func endClientSide(_ stream: ServerStream, halfClose: Bool) throws {
-        guard !stream.clientClosed else {
+        guard stream.state.remoteOpen else {
             return failStream(stream, .internal, "HALF_CLOSE after the client's side of the stream ended")
         }
         if stream.request.isMidMessage {
             forgetPartial(stream)
             return failStream(stream, .internal, "HALF_CLOSE in the middle of a fragmented message")
         }
-        stream.clientClosed = true
+        stream.state.halfClose(.remote)
         requestTimeouts.stop(stream.id)
         stream.inbound.finish()
         if stream.handler.descriptor.kind.hasSingleRequest {
@@ -236,14 +228,15 @@ extension ServerConnectionHandler {
         // stream is freed once its task and the connection let go of it.
         stream.context = nil
         let loopBound = stream.connection
+        let eventLoop = stream.eventLoop
         stream.task = runner.start(
-            CallRunner.Call(
-                handler: stream.handler,
-                stream: stream,
-                context: context,
-                budget: budget,
-                eventLoop: stream.eventLoop
-            ) { hidden in loopBound.value.handlerFinished(stream, hidden: hidden) },
+            CallRunner.Call(handler: stream.handler, stream: stream, context: context, gate: budget) { hidden in
+                if eventLoop.inEventLoop {
+                    loopBound.value.handlerFinished(stream, hidden: hidden)
+                } else {
+                    eventLoop.execute { loopBound.value.handlerFinished(stream, hidden: hidden) }
+                }
+            },
             executor: executor
         )
     }
@@ -252,7 +245,7 @@ extension ServerConnectionHandler {
         stream.handlerRunning = false
         stream.task = nil
         if let hidden { runner.handlerFailed(stream.handler.descriptor, streamID: stream.id, error: hidden) }
-        if !stream.serverClosed {
+        if !stream.state.isClosed {
             // The handler ended without TRAILERS reaching the queue (cannot normally happen).
             finish(stream, .internal, "The handler ended without a status.", [:])
         }
@@ -260,13 +253,13 @@ extension ServerConnectionHandler {
     }
 
     func retireIfDone(_ stream: ServerStream) {
-        guard stream.serverClosed, !stream.handlerRunning, stream.outbound.isEmpty else { return }
+        guard stream.state.isClosed, !stream.handlerRunning, stream.outbound.isEmpty else { return }
         guard streams.removeValue(forKey: stream.id) != nil else { return }
         if stream.handlerStarted { runningStreams -= 1 }
         forgetPartial(stream)
         stream.context = nil  // a stream whose handler never started still holds it
         stream.close()
-        let status = stream.finalStatus ?? .cancelled
+        let status = stream.state.status ?? .cancelled
         requestTimeouts.stop(stream.id)
         let duration = Duration.nanoseconds((now - stream.startTime).nanoseconds)
         runner.finished(stream.handler.descriptor, streamID: stream.id, peer: peer, status: status, duration: duration)
@@ -274,16 +267,19 @@ extension ServerConnectionHandler {
         if streams.isEmpty, drain.finalLastStreamID != nil { closeNow() }
     }
 
-    func deadlinePassed(_ stream: ServerStream) {
-        stream.deadlineTimer = nil
-        guard !stream.serverClosed else { return }
-        failStream(stream, .deadlineExceeded, "The deadline passed before the call finished.")
+    /// Ends a stream at once, as ``SkiffCore/CallRunner`` does when its deadline passes.
+    func abort(_ stream: ServerStream, _ status: StatusCode, _ message: String) {
+        guard !stream.state.isClosed else {
+            stream.task?.cancel()
+            return
+        }
+        failStream(stream, status, message)
         scheduleFlush()
     }
 
     /// Ends a stream from the server side at once with an error: queued responses are dropped.
     func failStream(_ stream: ServerStream, _ status: StatusCode, _ message: String) {
-        guard !stream.serverClosed else { return }
+        guard !stream.state.isClosed else { return }
         dropQueuedResponses(of: stream)
         stream.outbound.append(.trailers(status, message, [:]))
         stream.task?.cancel()
@@ -291,19 +287,14 @@ extension ServerConnectionHandler {
     }
 
     func cancelStream(_ stream: ServerStream) {
-        stream.clientClosed = true
-        if !stream.serverClosed {
-            stream.serverClosed = true
-            stream.finalStatus = .cancelled
-            dropQueuedResponses(of: stream)
-        }
+        if stream.state.close(.cancelled) { dropQueuedResponses(of: stream) }
         stream.close()
         stream.task?.cancel()
         retireIfDone(stream)
     }
 
     func returnStreamCredit(_ stream: ServerStream, _ credit: Int) {
-        guard streams[stream.id] === stream, !stream.clientClosed, !stream.serverClosed else { return }
+        guard streams[stream.id] === stream, stream.state.remoteOpen else { return }
         let increment = stream.recvWindow.restore(credit)
         // The client may have been waiting for this window: its pause is the server's doing.
         requestTimeouts.progress(stream.id, at: now)

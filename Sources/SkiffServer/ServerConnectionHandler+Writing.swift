@@ -11,7 +11,7 @@ extension ServerConnectionHandler {
         // Flush even when the item is dropped: an earlier item of this batch may have ended the
         // stream and left its TRAILERS in the buffer.
         defer { if flush { scheduleFlush() } }
-        guard !stream.serverClosed, streams[stream.id] === stream else {
+        guard !stream.state.isClosed, streams[stream.id] === stream else {
             if case .message(let bytes) = item { dropped(bytes.readableBytes, of: stream) }
             return
         }
@@ -131,9 +131,7 @@ extension ServerConnectionHandler {
                 outbound.writeTrailers(streamID: stream.id, status: status, message: text, metadata: metadata)
             }
             stream.outbound.removeAll()
-            stream.serverClosed = true
-            stream.clientClosed = true
-            stream.finalStatus = status
+            stream.state.close(status)
             stream.deadlineTimer?.cancel()
             stream.deadlineTimer = nil
             stream.close()

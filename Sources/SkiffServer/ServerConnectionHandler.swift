@@ -96,8 +96,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.router = context.router
         self.logger = context.logger
         self.observer = context.observer
-        self.runner = CallRunner(context: context)
-        self.executor = runner.executor(for: eventLoop)
+        self.runner = context.runner
+        self.executor = context.handlerExecutor(for: eventLoop)
         self.eventLoop = eventLoop
         self.budget = ResponseBudget(limit: configuration.maxBufferedResponseBytes, observer: observer)
         self.settings = SettingsExchange(local: configuration.settings)
@@ -409,7 +409,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         case .message: try handleMessage(frame)
         case .halfClose:
             try FramePayload.halfClose(frame)
-            if let stream = streams[frame.streamID], !stream.serverClosed { try endClientSide(stream, halfClose: true) }
+            if let stream = streams[frame.streamID], !stream.state.isClosed {
+                try endClientSide(stream, halfClose: true)
+            }
         case .rstStream:
             _ = try FramePayload.rstStream(frame)
             let stream = streams[frame.streamID]
@@ -417,7 +419,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             if let stream { cancelStream(stream) }
         case .windowUpdate:
             // Frames for ended streams are ignored, malformed or not.
-            guard let stream = streams[frame.streamID], !stream.serverClosed else { return }
+            guard let stream = streams[frame.streamID], !stream.state.isClosed else { return }
             try stream.sendWindow.grant(FramePayload.windowUpdate(frame))
             // Queued responses that waited for this window go now (or wait for the connection's).
             if stream.isBlocked && !stream.inBlockedList { stream.isBlocked = false }
@@ -473,7 +475,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// client cancelling what it legitimately opened never runs out; one that opens and resets
     /// streams in a loop does, and gets GOAWAY(RESOURCE_EXHAUSTED, too_many_resets).
     func countReset(of stream: ServerStream?) throws {
-        guard let stream, !stream.serverClosed, !stream.headersWritten,
+        guard let stream, !stream.state.isClosed, !stream.headersWritten,
             now - (stream.handlerStartTime ?? stream.startTime) < Self.prematureResetAge
         else { return }
         guard resets.prematureReset(at: now) else {

@@ -1,10 +1,10 @@
 public import Metrics
-import SkiffCore
+public import SkiffCore
 import Synchronization
 
 /// Records the server's metrics through swift-metrics: calls by method and status, call
 /// latency, open connections and streams. Only `main` bootstraps a metrics backend.
-public final class ServerObserver: Sendable {
+public final class ServerObserver: CallObserver {
     private let factory: (any MetricsFactory)?
     private let openConnections: Gauge
     private let openStreams: Gauge
@@ -74,7 +74,7 @@ public final class ServerObserver: Sendable {
         if open > 0 { openStreams.record(streamCount.wrappingSubtract(open, ordering: .relaxed).newValue) }
     }
 
-    func streamOpened() {
+    public func callOpened() {
         openStreams.record(streamCount.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
@@ -98,7 +98,7 @@ public final class ServerObserver: Sendable {
         return made
     }
 
-    func callFinished(path: String, status: StatusCode, duration: Duration) {
+    public func callFinished(path: String, status: StatusCode, duration: Duration) {
         openStreams.record(streamCount.wrappingSubtract(1, ordering: .relaxed).newValue)
         let (counter, timer) = instruments(path: path, status: status)
         counter.increment()
@@ -108,7 +108,7 @@ public final class ServerObserver: Sendable {
     /// Counts a call rejected before its handler ran, under the label
     /// ``SkiffCore/CallAdmission/methodLabel(forPath:router:)`` chose: a client cannot add a label per
     /// made-up path.
-    func callRejected(methodLabel: String, status: StatusCode) {
+    public func callRejected(methodLabel: String, status: StatusCode) {
         instruments(path: methodLabel, status: status).0.increment()
     }
 }

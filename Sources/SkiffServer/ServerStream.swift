@@ -44,8 +44,9 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     let shared = Mutex(Shared())
 
     // MARK: loop-confined
-    var clientClosed = false
-    var serverClosed = false
+    /// Open from its HEADERS; half-closed when the client's side ends; closed with the status of
+    /// the TRAILERS written, or by a reset or the connection's end.
+    var state = StreamState(.open)
     var handlerRunning = false
     var handlerStarted = false
     var task: Task<Void, Never>?
@@ -74,7 +75,6 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
     let startTime: NIODeadline
     /// When the handler started (the rapid-reset defence measures a call's age from it).
     var handlerStartTime: NIODeadline?
-    var finalStatus: StatusCode?
 
     /// What a reader waiting on a closed stream gets; made once, since boxing an error allocates.
     static let closedError: any Error = CancellationError()
@@ -138,6 +138,15 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         } else {
             let connection = self.connection
             eventLoop.execute { connection.value.finish(self, status, message, metadata) }
+        }
+    }
+
+    func abort(_ status: StatusCode, message: String) {
+        if eventLoop.inEventLoop {
+            connection.value.abort(self, status, message)
+        } else {
+            let connection = self.connection
+            eventLoop.execute { connection.value.abort(self, status, message) }
         }
     }
 

@@ -48,30 +48,23 @@ struct MetricsEndpointTests {
         let endpoint = MetricsHTTPServer(host: "127.0.0.1", port: 0, registry: registry, logger: quietLogger) {
             address in bound.address.withLock { $0 = address }
         }
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        let server = Server(
-            configuration: configuration,
-            services: [TestService()],
-            logger: quietLogger,
-            observer: observer
-        )
-        let group = ServiceGroup(services: [endpoint, server], logger: quietLogger)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            do {
-                let port = try await server.listeningAddress.port!
-                try await waitUntil { bound.address.withLock { $0 } != nil }
-                let metricsPort = bound.address.withLock { $0 }!.port!
-                try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
-                    try await body(connection, metricsPort)
+        try await withTestServer(services: [TestService()], observer: observer) { _, port in
+            let endpointGroup = ServiceGroup(services: [endpoint], logger: quietLogger)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await endpointGroup.run() }
+                do {
+                    try await waitUntil { bound.address.withLock { $0 } != nil }
+                    let metricsPort = bound.address.withLock { $0 }!.port!
+                    try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                        try await body(connection, metricsPort)
+                    }
+                } catch {
+                    await endpointGroup.triggerGracefulShutdown()
+                    throw error
                 }
-            } catch {
-                await group.triggerGracefulShutdown()
-                throw error
+                await endpointGroup.triggerGracefulShutdown()
+                try await tasks.next()
             }
-            await group.triggerGracefulShutdown()
-            try await tasks.next()
         }
     }
 

@@ -98,35 +98,23 @@ struct TLSAndObservabilityTests {
     func metrics() async throws {
         let registry = PrometheusCollectorRegistry()
         let observer = ServerObserver(factory: PrometheusMetricsFactory(registry: registry))
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        let server = Server(
-            configuration: configuration,
-            services: [TestService()],
-            logger: quietLogger,
-            observer: observer
-        )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
-            defer { group.cancelAll() }
-            let port = try await server.listeningAddress.port!
+        try await withTestServer(services: [TestService()], observer: observer) { _, port in
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let client = TestClient(transport: connection)
                 for _ in 0..<3 { _ = try await client.emptyCall(.init()) }
                 _ = try? await client.unimplementedCall(.init())
                 #expect(observer.connections == 1)
             }
-            try await Task.sleep(for: .milliseconds(50))
-            var bytes: [UInt8] = []
-            registry.emit(into: &bytes)
-            let text = String(decoding: bytes, as: UTF8.self)
-            #expect(
-                text.contains(
-                    #"skiff_server_calls_total{method="/skiff.testing.v1.TestService/EmptyCall",status="OK"} 3"#
-                ),
-                "\(text)"
-            )
-            #expect(text.contains(#"status="UNIMPLEMENTED""#))
+            @Sendable func emitted() -> String {
+                var bytes: [UInt8] = []
+                registry.emit(into: &bytes)
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            // A call is counted once it has ended on the server's side of the wire.
+            let emptyCalls =
+                #"skiff_server_calls_total{method="/skiff.testing.v1.TestService/EmptyCall",status="OK"} 3"#
+            try await waitUntil { emitted().contains(#"status="UNIMPLEMENTED""#) && emitted().contains(emptyCalls) }
+            let text = emitted()
             #expect(text.contains("skiff_server_call_duration"))
         }
     }

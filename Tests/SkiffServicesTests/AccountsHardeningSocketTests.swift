@@ -576,24 +576,11 @@ func withAccountsServer(
             configuration: configuration,
             logger: quietLogger
         )
-        var serverConfiguration = ServerConfiguration()
-        serverConfiguration.host = "127.0.0.1"
-        serverConfiguration.port = 0
-        let server = Server(
-            configuration: serverConfiguration,
-            services: [service],
-            interceptors: [
-                AuthenticationInterceptor(
-                    authenticator: AccountsAuthenticator(store: store, time: clock),
-                    serviceToken: testServiceToken
-                )
-            ],
-            logger: quietLogger
+        let interceptor = AuthenticationInterceptor(
+            authenticator: AccountsAuthenticator(store: store, time: clock),
+            serviceToken: testServiceToken
         )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
-            defer { group.cancelAll() }
-            let port = try await server.listeningAddress.port!
+        try await withTestServer(services: [service], interceptors: [interceptor]) { _, port in
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 try await body(AccountsTestServer(clock: clock, mailer: outbox), AccountsClient(transport: connection))
             }

@@ -243,4 +243,49 @@ struct ConnectionStateMachineTests {
         timeouts.stop(5)
         #expect(timeouts.isEmpty)
     }
+
+    // MARK: Streams
+
+    @Test("a client's stream: idle, open with its HEADERS, half-closed by HALF_CLOSE, closed by TRAILERS")
+    func clientStream() {
+        var stream = StreamState()
+        #expect(stream.isIdle && !stream.localOpen && !stream.remoteOpen)
+        let r1 = stream.halfClose(.local)
+        #expect(!r1)  // nothing to end before the HEADERS
+        stream.open()
+        #expect(stream.phase == .open && stream.localOpen && stream.remoteOpen)
+        let r2 = stream.halfClose(.local)
+        #expect(r2)
+        #expect(stream.phase == .halfClosedLocal && !stream.localOpen && stream.remoteOpen)
+        let r3 = stream.halfClose(.local)
+        #expect(!r3)  // a second HALF_CLOSE
+        let r4 = stream.close(.notFound)
+        #expect(r4)
+        #expect(stream.status == .notFound && !stream.remoteOpen)
+        let r5 = stream.close(.ok)
+        #expect(!r5)  // the first status stands
+        #expect(stream.status == .notFound)
+        stream.open()  // a closed stream never reopens
+        #expect(stream.isClosed)
+    }
+
+    @Test("a server's stream: open from its HEADERS, half-closed by the client, closed by its TRAILERS or a reset")
+    func serverStream() {
+        var stream = StreamState(.open)
+        let r6 = stream.halfClose(.remote)
+        #expect(r6)
+        #expect(stream.phase == .halfClosedRemote && stream.localOpen && !stream.remoteOpen)
+        let r7 = stream.halfClose(.remote)
+        #expect(!r7)  // HALF_CLOSE twice: the caller reports it
+        let r8 = stream.close(.ok)
+        #expect(r8)
+        #expect(stream.phase == .closed(.ok) && !stream.localOpen)
+
+        var reset = StreamState(.open)
+        let r9 = reset.close(.cancelled)
+        #expect(r9)  // RST_STREAM before the client's side ended
+        let r10 = reset.halfClose(.remote)
+        #expect(!r10)  // frames after the reset are not a half-close
+        #expect(reset.status == .cancelled)
+    }
 }

@@ -1,6 +1,7 @@
 import SkiffClient
 import SkiffCore
 import SkiffStandardServices
+import SkiffTesting
 import Testing
 
 /// The transports every conformance test runs over.

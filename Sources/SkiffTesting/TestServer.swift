@@ -1,12 +1,12 @@
-import Logging
 import NIOCore
-import SkiffCore
-import SkiffServer
-import SkiffStandardServices
-import SkiffTesting
+public import SkiffCore
+public import SkiffServer
+public import SkiffStandardServices
 
-/// Runs a real server on 127.0.0.1, port 0, for the duration of `body`, then stops it.
-func withTestServer<R: Sendable>(
+/// Runs a bare ``SkiffServer/Server`` (no application: the services given, nothing else) on
+/// 127.0.0.1, port 0, for the duration of `body`, then stops it. `body` gets the server and its
+/// port. For the whole application, use ``withTestApplication(_:transport:_:)``.
+public func withTestServer<R: Sendable>(
     services: [any RegistrableService] = [TestService(), HealthService()],
     interceptors: [any ServerInterceptor] = [],
     observer: ServerObserver = ServerObserver(),
@@ -15,6 +15,7 @@ func withTestServer<R: Sendable>(
     _ body: @Sendable (Server, Int) async throws -> R
 ) async throws -> R {
     var configuration = ServerConfiguration()
+    configuration.host = "127.0.0.1"
     configuration.port = 0
     configure(&configuration)
     let server = Server(

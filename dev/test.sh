@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need and a fresh Debian 12 machine lacks
+# (protoc for the CLI's --proto tests and code generation, SQLite's headers, openssl for the TLS
+# tests), then runs the whole suite one test at a time. Extra arguments go to `swift test`
+# (e.g. `dev/test.sh --filter SkiffCoreTests`).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+need=()
+command -v protoc >/dev/null 2>&1 || need+=(protobuf-compiler)
+dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+if ((${#need[@]})); then
+    echo "Installing: ${need[*]}"
+    sudo=()
+    if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq "${need[@]}"
+fi
+
+exec swift test --no-parallel "$@"
