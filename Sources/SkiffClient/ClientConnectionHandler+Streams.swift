@@ -10,20 +10,16 @@ extension ClientConnectionHandler {
     /// connection is up or a stream slot frees.
     func enqueue(_ stream: ClientStream) {
         guard !stream.finished else { return }
-        switch phase {
-        case .closed:
+        switch state.routing {
+        case .fail:
             stream.fail(RPCError(code: .unavailable, message: "The connection was closed."))
-        case .connecting:
+        case .queue:
             queue(stream)
-        case .active:
-            if goingAway || closeInitiated {
-                stream.detach()
-                manager.route(stream)
-            } else if waiting.isEmpty, canOpenStream {
-                open(stream)
-            } else {
-                queue(stream)
-            }
+        case .reroute:
+            stream.detach()
+            manager.route(stream)
+        case .openOrQueue:
+            if waiting.isEmpty, canOpenStream { open(stream) } else { queue(stream) }
         }
     }
 
@@ -48,7 +44,7 @@ extension ClientConnectionHandler {
 
     /// Opens queued calls while stream slots are free.
     func startWaiting() {
-        while phase == .active, !goingAway, canOpenStream, let stream = waiting.popFirst() {
+        while state.opensStreams, canOpenStream, let stream = waiting.popFirst() {
             if stream.finished { continue }
             open(stream)
         }
@@ -318,7 +314,7 @@ extension ClientConnectionHandler {
 
     /// The application took a whole message of a streaming response: return its stream credit.
     func returnStreamCredit(_ count: Int, on stream: ClientStream) {
-        guard phase == .active, !stream.wire.isIdle, count > 0 else { return }
+        guard state.isActive, !stream.wire.isIdle, count > 0 else { return }
         let increment = stream.recvWindow.restore(count)
         guard increment > 0 else { return }
         outbound.writeWindowUpdate(streamID: stream.streamID, increment: increment)

@@ -18,8 +18,6 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    enum Phase { case connecting, active, closed }
-
     let manager: ConnectionManager
     let loop: any EventLoop
     let configuration: ClientConfiguration
@@ -27,13 +25,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var settings: SettingsExchange
     var local: ConnectionSettings { settings.local }
     var remote: ConnectionSettings { settings.remote }
-    var phase = Phase.connecting
+    /// Connecting, active, taking new streams or not, closing, closed.
+    var state = ClientConnectionState()
     var context: ChannelHandlerContext?
-    /// The server's SETTINGS arrived: the connection is ready.
-    var everReady = false
-    var goingAway = false
-    var closingGracefully = false
-    var closeInitiated = false
     let readyPromise: EventLoopPromise<Void>
 
     var decoder: FrameDecoder
@@ -90,11 +84,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        guard phase == .connecting else {
+        guard state.connected() else {
             context.close(promise: nil)  // closed while connecting
             return
         }
-        phase = .active
         outbound.writePreface()
         outbound.writeSettings(local.encodedPairs)
         startWaiting()
@@ -114,7 +107,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard phase == .active else { return }
+        guard state.isActive else { return }
         var buffer = unwrapInboundIn(data)
         if inbound.readableBytes == 0 {
             inbound = buffer
@@ -123,7 +116,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         }
         inReadBatch = true
         do {
-            while phase == .active, let frame = try decoder.decodeFrame(&inbound) {
+            while state.isActive, let frame = try decoder.decodeFrame(&inbound) {
                 try process(frame)
             }
         } catch FrameDecodingError.frameTooLarge(let length, let limit) {
@@ -212,7 +205,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             for stream in streams.values { stream.sendWindow.adjust(by: streamDelta) }
         }
         outbound.writeSettingsAck()
-        everReady = true
+        state.ready()
         for stream in streams.values { sendPending(stream) }
         resumeBlockedStreams()
         startWaiting()
@@ -237,10 +230,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// No new streams on this connection: queued calls go to another connection.
     func stopAcceptingStreams() {
-        if !goingAway {
-            goingAway = true
-            manager.handlerUnusable(self)
-        }
+        if state.stopTakingStreams() { manager.handlerUnusable(self) }
         let queued = waiting
         waiting.removeAll()
         for stream in queued where !stream.finished {
@@ -251,7 +241,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// The server broke the contract: GOAWAY, close, fail the calls.
     func connectionError(_ code: StatusCode, _ reason: String) {
-        guard phase == .active else { return }
+        guard state.isActive else { return }
         outbound.writeGoAway(lastStreamID: 0, status: code, debug: reason)
         flushNow()
         shutdown(RPCError(code: .internal, message: "Protocol violation by the server: \(reason)"))
@@ -260,9 +250,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Ends the connection's state once: open calls fail with `error`, queued ones move on.
     func shutdown(_ error: RPCError) {
-        guard phase != .closed else { return }
-        let wasActive = phase == .active
-        phase = .closed
+        guard let (wasActive, everReady) = state.shutdown() else { return }
         keepaliveTimer?.cancel()
         pingTimeoutTimer?.cancel()
         manager.handlerUnusable(self)
@@ -285,8 +273,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Starts a graceful close: no new calls; the connection closes once the last one ends.
     func beginGracefulClose() {
-        closingGracefully = true
-        if phase == .connecting, waiting.isEmpty {
+        if state.beginGracefulClose(nothingQueued: waiting.isEmpty) {
             shutdown(RPCError(code: .unavailable, message: "The connection was closed."))
             context?.close(promise: nil)
             return
@@ -296,10 +283,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Closes the connection if it takes no new streams and none is left.
     func closeIfIdle() {
-        guard phase == .active, goingAway || closingGracefully, streams.isEmpty, waiting.isEmpty,
-            !closeInitiated
-        else { return }
-        closeInitiated = true
+        guard state.closeIfIdle(idle: streams.isEmpty && waiting.isEmpty) else { return }
         flushNow()
         context?.close(promise: nil)
     }
@@ -307,14 +291,14 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     // MARK: Keepalive
 
     private func armKeepalive() {
-        guard let keepalive = configuration.keepalive, phase == .active else { return }
+        guard let keepalive = configuration.keepalive, state.isActive else { return }
         keepaliveTimer = loop.assumeIsolated().scheduleTask(in: TimeAmount(keepalive.interval)) {
             self.keepaliveFired(keepalive)
         }
     }
 
     private func keepaliveFired(_ keepalive: ClientConfiguration.Keepalive) {
-        guard phase == .active else { return }
+        guard state.isActive else { return }
         let permitted =
             !streams.isEmpty
             || (keepalive.permitWithoutCalls

@@ -78,7 +78,7 @@ final class ConnectionManager: @unchecked Sendable {
     func handlerClosed(_ handler: ClientConnectionHandler) {
         if current === handler { current = nil }
         live.removeAll { $0 === handler }
-        if !handler.everReady { consecutiveFailures += 1 }
+        if !handler.state.everReady { consecutiveFailures += 1 }
         completeCloseIfDone()
     }
 
@@ -105,7 +105,7 @@ final class ConnectionManager: @unchecked Sendable {
     }
 
     private func start(_ handler: ClientConnectionHandler) {
-        guard handler.phase == .connecting else { return }
+        guard handler.state.phase == .connecting else { return }
         do {
             try configuration.settings.validate()
         } catch {
