@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "SkiffCore", targets: ["SkiffCore"]),
         .library(name: "SkiffClient", targets: ["SkiffClient"]),
         .library(name: "SkiffServer", targets: ["SkiffServer"]),
+        .library(name: "SkiffGRPC", targets: ["SkiffGRPC"]),
         .library(name: "SkiffStandardServices", targets: ["SkiffStandardServices"]),
         .library(name: "SkiffAPI", targets: ["SkiffAPI"]),
         .library(name: "SkiffLoad", targets: ["SkiffLoad"]),
@@ -28,6 +29,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-protobuf.git", exact: "1.39.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -97,6 +99,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // gRPC over HTTP/2 as a server protocol plugin, on swift-nio-http2.
+        .target(
+            name: "SkiffGRPC",
+            dependencies: [
+                "SkiffCore",
+                "SkiffWire",
+                "SkiffServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The client runtime: what an app adds. No server-only dependencies.
         .target(
             name: "SkiffClient",
@@ -151,6 +168,7 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffServer",
+                "SkiffGRPC",
                 "SkiffStandardServices",
                 "SkiffDomain",
                 "SkiffFeed",
@@ -379,6 +397,25 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SkiffGRPCTests",
+            dependencies: [
+                "SkiffGRPC",
+                "SkiffTesting",
+                "SkiffAPI",
+                "SkiffCore",
+                "SkiffServer",
+                "SkiffClient",
+                "SkiffStandardServices",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "SkiffWire",
+            ],
+            exclude: ["Interop"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

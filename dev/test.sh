@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need and a fresh Debian 12 machine lacks
 # (protoc for the CLI's --proto tests and code generation, SQLite's headers, openssl for the TLS
-# tests), then runs the whole suite one test at a time. Extra arguments go to `swift test`
+# tests, Python with the stock grpcio client and grpcio-tools for the gRPC interop tests), then
+# runs the whole suite one test at a time. Extra arguments go to `swift test`
 # (e.g. `dev/test.sh --filter SkiffCoreTests`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -10,6 +11,7 @@ need=()
 command -v protoc >/dev/null 2>&1 || need+=(protobuf-compiler)
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3 python3-pip)
 if ((${#need[@]})); then
     echo "Installing: ${need[*]}"
     sudo=()
@@ -17,6 +19,13 @@ if ((${#need[@]})); then
     export DEBIAN_FRONTEND=noninteractive
     "${sudo[@]}" apt-get update -qq
     "${sudo[@]}" apt-get install -y -qq "${need[@]}"
+fi
+
+# Stock third-party clients from PyPI, for the interop tests.
+if ! python3 -c 'import grpc, grpc_tools' >/dev/null 2>&1; then
+    echo "Installing: grpcio grpcio-tools (pip)"
+    python3 -m pip install -q grpcio grpcio-tools 2>/dev/null \
+        || python3 -m pip install -q --break-system-packages grpcio grpcio-tools
 fi
 
 exec swift test --no-parallel "$@"

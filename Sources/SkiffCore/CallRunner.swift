@@ -97,11 +97,26 @@ public struct CallRunner: Sendable {
         /// Admits the handler before it runs (a connection's bound on unread responses); a refusal
         /// means the call was closed meanwhile, and the handler never runs.
         public var gate: (any CallGate)?
-        /// Called once the handler has returned (or was never admitted), with the error the client
-        /// did not see in full, if any. Runs on the handler's task: hop to the transport's thread
-        /// if it needs to.
-        public var onFinished: @Sendable ((any Error)?) -> Void
+        /// Told once the handler has returned (or was never admitted), with the error the client
+        /// did not see in full, if any. Told on the handler's task: hop to the transport's thread
+        /// if it needs to. Often the call object itself (no allocation per call).
+        public var completion: any CallCompletion
 
+        public init(
+            handler: RPCRouter.Handler,
+            stream: any ServerCallStream,
+            context: ServerContext,
+            gate: (any CallGate)? = nil,
+            completion: any CallCompletion
+        ) {
+            self.handler = handler
+            self.stream = stream
+            self.context = context
+            self.gate = gate
+            self.completion = completion
+        }
+
+        /// A call whose completion is a closure.
         public init(
             handler: RPCRouter.Handler,
             stream: any ServerCallStream,
@@ -109,12 +124,19 @@ public struct CallRunner: Sendable {
             gate: (any CallGate)? = nil,
             onFinished: @escaping @Sendable ((any Error)?) -> Void
         ) {
-            self.handler = handler
-            self.stream = stream
-            self.context = context
-            self.gate = gate
-            self.onFinished = onFinished
+            self.init(
+                handler: handler,
+                stream: stream,
+                context: context,
+                gate: gate,
+                completion: ClosureCompletion(onFinished: onFinished)
+            )
         }
+    }
+
+    private struct ClosureCompletion: CallCompletion {
+        let onFinished: @Sendable ((any Error)?) -> Void
+        func handlerFinished(hidden: (any Error)?) { onFinished(hidden) }
     }
 
     /// Starts a call's handler on a task of its own (on `executor`, if given); cancel the task to
@@ -130,7 +152,7 @@ public struct CallRunner: Sendable {
                 admitted
                 ? await call.handler.execute(call: call.stream, context: call.context, interceptors: interceptors)
                 : nil
-            call.onFinished(hidden)
+            call.completion.handlerFinished(hidden: hidden)
         }
         // One unstructured task per call: a connection lives on its event loop and cannot own a
         // task group.
@@ -187,6 +209,12 @@ public struct UncountedCalls: CallObserver {
     public func callOpened() {}
     public func callRejected(methodLabel: String, status: StatusCode) {}
     public func callFinished(path: String, status: StatusCode, duration: Duration) {}
+}
+
+/// Told when a call's handler has finished; see ``CallRunner/Call/completion``.
+public protocol CallCompletion: Sendable {
+    /// The handler returned (or never ran); `hidden` is an error the client did not see in full.
+    func handlerFinished(hidden: (any Error)?)
 }
 
 /// Admits a call's handler before it runs; see ``CallRunner/Call/gate``.

@@ -227,16 +227,14 @@ extension ServerConnectionHandler {
         // The context refers back to the stream (its metadata sink): drop the stored copy so the
         // stream is freed once its task and the connection let go of it.
         stream.context = nil
-        let loopBound = stream.connection
-        let eventLoop = stream.eventLoop
         stream.task = runner.start(
-            CallRunner.Call(handler: stream.handler, stream: stream, context: context, gate: budget) { hidden in
-                if eventLoop.inEventLoop {
-                    loopBound.value.handlerFinished(stream, hidden: hidden)
-                } else {
-                    eventLoop.execute { loopBound.value.handlerFinished(stream, hidden: hidden) }
-                }
-            },
+            CallRunner.Call(
+                handler: stream.handler,
+                stream: stream,
+                context: context,
+                gate: budget,
+                completion: stream
+            ),
             executor: executor
         )
     }

@@ -11,7 +11,7 @@ import Synchronization
 /// "loop-confined" mark are read and written only on `eventLoop` (the connection handler's
 /// loop); everything the handler's task touches is either immutable, behind `shared`, or the
 /// thread-safe `inbound` queue. Operations that change loop state hop onto the loop.
-final class ServerStream: ServerCallStream, @unchecked Sendable {
+final class ServerStream: ServerCallStream, CallCompletion, @unchecked Sendable {
     enum Outbound {
         case message(ByteBuffer)
         case trailers(StatusCode, String, Metadata)
@@ -138,6 +138,16 @@ final class ServerStream: ServerCallStream, @unchecked Sendable {
         } else {
             let connection = self.connection
             eventLoop.execute { connection.value.finish(self, status, message, metadata) }
+        }
+    }
+
+    /// The handler returned: the connection retires the stream on its event loop.
+    func handlerFinished(hidden: (any Error)?) {
+        if eventLoop.inEventLoop {
+            connection.value.handlerFinished(self, hidden: hidden)
+        } else {
+            let connection = self.connection
+            eventLoop.execute { connection.value.handlerFinished(self, hidden: hidden) }
         }
     }
 

@@ -9,6 +9,7 @@ import SkiffChat
 import SkiffCore
 import SkiffDomain
 import SkiffFeed
+import SkiffGRPC
 import SkiffListings
 import SkiffLostFound
 import SkiffReflection
@@ -217,7 +218,13 @@ public struct Application: Sendable {
             services: services,
             interceptors: [authentication],
             logger: logger,
-            observer: observer
+            observer: observer,
+            protocols: settings.protocols.map { name -> any ConnectionProtocol in
+                switch name {
+                case .skiff: SkiffWireProtocol()
+                case .grpc: GRPCProtocol()
+                }
+            }
         )
     }
 }

@@ -32,6 +32,10 @@ public struct ApplicationConfiguration: Sendable {
     /// Multiplies every per-user and per-source rate limit of every service; 0 turns them off (load tests).
     public var rateLimitScale: Double
 
+    /// The wire protocols served on the port (all by default). With more than one, each
+    /// connection's protocol is told from its first bytes or its TLS ALPN name.
+    public var protocols: [WireProtocolName]
+
     /// A configuration with the defaults of `skiff-server`: 127.0.0.1:7700, no TLS, one SQLite file
     /// under `./data` unless `storage` says otherwise.
     public init(server: ServerConfiguration = ServerConfiguration(), storage: StorageSelection = StorageSelection()) {
@@ -44,6 +48,7 @@ public struct ApplicationConfiguration: Sendable {
         self.passwordHashRounds = 600_000
         self.handoffPlaces = []
         self.rateLimitScale = 1
+        self.protocols = WireProtocolName.allCases
     }
 
     /// Checks the values the server's own settings do not: ``Application`` calls it before it opens
@@ -57,6 +62,9 @@ public struct ApplicationConfiguration: Sendable {
         guard rateLimitScale >= 0, rateLimitScale.isFinite else {
             throw ApplicationConfigurationError("The rate-limit scale must be 0 or more (0 turns the limits off).")
         }
+        guard !protocols.isEmpty, Set(protocols).count == protocols.count else {
+            throw ApplicationConfigurationError("Serve at least one wire protocol, each once (skiff, grpc).")
+        }
         guard passwordHashRounds >= 1 else {
             throw ApplicationConfigurationError("Password hashing needs at least 1 round (600,000 by default).")
         }
@@ -68,4 +76,12 @@ public struct ApplicationConfigurationError: Error, Hashable, Sendable, CustomSt
     /// What is wrong and what is allowed.
     public var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A wire protocol the application can serve.
+public enum WireProtocolName: String, CaseIterable, Sendable, Hashable {
+    /// skiff/1 (`docs/PROTOCOL.md`).
+    case skiff
+    /// gRPC over HTTP/2 (h2c with prior knowledge, or `h2` by ALPN under TLS).
+    case grpc
 }

@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Foundation
 public import SkiffAccounts
 import SkiffBids
 public import SkiffServer
@@ -14,6 +15,14 @@ public struct ServerOptions: ParsableArguments, Sendable {
 
     @Flag(help: "Serve the conformance service skiff.testing.v1.TestService.")
     public var enableTestService = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Wire protocols served on the port, comma-separated: skiff, grpc (all by default).",
+            valueName: "names"
+        )
+    )
+    public var protocols: String?
 
     @Option(help: "PEM certificate chain for TLS (with --tls-key).")
     public var tlsCert: String?
@@ -291,7 +300,24 @@ public struct ServerOptions: ParsableArguments, Sendable {
         result.passwordHashRounds = passwordHashRounds
         if let handoffPlaces { result.handoffPlaces = try HandoffPlaces.load(path: handoffPlaces) }
         result.rateLimitScale = rateLimitScale
+        if let protocols { result.protocols = try Self.protocolNames(protocols) }
         return result
+    }
+
+    /// The protocols `--protocols` names.
+    static func protocolNames(_ text: String) throws -> [WireProtocolName] {
+        var names: [WireProtocolName] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let word = part.trimmingCharacters(in: .whitespaces)
+            guard let name = WireProtocolName(rawValue: word) else {
+                throw ValidationError(
+                    "--protocols: \"\(word.prefix(40))\" is not a protocol; use skiff, grpc (comma-separated)."
+                )
+            }
+            guard !names.contains(name) else { throw ValidationError("--protocols names \(word) twice.") }
+            names.append(name)
+        }
+        return names
     }
 
     public func configuration() throws(ProtocolViolation) -> ServerConfiguration {

@@ -1,0 +1,80 @@
+public import NIOCore
+import NIOHTTP2
+public import SkiffServer
+import SkiffWire
+
+/// gRPC over HTTP/2 (the gRPC PROTOCOL-HTTP2 spec) as a ``SkiffServer/ConnectionProtocol``:
+/// `h2` by ALPN under TLS, HTTP/2 with prior knowledge (h2c) on a plain port, recognized by the
+/// HTTP/2 connection preface. Every call goes to the server's router through its
+/// ``SkiffCore/CallRunner``, as skiff/1's do.
+///
+/// The server's limits apply as on skiff/1: ``SkiffServer/ServerConfiguration/settings``'
+/// `maxConcurrentStreams`, `maxMessageSize` and `maxHeaderListSize` (advertised in the HTTP/2
+/// SETTINGS), its drain grace period. swift-nio-http2 keeps HTTP/2's own rules and its defences
+/// against reset, PING and SETTINGS floods.
+public struct GRPCProtocol: ConnectionProtocol {
+    public init() {}
+
+    public var name: String { "h2" }
+
+    /// The HTTP/2 client connection preface.
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    public func recognize(_ prefix: ByteBufferView) -> ProtocolRecognition {
+        let head = Array(prefix.prefix(Self.preface.count))
+        guard head == Array(Self.preface.prefix(head.count)) else { return .noMatch }
+        return head.count == Self.preface.count ? .match : .needMoreBytes
+    }
+
+    public func configure(_ channel: any Channel, context: ConnectionContext) throws {
+        let executor = context.handlerExecutor(for: channel.eventLoop)
+        // The bound on what the connection holds of responses its client has not read, as on skiff/1.
+        let budget = ResponseBudget(limit: context.configuration.maxBufferedResponseBytes, observer: context.observer)
+        let sync = channel.pipeline.syncOperations
+        _ = try sync.configureHTTP2Pipeline(
+            mode: .server,
+            connectionConfiguration: Self.connectionConfiguration(context.configuration),
+            streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(
+                    GRPCStreamHandler(context: context, executor: executor, budget: budget)
+                )
+            }
+        }
+        try sync.addHandler(
+            GRPCConnectionHandler(
+                gracePeriod: context.configuration.drainGracePeriod,
+                idleTimeout: context.configuration.idleTimeout,
+                budget: budget
+            )
+        )
+    }
+
+    public func refuse(_ channel: any Channel, reason: String, context: ConnectionContext) throws {
+        let sync = channel.pipeline.syncOperations
+        _ = try sync.configureHTTP2Pipeline(
+            mode: .server,
+            connectionConfiguration: Self.connectionConfiguration(context.configuration),
+            streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
+        ) { stream in stream.close() }
+        try sync.addHandler(GRPCConnectionHandler(refusing: reason))
+    }
+
+    static func connectionConfiguration(_ configuration: ServerConfiguration) -> NIOHTTP2Handler.ConnectionConfiguration
+    {
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        let settings = configuration.settings
+        connection.initialSettings = [
+            // skiff/1 leaves the stream limit off by default; HTTP/2 peers expect one.
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: Int(settings.maxConcurrentStreams ?? 100)),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: Int(settings.maxHeaderListSize)),
+            HTTP2Setting(
+                parameter: .initialWindowSize,
+                value: Int(min(settings.initialStreamWindow, UInt32(Int32.max)))
+            ),
+        ]
+        connection.targetWindowSize = Int(settings.initialConnectionWindow)
+        return connection
+    }
+}

@@ -1,0 +1,288 @@
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import SkiffCore
+import SkiffServer
+import SkiffWire
+
+/// One gRPC call: the handler of one HTTP/2 stream channel, on the connection's event loop. It
+/// reads the request HEADERS and DATA, presents the call to the router through the server's
+/// ``SkiffCore/CallRunner`` (admission, deadline, handler, metrics) and writes what the handler
+/// sends. HTTP/2 itself (framing, HPACK, flow control, stream limits, reset and PING floods) is
+/// swift-nio-http2's.
+final class GRPCStreamHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    private let runner: CallRunner
+    private let executor: (any TaskExecutor)?
+    private let maxMessageSize: Int
+    private let maxHeaderListSize: Int
+    private var reader: GRPCMessageReader
+    private var state = StreamState()
+    private var call: GRPCServerCall?
+    private var descriptor: MethodDescriptor?
+    private var task: Task<Void, Never>?
+    private var deadlineTimer: Scheduled<Void>?
+    private var handlerRunning = false
+    private var counted = false
+    private var startTime = NIODeadline.now()
+    private var context: ChannelHandlerContext?
+    /// Writers waiting for the stream to become writable again (its flow-control window).
+    private var writableWaiters: [EventLoopPromise<Void>] = []
+    private var peer = "?"
+    private var streamID: UInt32 = 0
+
+    private let budget: ResponseBudget
+
+    init(context: ConnectionContext, executor: (any TaskExecutor)?, budget: ResponseBudget) {
+        self.budget = budget
+        self.runner = context.runner
+        self.executor = executor
+        self.maxMessageSize = Int(context.configuration.settings.maxMessageSize)
+        self.maxHeaderListSize = Int(context.configuration.settings.maxHeaderListSize)
+        self.reader = GRPCMessageReader(maxMessageSize: maxMessageSize)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        peer = context.channel.parent?.remoteAddress.map { "\($0)" } ?? "?"
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .headers(let headers):
+            if state.isIdle {
+                requestHeaders(headers.headers, endStream: headers.endStream)
+            } else if headers.endStream {
+                endClientSide()  // request trailers: gRPC sends none, but they may end the stream
+            } else {
+                fail(.internal, "Request HEADERS arrived after the request began.")
+            }
+        case .data(let data):
+            guard case .byteBuffer(let bytes) = data.data else { return }
+            requestData(bytes, endStream: data.endStream)
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // The client reset the stream or the connection closed: a call still running is cancelled.
+        if state.close(.cancelled) {
+            call?.closed()
+            task?.cancel()
+        }
+        deadlineTimer?.cancel()
+        for waiter in writableWaiters { waiter.fail(CancellationError()) }
+        writableWaiters.removeAll()
+        retireIfDone()
+        context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            let waiters = writableWaiters
+            writableWaiters.removeAll()
+            for waiter in waiters { waiter.succeed() }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if state.close(.cancelled) {
+            call?.closed()
+            task?.cancel()
+        }
+        context.close(promise: nil)
+    }
+
+    private func requestHeaders(_ headers: HPACKHeaders, endStream: Bool) {
+        state.open()
+        startTime = .now()
+        guard let context else { return }
+        if let id = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) {
+            streamID = UInt32(Int(id))
+        }
+        let request: GRPCHeaders.Request
+        switch GRPCHeaders.request(headers) {
+        case .success(let parsed): request = parsed
+        case .failure(let refusal):
+            // Counted as a call to whatever it named, if that is a registered method.
+            let path = headers.first(name: ":path") ?? ""
+            let rejection = runner.rejection(path: path, status: .internal, message: "\(refusal)")
+            runner.rejected(rejection)
+            return respondAndClose(GRPCHeaders.refusal(refusal), context: context)
+        }
+        let size = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 32 }
+        if size > maxHeaderListSize {
+            let rejection = runner.rejection(
+                path: request.path,
+                status: .resourceExhausted,
+                message: "request metadata of \(size) bytes exceeds the limit of \(maxHeaderListSize)"
+            )
+            runner.rejected(rejection)
+            return reject(rejection, context: context)
+        }
+        let admitted: CallAdmission
+        switch runner.admit(path: request.path, metadata: request.metadata) {
+        case .success(let admission): admitted = admission
+        case .failure(let rejection): return reject(rejection, context: context)
+        }
+        let call = GRPCServerCall(
+            handler: NIOLoopBound(self, eventLoop: context.eventLoop),
+            eventLoop: context.eventLoop,
+            maxMessageSize: maxMessageSize,
+            budget: budget
+        )
+        self.call = call
+        self.descriptor = admitted.handler.descriptor
+        let serverContext = ServerContext(
+            descriptor: admitted.handler.descriptor,
+            metadata: request.metadata,
+            peer: peer,
+            deadline: admitted.timeout.map { ContinuousClock.now.advanced(by: $0) },
+            streamID: streamID,
+            sink: call
+        )
+        counted = true
+        deadlineTimer = runner.opened(
+            call,
+            timeout: admitted.timeout,
+            timers: EventLoopDeadlineTimers(context.eventLoop)
+        )
+        handlerRunning = true
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        task = runner.start(
+            CallRunner.Call(handler: admitted.handler, stream: call, context: serverContext, gate: budget) { hidden in
+                eventLoop.execute { loopBound.value.handlerFinished(hidden: hidden) }
+            },
+            executor: executor
+        )
+        if endStream { endClientSide() }
+    }
+
+    private func requestData(_ bytes: ByteBuffer, endStream: Bool) {
+        guard state.remoteOpen, let call else { return }
+        reader.append(bytes)
+        while true {
+            switch reader.next() {
+            case .needMoreData:
+                if endStream { endClientSide() }
+                return
+            case .message(let message):
+                call.inbound.push(message)
+            case .tooLarge(let length):
+                return fail(
+                    .resourceExhausted,
+                    "request message of \(length) bytes exceeds the limit of \(maxMessageSize) bytes"
+                )
+            case .compressed:
+                return fail(.internal, "a compressed request message without a grpc-encoding")
+            }
+        }
+    }
+
+    private func endClientSide() {
+        guard state.halfClose(.remote) else { return }
+        if reader.isMidMessage {
+            return fail(.internal, "The request ended in the middle of a message.")
+        }
+        call?.inbound.finish()
+    }
+
+    // MARK: Outbound (on the event loop, from the call)
+
+    /// Writes one response message (its HEADERS first, if `headers`), reserved in the connection's
+    /// budget and released once written; succeeds `written` once the stream can take more.
+    func write(headers: Metadata?, message: ByteBuffer, written: EventLoopPromise<Void>) {
+        let size = message.readableBytes
+        guard let context, state.localOpen else {
+            budget.release(size)
+            return written.fail(CancellationError())
+        }
+        if let headers {
+            context.write(wrapOutboundOut(.headers(.init(headers: GRPCHeaders.response(headers)))), promise: nil)
+        }
+        var frame = context.channel.allocator.buffer(capacity: 5 + message.readableBytes)
+        frame.writeGRPCMessageHeader(length: message.readableBytes)
+        var message = message
+        frame.writeBuffer(&message)
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        let budget = self.budget
+        sent.futureResult.whenComplete { _ in budget.release(size) }
+        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(frame)))), promise: sent)
+        if context.channel.isWritable { written.succeed() } else { writableWaiters.append(written) }
+    }
+
+    /// Ends the response with its TRAILERS (the only HEADERS of a trailers-only response).
+    func finish(_ end: ResponseState.End) {
+        guard let context, state.close(end.status) else { return }
+        deadlineTimer?.cancel()
+        let trailers = GRPCHeaders.trailers(
+            status: end.status,
+            message: end.message,
+            metadata: end.metadata,
+            trailersOnly: end.trailersOnly
+        )
+        context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: trailers, endStream: true))), promise: nil)
+        call?.inbound.fail(CancellationError())
+        retireIfDone()
+    }
+
+    /// Ends the call at once with an error (a passed deadline, a broken request).
+    func abort(_ status: StatusCode, _ message: String) {
+        call?.end(status, message: message)
+        task?.cancel()
+    }
+
+    private func fail(_ status: StatusCode, _ message: String) {
+        guard call != nil else { return }
+        abort(status, message)
+    }
+
+    private func handlerFinished(hidden: (any Error)?) {
+        handlerRunning = false
+        task = nil
+        if let hidden, let descriptor { runner.handlerFailed(descriptor, streamID: streamID, error: hidden) }
+        if !state.isClosed { call?.end(.internal, message: "The handler ended without a status.") }
+        retireIfDone()
+    }
+
+    private func retireIfDone() {
+        guard counted, state.isClosed, !handlerRunning, let descriptor else { return }
+        counted = false
+        let duration = Duration.nanoseconds((NIODeadline.now() - startTime).nanoseconds)
+        runner.finished(
+            descriptor,
+            streamID: streamID,
+            peer: peer,
+            status: state.status ?? .cancelled,
+            duration: duration
+        )
+        call = nil
+    }
+
+    private func reject(_ rejection: CallRejection, context: ChannelHandlerContext) {
+        let headers = GRPCHeaders.trailers(
+            status: rejection.status,
+            message: rejection.message,
+            metadata: [:],
+            trailersOnly: true
+        )
+        respondAndClose(headers, context: context)
+    }
+
+    private func respondAndClose(_ headers: HPACKHeaders, context: ChannelHandlerContext) {
+        state.close(.unknown)
+        context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: nil)
+    }
+}

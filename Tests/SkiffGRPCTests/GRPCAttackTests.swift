@@ -1,0 +1,111 @@
+import NIOCore
+import NIOPosix
+import SkiffClient
+import SkiffCore
+import SkiffGRPC
+import SkiffServer
+import SkiffStandardServices
+import SkiffTesting
+import Testing
+
+/// Bytes an attacker sends over HTTP/2, on a real socket: each costs only its own connection.
+@Suite("gRPC endpoint under malformed input")
+struct GRPCAttackTests {
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    /// An HTTP/2 frame: 9-byte header, then the payload.
+    static func frame(type: UInt8, flags: UInt8 = 0, stream: UInt32 = 0, payload: [UInt8]) -> [UInt8] {
+        let length = payload.count
+        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags]
+            + withUnsafeBytes(of: stream.bigEndian, Array.init) + payload
+    }
+
+    /// Sends `bytes` on a new connection and returns what the server sent until it closed (or 5 s).
+    static func send(_ bytes: [UInt8], port: Int) async throws -> [UInt8] {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await withTimeout(.seconds(5)) {
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(bytes: bytes))
+                var received: [UInt8] = []
+                for try await chunk in inbound { received += Array(chunk.readableBytesView) }
+                return received
+            }
+        }
+    }
+
+    /// The type bytes of the frames in `bytes` (after the server's SETTINGS and so on).
+    static func frameTypes(_ bytes: [UInt8]) -> [UInt8] {
+        var types: [UInt8] = []
+        var index = 0
+        while index + 9 <= bytes.count {
+            let length = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
+            types.append(bytes[index + 3])
+            index += 9 + length
+        }
+        return types
+    }
+
+    @Test(
+        "bad frames and a bad HPACK block get GOAWAY and a close; a skiff/1 client on the same port carries on",
+        arguments: [
+            ("SETTINGS of a length not a multiple of 6", Self.frame(type: 0x4, payload: [0, 0, 0, 0, 0])),
+            ("DATA on stream 0", Self.frame(type: 0x0, payload: [1, 2, 3])),
+            (
+                "HEADERS with a broken HPACK block",
+                Self.frame(type: 0x1, flags: 0x5, stream: 1, payload: [0xFF, 0xFF, 0xFF, 0xFF])
+            ),
+            ("a WINDOW_UPDATE of 0 on the connection", Self.frame(type: 0x8, payload: [0, 0, 0, 0])),
+        ]
+    )
+    func malformed(_ name: String, _ bad: [UInt8]) async throws {
+        try await withTestServer(services: [TestService()], protocols: [SkiffWireProtocol(), GRPCProtocol()]) {
+            _,
+            port in
+            try await withClientConnection(target: .host("127.0.0.1", port: port)) { bystander in
+                let client = Skiff_Testing_V1_TestService.Client(transport: bystander)
+                _ = try await client.emptyCall(.init())
+                let settings = Self.frame(type: 0x4, payload: [])
+                let received = try await Self.send(Self.preface + settings + bad, port: port)
+                #expect(Self.frameTypes(received).contains(0x7), "\(name): no GOAWAY in \(received.prefix(64))")
+                _ = try await client.emptyCall(.init())  // the other connection is untouched
+            }
+        }
+    }
+
+    @Test("a request that is not gRPC gets its HTTP status; the connection serves the next stream")
+    func notGRPC() async throws {
+        try await withTestServer(
+            services: [TestService()],
+            protocols: [SkiffWireProtocol(), GRPCProtocol()],
+            configure: { $0.idleTimeout = .milliseconds(300) }  // then the server closes, ending `send`
+        ) { _, port in
+            // HEADERS (end of stream) with literal fields: :method GET, :path /, :scheme http.
+            let block: [UInt8] = [0x82, 0x84, 0x86]  // indexed: GET, /, http
+            let headers = Self.frame(type: 0x1, flags: 0x5, stream: 1, payload: block)
+            let goAway = Self.frame(type: 0x7, payload: [0, 0, 0, 0, 0, 0, 0, 0])
+            let received = try await Self.send(
+                Self.preface + Self.frame(type: 0x4, payload: []) + headers + goAway,
+                port: port
+            )
+            // The server answered stream 1 with HEADERS (its :status 405), not a connection error.
+            #expect(Self.frameTypes(received).contains(0x1), "\(received.prefix(64))")
+        }
+    }
+
+    @Test("a connection that sends only the preface is closed after the idle timeout")
+    func idle() async throws {
+        try await withTestServer(
+            services: [TestService()],
+            protocols: [SkiffWireProtocol(), GRPCProtocol()],
+            configure: { $0.idleTimeout = .milliseconds(200) }
+        ) { _, port in
+            let received = try await Self.send(Self.preface + Self.frame(type: 0x4, payload: []), port: port)
+            #expect(Self.frameTypes(received).contains(0x7))  // GOAWAY, then the close ended `send`
+        }
+    }
+}
