@@ -43,6 +43,7 @@ let package = Package(
                 .product(name: "SkiffCore", package: "Skiff"),
                 .product(name: "SkiffClient", package: "Skiff"),
                 .product(name: "SkiffServer", package: "Skiff"),
+                .product(name: "SkiffGRPC", package: "Skiff"),
                 .product(name: "SkiffStandardServices", package: "Skiff"),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Skiff versus the anchors in one run: builds `bench` (release), then for every configuration starts a fresh server
-# process per target (skiff, grpc, raw, raw-el: the raw server driven by the async or the event-loop client), drives it with `bench load` (the same closed loop for all three, one
+# process per target (skiff; skiff-grpc, Skiff's gRPC endpoint driven by the grpc-swift-2 client; grpc; raw, raw-el: the raw server driven by the async or the event-loop client), drives it with `bench load` (the same closed loop for all, one
 # connection), stops it, and prints a markdown table with the ratios Skiff/gRPC and Skiff/raw.
 #
 #   ./run.sh          1 run per configuration: 1 s warm-up + 5 s measured (about 2 minutes after the build)
@@ -70,7 +70,7 @@ trap '[[ -n "$server_pid" ]] && kill -KILL "$server_pid" 2>/dev/null || true' EX
 configs=("unary 1" "unary 16" "unary 64" "stream 16")
 for config in "${configs[@]}"; do
     read -r mode concurrency <<< "$config"
-    for target in skiff grpc raw raw-el; do
+    for target in skiff skiff-grpc grpc raw raw-el; do
         name="$mode-$concurrency-$target"
         start_server "$target" "$name"
         for run in $(seq 1 "$runs"); do
@@ -107,8 +107,8 @@ def ratio(a, b):
 print(f"Median of {runs} run(s) per cell, {warmup} s warm-up + {duration} s measured, 1 connection, closed loop, "
       "client and server on the same machine.")
 print()
-print("| configuration | metric | Skiff | gRPC | raw | raw-el | Skiff/gRPC | Skiff/raw | Skiff/raw-el |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| configuration | metric | Skiff | Skiff gRPC | gRPC | raw | raw-el | Skiff/gRPC | Skiff gRPC/gRPC | Skiff/raw | Skiff/raw-el |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 names = {"calls_per_s": "calls/s", "msgs_per_s": "msgs/s", "p50_us": "p50 µs", "p99_us": "p99 µs",
          "server_rss_mb": "server RSS MB", "errors": "errors"}
 for label, title in [("unary-1", "unary, 1 in flight"), ("unary-16", "unary, 16 in flight"),
@@ -117,14 +117,14 @@ for label, title in [("unary-1", "unary, 1 in flight"), ("unary-16", "unary, 16 
     if label.startswith("stream"):
         keys = ["msgs_per_s"] + keys
     for key in keys:
-        s, g, r, e = (median(label, t, key) for t in ("skiff", "grpc", "raw", "raw-el"))
-        ratios = ("", "", "") if key == "errors" else (ratio(s, g), ratio(s, r), ratio(s, e))
-        print(f"| {title} | {names[key]} | {fmt(s, key)} | {fmt(g, key)} | {fmt(r, key)} | {fmt(e, key)} "
-              f"| {ratios[0]} | {ratios[1]} | {ratios[2]} |")
+        s, sg, g, r, e = (median(label, t, key) for t in ("skiff", "skiff-grpc", "grpc", "raw", "raw-el"))
+        ratios = ("", "", "", "") if key == "errors" else (ratio(s, g), ratio(sg, g), ratio(s, r), ratio(s, e))
+        print(f"| {title} | {names[key]} | {fmt(s, key)} | {fmt(sg, key)} | {fmt(g, key)} | {fmt(r, key)} | {fmt(e, key)} "
+              f"| {ratios[0]} | {ratios[1]} | {ratios[2]} | {ratios[3]} |")
 idle = [r for r in rows if r.get("label") == "idle"]
 if idle:
     i = idle[-1]
     print(f"| {i['connections']} idle Skiff connections | server RSS MB (VmHWM) | {fmt(i.get('server_rss_mb'), '_mb')} "
-          f"| – | – | – | – | – | – |")
+          f"| – | – | – | – | – | – | – | – |")
 PY
 echo "results: $results" >&2

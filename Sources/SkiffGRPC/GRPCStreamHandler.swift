@@ -25,6 +25,11 @@ final class GRPCStreamHandler: ChannelInboundHandler {
     private var descriptor: MethodDescriptor?
     private var task: Task<Void, Never>?
     private var deadlineTimer: Scheduled<Void>?
+    /// Ends a call whose request stops arriving (``SkiffServer/ServerConfiguration/requestTimeout``):
+    /// a unary or server-streaming request must be whole within it of its HEADERS, a
+    /// client-streaming one may not pause longer between messages; bidirectional calls are exempt.
+    private var requestTimer: Scheduled<Void>?
+    private let requestTimeout: Duration
     private var handlerRunning = false
     private var counted = false
     private var startTime = NIODeadline.now()
@@ -38,6 +43,7 @@ final class GRPCStreamHandler: ChannelInboundHandler {
 
     init(context: ConnectionContext, executor: (any TaskExecutor)?, budget: ResponseBudget) {
         self.budget = budget
+        self.requestTimeout = context.configuration.requestTimeout
         self.runner = context.runner
         self.executor = executor
         self.maxMessageSize = Int(context.configuration.settings.maxMessageSize)
@@ -81,6 +87,7 @@ final class GRPCStreamHandler: ChannelInboundHandler {
             task?.cancel()
         }
         deadlineTimer?.cancel()
+        requestTimer?.cancel()
         for waiter in writableWaiters { waiter.fail(CancellationError()) }
         writableWaiters.removeAll()
         retireIfDone()
@@ -167,7 +174,25 @@ final class GRPCStreamHandler: ChannelInboundHandler {
             },
             executor: executor
         )
-        if endStream { endClientSide() }
+        if endStream {
+            endClientSide()
+        } else if admitted.handler.descriptor.kind != .bidirectionalStreaming {
+            armRequestTimer()
+        }
+    }
+
+    private func armRequestTimer() {
+        guard let context else { return }
+        requestTimer?.cancel()
+        let timeout = requestTimeout
+        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
+            requestTimer = nil
+            guard state.remoteOpen else { return }
+            fail(
+                .deadlineExceeded,
+                "The request did not arrive within the server's request timeout of \(timeout)."
+            )
+        }
     }
 
     private func requestData(_ bytes: ByteBuffer, endStream: Bool) {
@@ -180,6 +205,8 @@ final class GRPCStreamHandler: ChannelInboundHandler {
                 return
             case .message(let message):
                 call.inbound.push(message)
+                // A client-streaming request may pause up to the timeout between messages.
+                if descriptor?.kind == .clientStreaming, requestTimer != nil { armRequestTimer() }
             case .tooLarge(let length):
                 return fail(
                     .resourceExhausted,
@@ -192,6 +219,8 @@ final class GRPCStreamHandler: ChannelInboundHandler {
     }
 
     private func endClientSide() {
+        requestTimer?.cancel()
+        requestTimer = nil
         guard state.halfClose(.remote) else { return }
         if reader.isMidMessage {
             return fail(.internal, "The request ended in the middle of a message.")
@@ -227,6 +256,7 @@ final class GRPCStreamHandler: ChannelInboundHandler {
     func finish(_ end: ResponseState.End) {
         guard let context, state.close(end.status) else { return }
         deadlineTimer?.cancel()
+        requestTimer?.cancel()
         let trailers = GRPCHeaders.trailers(
             status: end.status,
             message: end.message,

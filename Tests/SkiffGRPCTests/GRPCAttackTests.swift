@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHPACK
 import NIOPosix
 import SkiffClient
 import SkiffCore
@@ -106,6 +107,51 @@ struct GRPCAttackTests {
         ) { _, port in
             let received = try await Self.send(Self.preface + Self.frame(type: 0x4, payload: []), port: port)
             #expect(Self.frameTypes(received).contains(0x7))  // GOAWAY, then the close ended `send`
+        }
+    }
+
+    /// The header blocks of the HEADERS frames in `bytes` on `stream`, decoded in order.
+    static func headerBlocks(_ bytes: [UInt8], stream: UInt8) throws -> [(HPACKHeaders, endStream: Bool)] {
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        var blocks: [(HPACKHeaders, endStream: Bool)] = []
+        var index = 0
+        while index + 9 <= bytes.count {
+            let length = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
+            if bytes[index + 3] == 0x1, bytes[index + 8] == stream {
+                var block = ByteBuffer(bytes: bytes[(index + 9)..<(index + 9 + length)])
+                blocks.append((try decoder.decodeHeaders(from: &block), bytes[index + 4] & 0x1 != 0))
+            }
+            index += 9 + length
+        }
+        return blocks
+    }
+
+    @Test("a unary request whose message never comes ends with DEADLINE_EXCEEDED after the request timeout")
+    func requestNeverCompletes() async throws {
+        try await withTestServer(
+            services: [TestService()],
+            protocols: [SkiffWireProtocol(), GRPCProtocol()],
+            configure: {
+                $0.requestTimeout = .milliseconds(200)
+                $0.idleTimeout = .milliseconds(400)  // then the connection closes, ending `send`
+            }
+        ) { _, port in
+            var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+            var block = ByteBuffer()
+            try encoder.encode(
+                headers: [
+                    ":method": "POST", ":scheme": "http", ":path": "/skiff.testing.v1.TestService/UnaryCall",
+                    ":authority": "localhost", "content-type": "application/grpc", "te": "trailers",
+                ],
+                to: &block
+            )
+            // HEADERS with END_HEADERS but not END_STREAM: the request message is due, and never sent.
+            let headers = Self.frame(type: 0x1, flags: 0x4, stream: 1, payload: Array(block.readableBytesView))
+            let received = try await Self.send(Self.preface + Self.frame(type: 0x4, payload: []) + headers, port: port)
+            let blocks = try Self.headerBlocks(received, stream: 1)
+            let status = blocks.last.flatMap { $0.0.first(name: "grpc-status") }
+            #expect(status == "4", "\(blocks.map(\.0))")  // DEADLINE_EXCEEDED
+            #expect(blocks.last?.endStream == true)
         }
     }
 }

@@ -17,6 +17,9 @@ struct Bench: AsyncParsableCommand {
 enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     case skiff
     case grpc
+    /// Skiff's gRPC endpoint (`SkiffGRPC`, HTTP/2 only on this listener), driven by the same
+    /// grpc-swift-2 client as `grpc`.
+    case skiffGRPC = "skiff-grpc"
     /// Raw SwiftNIO; the client is `async` (promise + await) and pipelines every call on one connection
     /// (the anchors' `nio-raw-async`).
     case raw
@@ -57,6 +60,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         switch target {
         case .skiff: try await SkiffTarget.serve(port: port)
+        case .skiffGRPC: try await SkiffTarget.serve(port: port, grpc: true)
         case .grpc: try await GRPCTarget.serve(port: port)
         case .raw, .rawEventLoop: try await RawTarget.serve(port: port)
         }
@@ -111,7 +115,7 @@ struct Load: AsyncParsableCommand {
         switch target {
         case .skiff:
             result = try await SkiffTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
-        case .grpc:
+        case .grpc, .skiffGRPC:
             result = try await GRPCTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
         case .raw:
             result = try await RawTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }

@@ -2,25 +2,28 @@ import Foundation
 import Logging
 import SkiffClient
 import SkiffCore
+import SkiffGRPC
 import SkiffServer
 import SkiffStandardServices
 
 /// Skiff: `Server` with the conformance `TestService`, and its generated typed client over one
 /// `ClientConnection`.
 enum SkiffTarget {
-    static func serve(port: Int) async throws {
+    /// Serves skiff/1, or with `grpc` gRPC over HTTP/2 (`GRPCProtocol`) alone.
+    static func serve(port: Int, grpc: Bool = false) async throws {
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = port
         let server = Server(
             configuration: configuration,
             services: [TestService()],
-            logger: Logger(label: "bench.skiff") { _ in SwiftLogNoOpLogHandler() }
+            logger: Logger(label: "bench.skiff") { _ in SwiftLogNoOpLogHandler() },
+            protocols: grpc ? [GRPCProtocol()] : [SkiffWireProtocol()]
         )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let bound = try await server.listeningAddress.port ?? port
-            announceListening(.skiff, port: bound)
+            announceListening(grpc ? .skiffGRPC : .skiff, port: bound)
             try await group.next()
         }
     }
