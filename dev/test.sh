@@ -22,10 +22,11 @@ if ((${#need[@]})); then
 fi
 
 # Stock third-party clients from PyPI, for the interop tests.
-if ! python3 -c 'import grpc, grpc_tools' >/dev/null 2>&1; then
-    echo "Installing: grpcio grpcio-tools (pip)"
-    python3 -m pip install -q grpcio grpcio-tools 2>/dev/null \
-        || python3 -m pip install -q --break-system-packages grpcio grpcio-tools
+python_packages=(grpcio grpcio-tools grpcio-health-checking)
+if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1' >/dev/null 2>&1; then
+    echo "Installing: ${python_packages[*]} (pip)"
+    python3 -m pip install -q "${python_packages[@]}" 2>/dev/null \
+        || python3 -m pip install -q --break-system-packages "${python_packages[@]}"
 fi
 
 exec swift test --no-parallel "$@"

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP2
+import SkiffCore
 import SkiffServer
 
 /// The connection-level part of the gRPC protocol, after swift-nio-http2's handler: counts the open
@@ -22,11 +23,13 @@ final class GRPCConnectionHandler: ChannelDuplexHandler {
     private var graceTimer: Scheduled<Void>?
 
     private let budget: ResponseBudget?
+    private let drainSignal: DrainSignal?
 
-    init(gracePeriod: Duration, idleTimeout: Duration, budget: ResponseBudget) {
+    init(gracePeriod: Duration, idleTimeout: Duration, budget: ResponseBudget, drainSignal: DrainSignal) {
         self.gracePeriod = gracePeriod
         self.idleTimeout = idleTimeout
         self.budget = budget
+        self.drainSignal = drainSignal
         self.refusal = nil
     }
 
@@ -34,6 +37,7 @@ final class GRPCConnectionHandler: ChannelDuplexHandler {
         self.gracePeriod = .zero
         self.idleTimeout = .zero
         self.budget = nil
+        self.drainSignal = nil
         self.refusal = reason
     }
 
@@ -90,6 +94,7 @@ final class GRPCConnectionHandler: ChannelDuplexHandler {
             payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil)
         )
         context.writeAndFlush(wrapOutboundOut(goAway), promise: nil)
+        drainSignal?.fire()
         if openStreams == 0 { return close(context) }
         graceTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(gracePeriod)) {
             self.close(context)

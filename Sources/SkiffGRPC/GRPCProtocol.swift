@@ -1,5 +1,6 @@
 public import NIOCore
 import NIOHTTP2
+import SkiffCore
 public import SkiffServer
 import SkiffWire
 
@@ -30,6 +31,8 @@ public struct GRPCProtocol: ConnectionProtocol {
         let executor = context.handlerExecutor(for: channel.eventLoop)
         // The bound on what the connection holds of responses its client has not read, as on skiff/1.
         let budget = ResponseBudget(limit: context.configuration.maxBufferedResponseBytes, observer: context.observer)
+        // Fired when the connection drains: calls that never end by themselves (watches, feeds) end then.
+        let drain = DrainSignal()
         let sync = channel.pipeline.syncOperations
         _ = try sync.configureHTTP2Pipeline(
             mode: .server,
@@ -38,7 +41,7 @@ public struct GRPCProtocol: ConnectionProtocol {
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
                 try stream.pipeline.syncOperations.addHandler(
-                    GRPCStreamHandler(context: context, executor: executor, budget: budget)
+                    GRPCStreamHandler(context: context, executor: executor, budget: budget, drain: drain)
                 )
             }
         }
@@ -46,7 +49,8 @@ public struct GRPCProtocol: ConnectionProtocol {
             GRPCConnectionHandler(
                 gracePeriod: context.configuration.drainGracePeriod,
                 idleTimeout: context.configuration.idleTimeout,
-                budget: budget
+                budget: budget,
+                drainSignal: drain
             )
         )
     }

@@ -41,8 +41,11 @@ final class GRPCStreamHandler: ChannelInboundHandler {
 
     private let budget: ResponseBudget
 
-    init(context: ConnectionContext, executor: (any TaskExecutor)?, budget: ResponseBudget) {
+    private let drain: DrainSignal
+
+    init(context: ConnectionContext, executor: (any TaskExecutor)?, budget: ResponseBudget, drain: DrainSignal) {
         self.budget = budget
+        self.drain = drain
         self.requestTimeout = context.configuration.requestTimeout
         self.runner = context.runner
         self.executor = executor
@@ -157,6 +160,7 @@ final class GRPCStreamHandler: ChannelInboundHandler {
             peer: peer,
             deadline: admitted.timeout.map { ContinuousClock.now.advanced(by: $0) },
             streamID: streamID,
+            drain: drain,
             sink: call
         )
         counted = true

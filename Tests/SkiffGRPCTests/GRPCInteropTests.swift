@@ -98,4 +98,16 @@ struct GRPCInteropTests {
             #expect(result.output.contains("\n0 failures"), "\(result.output)")
         }
     }
+
+    @Test("grpc.health.v1 from the stock grpcio-health-checking client: Check and Watch, known and unknown services")
+    func health() async throws {
+        try await withTestApplication { test in
+            let script = repository.appendingPathComponent("Tests/SkiffGRPCTests/Interop/grpcio_health.py")
+            let port = test.port
+            let result = try await Task.detached { try runPython(script, ["--port", "\(port)"]) }.value
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains("\n0 failures"), "\(result.output)")
+            #expect(result.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 5, "\(result.output)")
+        }
+    }
 }
