@@ -42,14 +42,7 @@ final class GRPCServerCall: ServerCallStream, @unchecked Sendable {
 
     func receive<M: Message>(_ type: M.Type) async throws -> M? {
         guard let bytes = try await inbound.next() else { return nil }
-        do {
-            return try M(buffer: bytes)
-        } catch {
-            throw RPCError(
-                code: .invalidArgument,
-                message: "The request message does not decode as \(M.protoMessageName): \(error)"
-            )
-        }
+        return try M(request: bytes)
     }
 
     func send<M: Message>(_ message: M) async throws {

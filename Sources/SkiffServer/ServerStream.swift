@@ -193,14 +193,7 @@ final class ServerStream: ServerCallStream, CallCompletion, @unchecked Sendable 
             }
             if credit > 0 { returnCreditOnLoop(credit) }
         }
-        do {
-            return try M(buffer: bytes)
-        } catch {
-            throw RPCError(
-                code: .invalidArgument,
-                message: "The request message does not decode as \(M.protoMessageName): \(error)"
-            )
-        }
+        return try M(request: bytes)
     }
 
     private func serialize<M: Message>(_ message: M) throws -> ByteBuffer {

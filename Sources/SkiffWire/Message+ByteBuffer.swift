@@ -1,4 +1,5 @@
 public import NIOCore
+public import SkiffCore
 public import SwiftProtobuf
 
 /// Lets swift-protobuf read from and write into a `ByteBuffer` without intermediate copies.
@@ -31,6 +32,19 @@ extension SwiftProtobuf.Message {
     @inlinable
     public init(buffer: ByteBuffer) throws {
         try self.init(serializedBytes: ProtobufByteBuffer(buffer))
+    }
+
+    /// Decodes a request message as every server transport does: bytes that are not one are the
+    /// client's error, `INVALID_ARGUMENT`.
+    public init(request buffer: ByteBuffer) throws(RPCError) {
+        do {
+            try self.init(buffer: buffer)
+        } catch {
+            throw RPCError(
+                code: .invalidArgument,
+                message: "The request message does not decode as \(Self.protoMessageName): \(error)"
+            )
+        }
     }
 
     /// Serialises the message into a new buffer.

@@ -106,6 +106,22 @@ struct LifecycleTests {
         #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--port", "70000"]) }
     }
 
+    @Test("--protocols: all by default, a comma-separated choice, clear errors for unknown or repeated names")
+    func protocolsOption() throws {
+        #expect(try ServerOptions.parse([]).applicationConfiguration().protocols == [.skiff, .grpc])
+        #expect(try ServerOptions.parse(["--protocols", "skiff"]).applicationConfiguration().protocols == [.skiff])
+        let reordered = try ServerOptions.parse(["--protocols", "grpc, skiff"]).applicationConfiguration()
+        #expect(reordered.protocols == [.grpc, .skiff])
+        for bad in ["http", "skiff,skiff", "", "skiff,"] {
+            #expect(throws: (any Error).self, "\(bad)") {
+                _ = try ServerOptions.parse(["--protocols", bad]).applicationConfiguration()
+            }
+        }
+        var none = ApplicationConfiguration()
+        none.protocols = []
+        #expect(throws: (any Error).self) { try none.validate() }
+    }
+
     @Test("the command line's defaults are the library's: an ApplicationConfiguration built directly serves the same")
     func defaultsAgree() throws {
         let parsed = try ServerOptions.parse([]).applicationConfiguration()
