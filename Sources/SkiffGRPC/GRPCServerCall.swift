@@ -98,12 +98,6 @@ final class GRPCServerCall: ServerCallStream, @unchecked Sendable {
         }
     }
 
-    /// Ends the response with an error status, on the event loop.
-    func end(_ status: StatusCode, message: String) {
-        guard let end = response.withLock({ $0.end(status, message: message, metadata: [:]) }) else { return }
-        handler.value.finish(end)
-    }
-
     /// The stream went away: nothing more is read or written.
     func closed() {
         _ = response.withLock { $0.end(.cancelled, message: "", metadata: [:]) }

@@ -31,7 +31,6 @@ final class GRPCStreamHandler: ChannelInboundHandler {
     private var requestTimer: Scheduled<Void>?
     private let requestTimeout: Duration
     private var handlerRunning = false
-    private var counted = false
     private var startTime = NIODeadline.now()
     private var context: ChannelHandlerContext?
     /// Writers waiting for the stream to become writable again (its flow-control window).
@@ -84,11 +83,7 @@ final class GRPCStreamHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        // The client reset the stream or the connection closed: a call still running is cancelled.
-        if state.close(.cancelled) {
-            call?.closed()
-            task?.cancel()
-        }
+        cancelCall()
         deadlineTimer?.cancel()
         requestTimer?.cancel()
         for waiter in writableWaiters { waiter.fail(CancellationError()) }
@@ -107,10 +102,7 @@ final class GRPCStreamHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if state.close(.cancelled) {
-            call?.closed()
-            task?.cancel()
-        }
+        cancelCall()
         context.close(promise: nil)
     }
 
@@ -163,7 +155,6 @@ final class GRPCStreamHandler: ChannelInboundHandler {
             drain: drain,
             sink: call
         )
-        counted = true
         deadlineTimer = runner.opened(
             call,
             timeout: admitted.timeout,
@@ -274,7 +265,7 @@ final class GRPCStreamHandler: ChannelInboundHandler {
 
     /// Ends the call at once with an error (a passed deadline, a broken request).
     func abort(_ status: StatusCode, _ message: String) {
-        call?.end(status, message: message)
+        call?.finish(status, message: message, metadata: [:])
         task?.cancel()
     }
 
@@ -283,17 +274,25 @@ final class GRPCStreamHandler: ChannelInboundHandler {
         abort(status, message)
     }
 
+    /// The stream went away (a reset, the connection's end): a call still running is cancelled.
+    private func cancelCall() {
+        guard state.close(.cancelled) else { return }
+        call?.closed()
+        task?.cancel()
+    }
+
     private func handlerFinished(hidden: (any Error)?) {
         handlerRunning = false
         task = nil
         if let hidden, let descriptor { runner.handlerFailed(descriptor, streamID: streamID, error: hidden) }
-        if !state.isClosed { call?.end(.internal, message: "The handler ended without a status.") }
+        if !state.isClosed { call?.finish(.internal, message: "The handler ended without a status.", metadata: [:]) }
         retireIfDone()
     }
 
     private func retireIfDone() {
-        guard counted, state.isClosed, !handlerRunning, let descriptor else { return }
-        counted = false
+        // A call is counted once: `descriptor` is set while it is open.
+        guard state.isClosed, !handlerRunning, let descriptor else { return }
+        self.descriptor = nil
         let duration = Duration.nanoseconds((NIODeadline.now() - startTime).nanoseconds)
         runner.finished(
             descriptor,
