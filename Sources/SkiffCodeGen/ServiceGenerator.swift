@@ -17,6 +17,9 @@ struct ServiceGenerator {
         /// The Swift function name, e.g. `unaryCall` (escaped when needed).
         let functionName: String
         let kind: Kind
+        /// The `idempotency_level` option as a ``SkiffCore/MethodDescriptor/Idempotency`` case,
+        /// `nil` when not declared.
+        let idempotency: String?
         /// Fully qualified Swift names of the request and response messages.
         let input: String
         let output: String
@@ -52,12 +55,21 @@ struct ServiceGenerator {
                 enumName: Naming.nestedTypeName(method.name),
                 functionName: Naming.escaped(Naming.lowerCamelCase(method.name)),
                 kind: kind,
+                idempotency: Self.idempotency(method.options.idempotencyLevel),
                 input: namer.fullName(message: method.inputType),
                 output: namer.fullName(message: method.outputType),
                 comments: Self.docComment(method.sourceCodeInfoLocation)
             )
         }
         try checkNames()
+    }
+
+    static func idempotency(_ level: Google_Protobuf_MethodOptions.IdempotencyLevel) -> String? {
+        switch level {
+        case .noSideEffects: "noSideEffects"
+        case .idempotent: "idempotent"
+        default: nil
+        }
     }
 
     /// Fails when a message type's Swift name would be shadowed by a name the generated code
@@ -158,7 +170,8 @@ struct ServiceGenerator {
                     writer.line(
                         "\(v)static let descriptor = SkiffCore.MethodDescriptor("
                             + "service: \(Naming.stringLiteral(service.fullName)), "
-                            + "method: \(Naming.stringLiteral(method.protoName)), kind: .\(method.kind.rawValue))"
+                            + "method: \(Naming.stringLiteral(method.protoName)), kind: .\(method.kind.rawValue)"
+                            + (method.idempotency.map { ", idempotency: .\($0)" } ?? "") + ")"
                     )
                 }
             }

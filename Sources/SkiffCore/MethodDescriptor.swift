@@ -25,13 +25,27 @@ public struct MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
     public let kind: RPCKind
     /// The path used on the wire: `/service/method`.
     public let path: String
+    /// What calling the method twice does (the proto's `idempotency_level` option).
+    public let idempotency: Idempotency
 
     /// Creates a descriptor.
-    public init(service: String, method: String, kind: RPCKind) {
+    public init(service: String, method: String, kind: RPCKind, idempotency: Idempotency = .unknown) {
         self.service = service
         self.method = method
         self.kind = kind
         self.path = "/\(service)/\(method)"
+        self.idempotency = idempotency
+    }
+
+    /// A method's `idempotency_level` (google/protobuf/descriptor.proto, `MethodOptions`).
+    public enum Idempotency: Sendable, Hashable {
+        /// Not declared: the method may change state.
+        case unknown
+        /// Calling it again with the same request has no further effect.
+        case idempotent
+        /// It only reads (`NO_SIDE_EFFECTS`): Connect clients may call it with GET, which browsers
+        /// and proxies can cache.
+        case noSideEffects
     }
 
     public var description: String { path }

@@ -1,5 +1,6 @@
 import Foundation
 public import NIOHPACK
+import NIOHTTP1
 public import SkiffCore
 
 /// The HTTP/2 headers of gRPC calls (the gRPC over HTTP/2 spec) to and from Skiff's ``Metadata``.
@@ -103,6 +104,16 @@ public enum GRPCHeaders {
             switch entry.value {
             case .string(let text): headers.add(name: entry.key, value: text)
             case .binary(let bytes): headers.add(name: entry.key, value: Data(bytes).base64EncodedString())
+            }
+        }
+    }
+
+    /// Adds metadata to HTTP/1 headers, each name after `prefix` (Connect's `trailer-`).
+    static func append(_ metadata: Metadata, to headers: inout HTTPHeaders, prefix: String) {
+        for entry in metadata {
+            switch entry.value {
+            case .string(let text): headers.add(name: prefix + entry.key, value: text)
+            case .binary(let bytes): headers.add(name: prefix + entry.key, value: Data(bytes).base64EncodedString())
             }
         }
     }

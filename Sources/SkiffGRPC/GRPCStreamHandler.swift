@@ -11,7 +11,7 @@ import SkiffWire
 /// ``SkiffCore/CallRunner`` (admission, deadline, handler, metrics) and writes what the handler
 /// sends. HTTP/2 itself (framing, HPACK, flow control, stream limits, reset and PING floods) is
 /// swift-nio-http2's.
-final class GRPCStreamHandler: ChannelInboundHandler {
+final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
@@ -21,7 +21,7 @@ final class GRPCStreamHandler: ChannelInboundHandler {
     private let maxHeaderListSize: Int
     private var reader: GRPCMessageReader
     private var state = StreamState()
-    private var call: GRPCServerCall?
+    private var call: HTTPServerCall<GRPCStreamHandler>?
     private var descriptor: MethodDescriptor?
     private var task: Task<Void, Never>?
     private var deadlineTimer: Scheduled<Void>?
@@ -138,8 +138,8 @@ final class GRPCStreamHandler: ChannelInboundHandler {
         case .success(let admission): admitted = admission
         case .failure(let rejection): return reject(rejection, context: context)
         }
-        let call = GRPCServerCall(
-            handler: NIOLoopBound(self, eventLoop: context.eventLoop),
+        let call = HTTPServerCall(
+            writer: NIOLoopBound(self, eventLoop: context.eventLoop),
             eventLoop: context.eventLoop,
             maxMessageSize: maxMessageSize,
             budget: budget

@@ -220,12 +220,25 @@ public struct Application: Sendable {
             interceptors: [authentication],
             logger: logger,
             observer: observer,
-            protocols: settings.protocols.map { name -> any ConnectionProtocol in
-                switch name {
-                case .skiff: SkiffWireProtocol()
-                case .grpc: GRPCProtocol()
-                }
-            }
+            protocols: Self.connectionProtocols(settings.protocols, corsOrigins: settings.corsOrigins)
         )
+    }
+
+    /// The connection protocols that serve `names`: skiff/1; HTTP/2 for gRPC, gRPC-Web and Connect;
+    /// HTTP/1.1 for gRPC-Web and Connect.
+    public static func connectionProtocols(
+        _ names: [WireProtocolName],
+        corsOrigins: [String]
+    ) -> [any ConnectionProtocol] {
+        let cors = CORSPolicy(allowedOrigins: corsOrigins)
+        var calls: HTTPCallProtocols = []
+        if names.contains(.grpc) { calls.insert(.grpc) }
+        if names.contains(.grpcWeb) { calls.insert(.grpcWeb) }
+        if names.contains(.connect) { calls.insert(.connect) }
+        var protocols: [any ConnectionProtocol] = []
+        if names.contains(.skiff) { protocols.append(SkiffWireProtocol()) }
+        if !calls.isEmpty { protocols.append(HTTP2Protocol(protocols: calls, cors: cors)) }
+        if !calls.subtracting(.grpc).isEmpty { protocols.append(HTTP1Protocol(protocols: calls, cors: cors)) }
+        return protocols
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 public import SkiffAccounts
 public import SkiffBids
 public import SkiffServer
@@ -36,6 +37,10 @@ public struct ApplicationConfiguration: Sendable {
     /// connection's protocol is told from its first bytes or its TLS ALPN name.
     public var protocols: [WireProtocolName]
 
+    /// Browser origins allowed to call the HTTP protocols (CORS), e.g. `https://market.example.edu`;
+    /// `*` allows every origin. None by default: a page on another origin cannot read any answer.
+    public var corsOrigins: [String]
+
     /// A configuration with the defaults of `skiff-server`: 127.0.0.1:7700, no TLS, one SQLite file
     /// under `./data` unless `storage` says otherwise.
     public init(server: ServerConfiguration = ServerConfiguration(), storage: StorageSelection = StorageSelection()) {
@@ -49,6 +54,7 @@ public struct ApplicationConfiguration: Sendable {
         self.handoffPlaces = []
         self.rateLimitScale = 1
         self.protocols = WireProtocolName.allCases
+        self.corsOrigins = []
     }
 
     /// Checks the values the server's own settings do not: ``Application`` calls it before it opens
@@ -63,7 +69,18 @@ public struct ApplicationConfiguration: Sendable {
             throw ApplicationConfigurationError("The rate-limit scale must be 0 or more (0 turns the limits off).")
         }
         guard !protocols.isEmpty, Set(protocols).count == protocols.count else {
-            throw ApplicationConfigurationError("Serve at least one wire protocol, each once (skiff, grpc).")
+            throw ApplicationConfigurationError(
+                "Serve at least one wire protocol, each once (skiff, grpc, grpc-web, connect)."
+            )
+        }
+        for origin in corsOrigins where origin != "*" {
+            guard let url = URL(string: origin), let scheme = url.scheme, scheme == "http" || scheme == "https",
+                url.host != nil, url.path.isEmpty || url.path == "/", url.query == nil, origin.utf8.count <= 256
+            else {
+                throw ApplicationConfigurationError(
+                    "The CORS origin \"\(origin.prefix(64))\" is not an origin: scheme://host[:port], or *."
+                )
+            }
         }
         guard passwordHashRounds >= 1 else {
             throw ApplicationConfigurationError("Password hashing needs at least 1 round (600,000 by default).")
@@ -84,4 +101,8 @@ public enum WireProtocolName: String, CaseIterable, Sendable, Hashable {
     case skiff
     /// gRPC over HTTP/2 (h2c with prior knowledge, or `h2` by ALPN under TLS).
     case grpc
+    /// gRPC-Web over HTTP/1.1 and HTTP/2.
+    case grpcWeb = "grpc-web"
+    /// Connect over HTTP/1.1 and HTTP/2.
+    case connect
 }

@@ -18,11 +18,21 @@ public struct ServerOptions: ParsableArguments, Sendable {
 
     @Option(
         help: ArgumentHelp(
-            "Wire protocols served on the port, comma-separated: skiff, grpc (all by default).",
+            "Wire protocols served on the port, comma-separated: skiff, grpc, grpc-web, connect (all by default).",
             valueName: "names"
         )
     )
     public var protocols: String?
+
+    @Option(
+        name: .customLong("cors-origin"),
+        help: ArgumentHelp(
+            "A browser origin allowed to call over gRPC-Web and Connect (CORS), e.g. https://market.example.edu; "
+                + "* allows any. Repeatable. Default: none.",
+            valueName: "origin"
+        )
+    )
+    public var corsOrigins: [String] = []
 
     @Option(help: "PEM certificate chain for TLS (with --tls-key).")
     public var tlsCert: String?
@@ -301,6 +311,7 @@ public struct ServerOptions: ParsableArguments, Sendable {
         if let handoffPlaces { result.handoffPlaces = try HandoffPlaces.load(path: handoffPlaces) }
         result.rateLimitScale = rateLimitScale
         if let protocols { result.protocols = try Self.protocolNames(protocols) }
+        result.corsOrigins = corsOrigins
         return result
     }
 
@@ -311,7 +322,7 @@ public struct ServerOptions: ParsableArguments, Sendable {
             let word = part.trimmingCharacters(in: .whitespaces)
             guard let name = WireProtocolName(rawValue: word) else {
                 throw ValidationError(
-                    "--protocols: \"\(word.prefix(40))\" is not a protocol; use skiff, grpc (comma-separated)."
+                    "--protocols: \"\(word.prefix(40))\" is not a protocol; use skiff, grpc, grpc-web, connect (comma-separated)."
                 )
             }
             guard !names.contains(name) else { throw ValidationError("--protocols names \(word) twice.") }

@@ -64,7 +64,7 @@ struct GRPCAttackTests {
         ]
     )
     func malformed(_ name: String, _ bad: [UInt8]) async throws {
-        try await withTestServer(services: [TestService()], protocols: [SkiffWireProtocol(), GRPCProtocol()]) {
+        try await withTestServer(services: [TestService()], protocols: [SkiffWireProtocol(), HTTP2Protocol()]) {
             _,
             port in
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { bystander in
@@ -82,18 +82,18 @@ struct GRPCAttackTests {
     func notGRPC() async throws {
         try await withTestServer(
             services: [TestService()],
-            protocols: [SkiffWireProtocol(), GRPCProtocol()],
+            protocols: [SkiffWireProtocol(), HTTP2Protocol()],
             configure: { $0.idleTimeout = .milliseconds(300) }  // then the server closes, ending `send`
         ) { _, port in
-            // HEADERS (end of stream) with literal fields: :method GET, :path /, :scheme http.
-            let block: [UInt8] = [0x82, 0x84, 0x86]  // indexed: GET, /, http
+            // HEADERS (end of stream): :method GET, :path /, :scheme http (indexed), :authority x (literal).
+            let block: [UInt8] = [0x82, 0x84, 0x86, 0x01, 0x01, 0x78]
             let headers = Self.frame(type: 0x1, flags: 0x5, stream: 1, payload: block)
             let goAway = Self.frame(type: 0x7, payload: [0, 0, 0, 0, 0, 0, 0, 0])
             let received = try await Self.send(
                 Self.preface + Self.frame(type: 0x4, payload: []) + headers + goAway,
                 port: port
             )
-            // The server answered stream 1 with HEADERS (its :status 405), not a connection error.
+            // The server answered stream 1 with HEADERS (its :status 404: no call), not a connection error.
             #expect(Self.frameTypes(received).contains(0x1), "\(received.prefix(64))")
         }
     }
@@ -102,7 +102,7 @@ struct GRPCAttackTests {
     func idle() async throws {
         try await withTestServer(
             services: [TestService()],
-            protocols: [SkiffWireProtocol(), GRPCProtocol()],
+            protocols: [SkiffWireProtocol(), HTTP2Protocol()],
             configure: { $0.idleTimeout = .milliseconds(200) }
         ) { _, port in
             let received = try await Self.send(Self.preface + Self.frame(type: 0x4, payload: []), port: port)
@@ -130,7 +130,7 @@ struct GRPCAttackTests {
     func requestNeverCompletes() async throws {
         try await withTestServer(
             services: [TestService()],
-            protocols: [SkiffWireProtocol(), GRPCProtocol()],
+            protocols: [SkiffWireProtocol(), HTTP2Protocol()],
             configure: {
                 $0.requestTimeout = .milliseconds(200)
                 $0.idleTimeout = .milliseconds(400)  // then the connection closes, ending `send`

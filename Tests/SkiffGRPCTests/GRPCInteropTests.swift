@@ -35,7 +35,7 @@ struct GRPCInteropTests {
     func grpcio() async throws {
         try await withTestServer(
             services: [TestService(), HealthService()],
-            protocols: [SkiffWireProtocol(), GRPCProtocol()]
+            protocols: [SkiffWireProtocol(), HTTP2Protocol()]
         ) { _, port in
             let script = repository.appendingPathComponent("Tests/SkiffGRPCTests/Interop/grpcio_conformance.py")
             let protos = repository.appendingPathComponent("Protos").path
@@ -86,7 +86,7 @@ struct GRPCInteropTests {
     func oversizeMessage() async throws {
         try await withTestServer(
             services: [TestService()],
-            protocols: [SkiffWireProtocol(), GRPCProtocol()],
+            protocols: [SkiffWireProtocol(), HTTP2Protocol()],
             configure: { $0.settings.maxMessageSize = 64 * 1024 }
         ) { _, port in
             let script = repository.appendingPathComponent("Tests/SkiffGRPCTests/Interop/grpcio_limits.py")

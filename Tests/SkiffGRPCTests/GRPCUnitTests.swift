@@ -116,7 +116,7 @@ struct GRPCUnitTests {
     @Test("the HTTP/2 preface is recognized a byte at a time; anything else is not")
     func recognize() {
         let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
-        let grpc = GRPCProtocol()
+        let grpc = HTTP2Protocol()
         for count in 1..<preface.count {
             #expect(grpc.recognize(ByteBuffer(bytes: preface.prefix(count)).readableBytesView) == .needMoreBytes)
         }

@@ -108,7 +108,9 @@ struct LifecycleTests {
 
     @Test("--protocols: all by default, a comma-separated choice, clear errors for unknown or repeated names")
     func protocolsOption() throws {
-        #expect(try ServerOptions.parse([]).applicationConfiguration().protocols == [.skiff, .grpc])
+        #expect(
+            try ServerOptions.parse([]).applicationConfiguration().protocols == [.skiff, .grpc, .grpcWeb, .connect]
+        )
         #expect(try ServerOptions.parse(["--protocols", "skiff"]).applicationConfiguration().protocols == [.skiff])
         let reordered = try ServerOptions.parse(["--protocols", "grpc, skiff"]).applicationConfiguration()
         #expect(reordered.protocols == [.grpc, .skiff])
@@ -120,6 +122,30 @@ struct LifecycleTests {
         var none = ApplicationConfiguration()
         none.protocols = []
         #expect(throws: (any Error).self) { try none.validate() }
+    }
+
+    @Test("--cors-origin: repeatable origins or *, anything else refused; the connection protocols follow --protocols")
+    func corsOriginOption() throws {
+        let parsed = try ServerOptions.parse([
+            "--cors-origin", "https://market.example.edu", "--cors-origin", "http://127.0.0.1:8080",
+        ]).applicationConfiguration()
+        #expect(parsed.corsOrigins == ["https://market.example.edu", "http://127.0.0.1:8080"])
+        try parsed.validate()
+        #expect(try ServerOptions.parse([]).applicationConfiguration().corsOrigins.isEmpty)
+        for bad in ["market.example.edu", "ftp://x.edu", "https://x.edu/app", "https://x.edu?q=1", ""] {
+            var configuration = ApplicationConfiguration()
+            configuration.corsOrigins = [bad]
+            #expect(throws: (any Error).self, "\(bad)") { try configuration.validate() }
+        }
+        let web = try ServerOptions.parse(["--protocols", "grpc-web,connect"]).applicationConfiguration()
+        #expect(web.protocols == [.grpcWeb, .connect])
+        let names = { (protocols: [WireProtocolName]) in
+            Application.connectionProtocols(protocols, corsOrigins: []).map(\.name)
+        }
+        #expect(names([.skiff]) == ["skiff/1"])
+        #expect(names([.grpc]) == ["h2"])
+        #expect(names([.connect]) == ["h2", "http/1.1"])
+        #expect(names(WireProtocolName.allCases) == ["skiff/1", "h2", "http/1.1"])
     }
 
     @Test("the command line's defaults are the library's: an ApplicationConfiguration built directly serves the same")

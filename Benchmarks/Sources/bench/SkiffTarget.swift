@@ -9,7 +9,7 @@ import SkiffStandardServices
 /// Skiff: `Server` with the conformance `TestService`, and its generated typed client over one
 /// `ClientConnection`.
 enum SkiffTarget {
-    /// Serves skiff/1, or with `grpc` gRPC over HTTP/2 (`GRPCProtocol`) alone.
+    /// Serves skiff/1, or with `grpc` gRPC over HTTP/2 (`HTTP2Protocol`) alone.
     static func serve(port: Int, grpc: Bool = false) async throws {
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
@@ -18,7 +18,7 @@ enum SkiffTarget {
             configuration: configuration,
             services: [TestService()],
             logger: Logger(label: "bench.skiff") { _ in SwiftLogNoOpLogHandler() },
-            protocols: grpc ? [GRPCProtocol()] : [SkiffWireProtocol()]
+            protocols: grpc ? [HTTP2Protocol()] : [SkiffWireProtocol()]
         )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }

@@ -1,20 +1,32 @@
 public import NIOCore
+import NIOHPACK
+import NIOHTTP1
 import NIOHTTP2
 import SkiffCore
 public import SkiffServer
 import SkiffWire
 
-/// gRPC over HTTP/2 (the gRPC PROTOCOL-HTTP2 spec) as a ``SkiffServer/ConnectionProtocol``:
-/// `h2` by ALPN under TLS, HTTP/2 with prior knowledge (h2c) on a plain port, recognized by the
-/// HTTP/2 connection preface. Every call goes to the server's router through its
+/// HTTP/2 as a ``SkiffServer/ConnectionProtocol``: `h2` by ALPN under TLS, HTTP/2 with prior
+/// knowledge (h2c) on a plain port, recognized by the HTTP/2 connection preface. Each stream is a
+/// call of the protocol its request's content type names: gRPC (the gRPC PROTOCOL-HTTP2 spec),
+/// gRPC-Web or Connect. Every call goes to the server's router through its
 /// ``SkiffCore/CallRunner``, as skiff/1's do.
 ///
 /// The server's limits apply as on skiff/1: ``SkiffServer/ServerConfiguration/settings``'
 /// `maxConcurrentStreams`, `maxMessageSize` and `maxHeaderListSize` (advertised in the HTTP/2
 /// SETTINGS), its drain grace period. swift-nio-http2 keeps HTTP/2's own rules and its defences
 /// against reset, PING and SETTINGS floods.
-public struct GRPCProtocol: ConnectionProtocol {
-    public init() {}
+public struct HTTP2Protocol: ConnectionProtocol {
+    /// The call protocols answered.
+    public let protocols: HTTPCallProtocols
+    /// Which browser origins may call.
+    public let cors: CORSPolicy
+
+    /// HTTP/2 answering `protocols` (all three by default), browsers allowed by `cors` (none by default).
+    public init(protocols: HTTPCallProtocols = .all, cors: CORSPolicy = .none) {
+        self.protocols = protocols
+        self.cors = cors
+    }
 
     public var name: String { "h2" }
 
@@ -33,6 +45,14 @@ public struct GRPCProtocol: ConnectionProtocol {
         let budget = ResponseBudget(limit: context.configuration.maxBufferedResponseBytes, observer: context.observer)
         // Fired when the connection drains: calls that never end by themselves (watches, feeds) end then.
         let drain = DrainSignal()
+        let settings = HTTPCallSettings(
+            context: context,
+            executor: executor,
+            protocols: protocols,
+            cors: cors,
+            budget: budget,
+            drain: drain
+        )
         let sync = channel.pipeline.syncOperations
         _ = try sync.configureHTTP2Pipeline(
             mode: .server,
@@ -40,9 +60,7 @@ public struct GRPCProtocol: ConnectionProtocol {
             streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(
-                    GRPCStreamHandler(context: context, executor: executor, budget: budget, drain: drain)
-                )
+                try stream.pipeline.syncOperations.addHandler(HTTP2StreamRouter(context: context, settings: settings))
             }
         }
         try sync.addHandler(
@@ -80,5 +98,53 @@ public struct GRPCProtocol: ConnectionProtocol {
         ]
         connection.targetWindowSize = Int(settings.initialConnectionWindow)
         return connection
+    }
+}
+
+/// The first handler of an HTTP/2 stream: reads the request's HEADERS and installs the handler of
+/// the protocol they name (gRPC by its content type, gRPC-Web and Connect behind swift-nio-http2's
+/// HTTP/1 codec), then steps aside.
+final class HTTP2StreamRouter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias InboundOut = HTTP2Frame.FramePayload
+
+    private let connection: ConnectionContext
+    private let settings: HTTPCallSettings
+    private var routed = false
+
+    init(context: ConnectionContext, settings: HTTPCallSettings) {
+        self.connection = context
+        self.settings = settings
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !routed, case .headers(let headers) = unwrapInboundIn(data) else {
+            return context.fireChannelRead(data)
+        }
+        routed = true
+        let contentType = headers.headers.first(name: "content-type") ?? ""
+        let sync = context.pipeline.syncOperations
+        do {
+            if settings.protocols.contains(.grpc), GRPCHeaders.isGRPC(contentType) {
+                try sync.addHandler(
+                    GRPCStreamHandler(
+                        context: connection,
+                        executor: settings.executor,
+                        budget: settings.budget,
+                        drain: settings.drain
+                    ),
+                    position: .after(self)
+                )
+            } else {
+                try sync.addHandlers(
+                    [HTTP2FramePayloadToHTTP1ServerCodec(), HTTPCallHandler(settings: settings, isHTTP2: true)],
+                    position: .after(self)
+                )
+            }
+        } catch {
+            return context.close(promise: nil)
+        }
+        context.fireChannelRead(data)
+        sync.removeHandler(context: context, promise: nil)
     }
 }
