@@ -404,6 +404,7 @@ let package = Package(
             dependencies: [
                 "SkiffGRPC",
                 "SkiffTesting",
+                "SkiffReflection",
                 "SkiffAPI",
                 "SkiffCore",
                 "SkiffServer",
