@@ -405,6 +405,7 @@ let package = Package(
             dependencies: [
                 "SkiffGRPC",
                 "SkiffTesting",
+                "SkiffReflection",
                 "SkiffAPI",
                 "SkiffCore",
                 "SkiffServer",

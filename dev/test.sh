@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need and a fresh Debian 12 machine lacks
 # (protoc for the CLI's --proto tests and code generation, SQLite's headers, openssl for the TLS
-# tests, Python with the stock grpcio client and grpcio-tools for the gRPC interop tests), then
+# tests, Python with the stock grpcio client, grpcio-tools, grpcio-health-checking and
+# grpcio-reflection for the gRPC interop tests), then
 # runs the whole suite one test at a time. Extra arguments go to `swift test`
 # (e.g. `dev/test.sh --filter SkiffCoreTests`).
 set -euo pipefail
@@ -22,8 +23,8 @@ if ((${#need[@]})); then
 fi
 
 # Stock third-party clients from PyPI, for the interop tests.
-python_packages=(grpcio grpcio-tools grpcio-health-checking)
-if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1' >/dev/null 2>&1; then
+python_packages=(grpcio grpcio-tools grpcio-health-checking grpcio-reflection)
+if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1, grpc_reflection.v1alpha' >/dev/null 2>&1; then
     echo "Installing: ${python_packages[*]} (pip)"
     python3 -m pip install -q "${python_packages[@]}" 2>/dev/null \
         || python3 -m pip install -q --break-system-packages "${python_packages[@]}"

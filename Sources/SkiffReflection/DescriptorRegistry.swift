@@ -1,3 +1,4 @@
+public import Foundation
 public import SwiftProtobuf
 
 /// A set of `FileDescriptorProto`s indexed by file name and by fully qualified symbol: the
@@ -13,8 +14,11 @@ public struct DescriptorRegistry: Sendable {
     public private(set) var enums: [String: Google_Protobuf_EnumDescriptorProto] = [:]
     /// Services by full name.
     public private(set) var services: [String: Google_Protobuf_ServiceDescriptorProto] = [:]
-    /// The file declaring each symbol (messages, enums, services, methods, fields, enum values).
+    /// The file declaring each symbol (messages, enums, services, methods, fields, oneofs, enum
+    /// values, extensions).
     private var fileOfSymbol: [String: String] = [:]
+    /// The file declaring each extension, by the full name of the message it extends and its number.
+    private var fileOfExtension: [String: [Int32: String]] = [:]
 
     /// An empty registry.
     public init() {}
@@ -41,6 +45,7 @@ public struct DescriptorRegistry: Sendable {
         let prefix = file.package.isEmpty ? "" : file.package + "."
         for message in file.messageType { index(message, prefix: prefix, file: file.name) }
         for enumType in file.enumType { index(enumType, prefix: prefix, file: file.name) }
+        for field in file.extension { index(extension: field, prefix: prefix, file: file.name) }
         for service in file.service {
             let name = prefix + service.name
             services[name] = service
@@ -54,14 +59,23 @@ public struct DescriptorRegistry: Sendable {
         messages[name] = message
         fileOfSymbol[name] = file
         for field in message.field { fileOfSymbol[name + "." + field.name] = file }
+        for oneof in message.oneofDecl { fileOfSymbol[name + "." + oneof.name] = file }
         for nested in message.nestedType { index(nested, prefix: name + ".", file: file) }
         for nested in message.enumType { index(nested, prefix: name + ".", file: file) }
+        for field in message.extension { index(extension: field, prefix: name + ".", file: file) }
     }
 
     private mutating func index(_ enumType: Google_Protobuf_EnumDescriptorProto, prefix: String, file: String) {
         let name = prefix + enumType.name
         enums[name] = enumType
         fileOfSymbol[name] = file
+        // As in protobuf's scoping, enum values are siblings of their enum.
+        for value in enumType.value { fileOfSymbol[prefix + value.name] = file }
+    }
+
+    private mutating func index(extension field: Google_Protobuf_FieldDescriptorProto, prefix: String, file: String) {
+        fileOfSymbol[prefix + field.name] = file
+        fileOfExtension[Self.trimmed(field.extendee), default: [:]][field.number] = file
     }
 
     /// Every service's full name, sorted.
@@ -70,6 +84,24 @@ public struct DescriptorRegistry: Sendable {
     /// The name of the file declaring `symbol`, if registered.
     public func fileName(containingSymbol symbol: String) -> String? {
         fileOfSymbol[Self.trimmed(symbol)]
+    }
+
+    /// The name of the file declaring extension `number` of the message `type` (fully qualified),
+    /// if registered.
+    public func fileName(containingExtension number: Int32, of type: String) -> String? {
+        fileOfExtension[Self.trimmed(type)]?[number]
+    }
+
+    /// The numbers of the registered extensions of the message `type` (fully qualified), ascending;
+    /// empty when none is registered.
+    public func extensionNumbers(of type: String) -> [Int32] {
+        (fileOfExtension[Self.trimmed(type)] ?? [:]).keys.sorted()
+    }
+
+    /// The named file followed by its transitive dependencies (each once, those registered), each a
+    /// serialized `FileDescriptorProto`: what a reflection response carries.
+    public func serializedFileWithDependencies(named name: String) throws -> [Data] {
+        try fileWithDependencies(named: name).map { try Data($0.serializedBytes() as [UInt8]) }
     }
 
     /// The named file followed by its transitive dependencies (each once, those registered).

@@ -169,15 +169,18 @@ public struct Application: Sendable {
         let health = HealthService(services: names)
         services.append(health)
         services.append(GRPCHealthService(health))
-        services.append(
-            ReflectionService(
-                services: services,
-                fileDescriptors: Skiff_Accounts_V1_Accounts.fileDescriptors + Skiff_Listings_V1_Listings.fileDescriptors
-                    + Skiff_Bids_V1_Bids.fileDescriptors + Skiff_Chat_V1_Chat.fileDescriptors
-                    + Skiff_Lostfound_V1_LostFound.fileDescriptors + Skiff_Bucketlist_V1_BucketList.fileDescriptors
-                    + Skiff_Health_V1_Health.fileDescriptors + Grpc_Health_V1_Health.fileDescriptors
-                    + Skiff_Testing_V1_TestService.fileDescriptors
-            )
+        // skiff.reflection.v1 and the standard grpc.reflection.v1 and v1alpha (grpcurl, Postman), all
+        // three serving the same descriptors, their own included.
+        let fileDescriptors: [[[UInt8]]] = [
+            Skiff_Accounts_V1_Accounts.fileDescriptors, Skiff_Listings_V1_Listings.fileDescriptors,
+            Skiff_Bids_V1_Bids.fileDescriptors, Skiff_Chat_V1_Chat.fileDescriptors,
+            Skiff_Lostfound_V1_LostFound.fileDescriptors, Skiff_Bucketlist_V1_BucketList.fileDescriptors,
+            Skiff_Health_V1_Health.fileDescriptors, Grpc_Health_V1_Health.fileDescriptors,
+            Skiff_Testing_V1_TestService.fileDescriptors,
+        ]
+        services += ReflectionService.withGRPCReflection(
+            services: services,
+            fileDescriptors: fileDescriptors.flatMap { $0 }
         )
         self.health = health
         self.mailer = mailer

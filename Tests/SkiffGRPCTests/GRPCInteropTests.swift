@@ -110,4 +110,29 @@ struct GRPCInteropTests {
             #expect(result.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 5, "\(result.output)")
         }
     }
+
+    @Test(
+        "gRPC server reflection from stock clients, no protos: grpcio-reflection's v1alpha client resolves and calls dynamically, v1 by upstream stubs"
+    )
+    func reflection() async throws {
+        try await withTestApplication { test in
+            let seller = try await test.signedInUser(email: "sel@campus.edu", name: "Sel")
+            _ = try await test.listings.createListing(
+                .with {
+                    $0.listing.title = "Red bike"
+                    $0.listing.priceCents = 4_000
+                    $0.listing.category = .electronics
+                    $0.listing.condition = .lightlyUsed
+                    $0.listing.location.zipCode = "37235"
+                },
+                metadata: seller.auth
+            )
+            let script = repository.appendingPathComponent("Tests/SkiffGRPCTests/Interop/grpcio_reflection.py")
+            let port = test.port
+            let result = try await Task.detached { try runPython(script, ["--port", "\(port)"]) }.value
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains("\n0 failures"), "\(result.output)")
+            #expect(result.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 17, "\(result.output)")
+        }
+    }
 }
