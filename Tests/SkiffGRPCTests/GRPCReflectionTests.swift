@@ -347,7 +347,7 @@ struct GRPCReflectionSocketTests {
     @Test("grpc.reflection.v1 and v1alpha on a real server: several requests on one stream each, same answers")
     func socket() async throws {
         let (_, services) = try reflectionServices()
-        try await withTestServer(services: services, protocols: [SkiffWireProtocol(), GRPCProtocol()]) { _, port in
+        try await withTestServer(services: services, protocols: [SkiffWireProtocol(), HTTP2Protocol()]) { _, port in
             try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
                 let requests: [Request] = [
                     .with {
