@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import SkiffCore
 import SkiffServer
+import SkiffWire
 import SkiffStandardServices
 import SwiftProtobuf
 import Testing
@@ -191,5 +192,53 @@ struct HTTPWireTests {
         }
         let encoded = try MessageCodec.json.encode(Skiff_Testing_V1_SimpleRequest.with { $0.responseSize = 5 })
         #expect(String(buffer: encoded) == #"{"responseSize":5}"#)
+    }
+
+    @Test("bounded random input (seeded) into the protocol detector's recognizers and every decoder")
+    func randomInput() throws {
+        var random = SeededGenerator(seed: 0xF022)
+        func bytes(_ range: ClosedRange<Int>) -> [UInt8] {
+            (0..<Int.random(in: range, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        }
+        let recognizers: [any ConnectionProtocol] = [SkiffWireProtocol(), HTTP2Protocol(), HTTP1Protocol()]
+        let prefixes = ["PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "POST ", "GET ", "\u{89}SKIFF"].map { Array($0.utf8) }
+        for round in 0..<5_000 {
+            // The detector: at most one protocol claims any prefix.
+            var prefix = bytes(1...40)
+            if round % 3 == 0 { prefix = prefixes[round % prefixes.count] + prefix }
+            let view = ByteBuffer(bytes: prefix).readableBytesView
+            let matches = recognizers.filter { $0.recognize(view) == .match }
+            #expect(matches.count <= 1, "\(prefix)")
+
+            // The envelope reader never holds more than one message's worth and never yields a larger one.
+            var reader = GRPCMessageReader(maxMessageSize: 64)
+            var input = bytes(0...200)
+            if round % 2 == 0 { input = [0, 0, 0, 0, UInt8.random(in: 0...70, using: &random)] + input }
+            reader.append(ByteBuffer(bytes: input))
+            reading: while true {
+                switch reader.next() {
+                case .message(let message): #expect(message.readableBytes <= 64)
+                case .needMoreData, .tooLarge, .compressed: break reading
+                }
+            }
+            #expect(reader.bufferedBytes <= 5 + 64 || reader.next() != .needMoreData)
+
+            // Base64 text: at most 3 bytes out per 4 characters in.
+            var text = Base64TextDecoder()
+            let characters = bytes(0...64)
+            if let out = text.decode(ByteBuffer(bytes: characters).readableBytesView) {
+                #expect(out.readableBytes <= characters.count / 4 * 3)
+            }
+
+            // A Connect GET query, and request bodies as JSON and as Protobuf: a value or a clear error.
+            _ = ConnectWire.getRequest(query: Substring(String(decoding: bytes(0...80), as: UTF8.self)))
+            for codec in [MessageCodec.json, .proto] {
+                do {
+                    _ = try codec.decode(Skiff_Testing_V1_SimpleRequest.self, from: ByteBuffer(bytes: bytes(0...48)))
+                } catch {
+                    #expect(error.code == .invalidArgument)
+                }
+            }
+        }
     }
 }
