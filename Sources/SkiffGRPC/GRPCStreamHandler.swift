@@ -225,9 +225,10 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
 
     // MARK: Outbound (on the event loop, from the call)
 
-    /// Writes one response message (its HEADERS first, if `headers`), reserved in the connection's
-    /// budget and released once written; succeeds `written` once the stream can take more.
-    func write(headers: Metadata?, message: ByteBuffer, written: EventLoopPromise<Void>) {
+    /// Writes one response message (its HEADERS first, if `headers`; its TRAILERS after, if `end`),
+    /// reserved in the connection's budget and released once written; succeeds `written` once the
+    /// stream can take more.
+    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?, written: EventLoopPromise<Void>) {
         let size = message.readableBytes
         guard let context, state.localOpen else {
             budget.release(size)
@@ -243,7 +244,13 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
         let sent = context.eventLoop.makePromise(of: Void.self)
         let budget = self.budget
         sent.futureResult.whenComplete { _ in budget.release(size) }
-        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(frame)))), promise: sent)
+        let data = wrapOutboundOut(.data(.init(data: .byteBuffer(frame))))
+        if let end {
+            context.write(data, promise: sent)
+            finish(end)  // flushes both
+            return written.succeed()
+        }
+        context.writeAndFlush(data, promise: sent)
         if context.channel.isWritable { written.succeed() } else { writableWaiters.append(written) }
     }
 

@@ -236,7 +236,8 @@ final class HTTPExchange: ResponseWriter {
 
     // MARK: The response (on the event loop, from the call)
 
-    func write(headers: Metadata?, message: ByteBuffer, written: EventLoopPromise<Void>) {
+    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?, written: EventLoopPromise<Void>) {
+        defer { if let end { finish(end) } }
         let size = message.readableBytes
         guard state.localOpen, handler.exchange === self else {
             settings.budget.release(size)

@@ -9,8 +9,9 @@ import Synchronization
 /// gRPC-Web and Connect calls. Called only on that loop.
 protocol ResponseWriter: AnyObject {
     /// Writes one response message (with the response's head first, if `headers`), released from
-    /// the connection's budget once written; succeeds `written` once more may be written.
-    func write(headers: Metadata?, message: ByteBuffer, written: EventLoopPromise<Void>)
+    /// the connection's budget once written; succeeds `written` once more may be written. With
+    /// `end`, the message is the last and the response ends after it (one flush for both).
+    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?, written: EventLoopPromise<Void>)
     /// Ends the response with the call's status.
     func finish(_ end: ResponseState.End)
     /// Ends the call at once with an error (a passed deadline, a broken request).
@@ -102,6 +103,16 @@ final class HTTPServerCall<Writer: ResponseWriter>: ServerCallStream, @unchecked
     }
 
     func send<M: SwiftProtobuf.Message>(_ message: M) async throws {
+        try await send(message, last: false)
+    }
+
+    /// The last message and the OK status in one hop to the event loop (a unary response: one
+    /// flush for the message and the trailers).
+    func sendLast<M: SwiftProtobuf.Message>(_ message: M) async throws {
+        try await send(message, last: true)
+    }
+
+    private func send<M: SwiftProtobuf.Message>(_ message: M, last: Bool) async throws {
         try Task.checkCancellation()
         let bytes = try codec.encode(message)
         guard bytes.readableBytes <= maxMessageSize else {
@@ -115,10 +126,12 @@ final class HTTPServerCall<Writer: ResponseWriter>: ServerCallStream, @unchecked
         // head is due if this is the first message.
         guard await budget.reserve(bytes.readableBytes) else { throw CancellationError() }
         let headers: Metadata?
+        let end: ResponseState.End?
         do {
-            headers = try response.withLock { response in
+            (headers, end) = try response.withLock { response in
                 guard !response.ended else { throw CancellationError() }
-                return response.willSendMessage()
+                let headers = response.willSendMessage()
+                return (headers, last ? response.end(.ok, message: "", metadata: [:]) : nil)
             }
         } catch {
             budget.release(bytes.readableBytes)
@@ -126,13 +139,8 @@ final class HTTPServerCall<Writer: ResponseWriter>: ServerCallStream, @unchecked
         }
         let written = eventLoop.makePromise(of: Void.self)
         let writer = self.writer
-        eventLoop.execute { writer.value.write(headers: headers, message: bytes, written: written) }
+        eventLoop.execute { writer.value.write(headers: headers, message: bytes, end: end, written: written) }
         try await written.futureResult.get()
-    }
-
-    func sendLast<M: SwiftProtobuf.Message>(_ message: M) async throws {
-        try await send(message)
-        finish(.ok, message: "", metadata: [:])
     }
 
     func finish(_ status: StatusCode, message: String, metadata: Metadata) {

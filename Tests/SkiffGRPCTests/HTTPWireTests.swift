@@ -2,8 +2,8 @@ import Foundation
 import NIOCore
 import SkiffCore
 import SkiffServer
-import SkiffWire
 import SkiffStandardServices
+import SkiffWire
 import SwiftProtobuf
 import Testing
 
