@@ -226,13 +226,13 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
     // MARK: Outbound (on the event loop, from the call)
 
     /// Writes one response message (its HEADERS first, if `headers`; its TRAILERS after, if `end`),
-    /// reserved in the connection's budget and released once written; succeeds `written` once the
-    /// stream can take more.
-    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?, written: EventLoopPromise<Void>) {
+    /// reserved in the connection's budget and released once written. DATA is flushed once per
+    /// event-loop tick (a stream of messages leaves in few writes); TRAILERS at once.
+    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?) -> WriteOutcome {
         let size = message.readableBytes
         guard let context, state.localOpen else {
             budget.release(size)
-            return written.fail(CancellationError())
+            return .closed
         }
         if let headers {
             context.write(wrapOutboundOut(.headers(.init(headers: GRPCHeaders.response(headers)))), promise: nil)
@@ -244,14 +244,29 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
         let sent = context.eventLoop.makePromise(of: Void.self)
         let budget = self.budget
         sent.futureResult.whenComplete { _ in budget.release(size) }
-        let data = wrapOutboundOut(.data(.init(data: .byteBuffer(frame))))
+        context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(frame)))), promise: sent)
         if let end {
-            context.write(data, promise: sent)
             finish(end)  // flushes both
-            return written.succeed()
+            return .more
         }
-        context.writeAndFlush(data, promise: sent)
-        if context.channel.isWritable { written.succeed() } else { writableWaiters.append(written) }
+        scheduleFlush()
+        return context.channel.isWritable ? .more : .wait
+    }
+
+    func whenWritable(_ promise: EventLoopPromise<Void>) {
+        guard let context, state.localOpen else { return promise.fail(CancellationError()) }
+        if context.channel.isWritable { promise.succeed() } else { writableWaiters.append(promise) }
+    }
+
+    private var flushScheduled = false
+
+    private func scheduleFlush() {
+        guard !flushScheduled, let context else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute { [self] in
+            flushScheduled = false
+            self.context?.flush()
+        }
     }
 
     /// Ends the response with its TRAILERS (the only HEADERS of a trailers-only response).

@@ -244,21 +244,32 @@ final class HTTPCallHandler: ChannelInboundHandler {
 
     // MARK: From the exchange
 
-    /// Writes a part of `exchange`'s response, if it is still the one being answered.
-    func write(
-        _ part: HTTPServerResponsePart,
-        for exchange: HTTPExchange,
-        flush: Bool,
-        promise: EventLoopPromise<Void>?
-    ) {
+    /// Writes a part of `exchange`'s response, if it is still the one being answered: its end at
+    /// once, the rest flushed once per event-loop tick.
+    func write(_ part: HTTPServerResponsePart, for exchange: HTTPExchange, promise: EventLoopPromise<Void>?) {
         guard let context, self.exchange === exchange else {
             promise?.fail(CancellationError())
             return
         }
-        if flush {
+        if case .end = part {
             context.writeAndFlush(wrapOutboundOut(part), promise: promise)
         } else {
             context.write(wrapOutboundOut(part), promise: promise)
+            scheduleFlush()
+        }
+    }
+
+    /// Whether the channel can take more now.
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    private var flushScheduled = false
+
+    private func scheduleFlush() {
+        guard !flushScheduled, let context else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute { [self] in
+            flushScheduled = false
+            self.context?.flush()
         }
     }
 

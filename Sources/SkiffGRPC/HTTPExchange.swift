@@ -236,29 +236,33 @@ final class HTTPExchange: ResponseWriter {
 
     // MARK: The response (on the event loop, from the call)
 
-    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?, written: EventLoopPromise<Void>) {
+    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?) -> WriteOutcome {
         defer { if let end { finish(end) } }
         let size = message.readableBytes
         guard state.localOpen, handler.exchange === self else {
             settings.budget.release(size)
-            return written.fail(CancellationError())
+            return .closed
         }
         switch kind {
         case .connectUnary:
             // Held until the status is known: it decides the HTTP status.
             pending = (headers ?? [:], message)
-            written.succeed()
+            return .more
         case .grpcWeb(let encoding):
             if let headers { writeHead(.ok, metadata: headers) }
             var frame = envelope(message, flag: 0)
             if encoding == .text { frame = GRPCWebWire.encodeText(frame) }
             writeBody(frame, reserved: size)
-            handler.whenWritable(written)
         case .connectStreaming:
             if let headers { writeHead(.ok, metadata: headers) }
             writeBody(envelope(message, flag: 0), reserved: size)
-            handler.whenWritable(written)
         }
+        return handler.isWritable ? .more : .wait
+    }
+
+    func whenWritable(_ promise: EventLoopPromise<Void>) {
+        guard state.localOpen else { return promise.fail(CancellationError()) }
+        handler.whenWritable(promise)
     }
 
     func finish(_ end: ResponseState.End) {
@@ -342,7 +346,6 @@ final class HTTPExchange: ResponseWriter {
         handler.write(
             .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)),
             for: self,
-            flush: false,
             promise: nil
         )
     }
@@ -356,13 +359,13 @@ final class HTTPExchange: ResponseWriter {
             let budget = settings.budget
             sent.futureResult.whenComplete { _ in budget.release(reserved) }
         }
-        handler.write(.body(.byteBuffer(bytes)), for: self, flush: true, promise: sent)
+        handler.write(.body(.byteBuffer(bytes)), for: self, promise: sent)
     }
 
     private func endResponse() {
         guard let eventLoop = handler.context?.eventLoop else { return }
         let ended = eventLoop.makePromise(of: Void.self)
-        handler.write(.end(nil), for: self, flush: true, promise: ended)
+        handler.write(.end(nil), for: self, promise: ended)
         handler.responseEnded(self, written: ended.futureResult)
     }
 

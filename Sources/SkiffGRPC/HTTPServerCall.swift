@@ -8,14 +8,26 @@ import Synchronization
 /// What writes an HTTP call's responses on its event loop: the gRPC stream handler, the handler of
 /// gRPC-Web and Connect calls. Called only on that loop.
 protocol ResponseWriter: AnyObject {
-    /// Writes one response message (with the response's head first, if `headers`), released from
-    /// the connection's budget once written; succeeds `written` once more may be written. With
-    /// `end`, the message is the last and the response ends after it (one flush for both).
-    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?, written: EventLoopPromise<Void>)
+    /// Writes one response message (with the response's head first, if `headers`; the response's
+    /// end after it, if `end`), released from the connection's budget once written. Writes are
+    /// flushed once per event-loop tick.
+    func write(headers: Metadata?, message: ByteBuffer, end: ResponseState.End?) -> WriteOutcome
+    /// Succeeds `promise` once the call may write again (its stream or connection can take more).
+    func whenWritable(_ promise: EventLoopPromise<Void>)
     /// Ends the response with the call's status.
     func finish(_ end: ResponseState.End)
     /// Ends the call at once with an error (a passed deadline, a broken request).
     func abort(_ status: StatusCode, _ message: String)
+}
+
+/// What became of a response message handed to a ``ResponseWriter``.
+enum WriteOutcome {
+    /// Written; more may follow at once.
+    case more
+    /// Written; wait for ``ResponseWriter/whenWritable(_:)`` before the next.
+    case wait
+    /// The call has ended: nothing was written.
+    case closed
 }
 
 /// How an HTTP call's messages are encoded: Protobuf's binary form, or its JSON mapping (Connect's
@@ -124,7 +136,10 @@ final class HTTPServerCall<Writer: ResponseWriter>: ServerCallStream, @unchecked
         }
         // Room in the connection's budget first (waiting while its client does not read), then the
         // head is due if this is the first message.
-        guard await budget.reserve(bytes.readableBytes) else { throw CancellationError() }
+        let size = bytes.readableBytes
+        let room = budget.tryReserve(size)
+        if room == false { throw CancellationError() }
+        if room == nil { guard await budget.reserve(size) else { throw CancellationError() } }
         let headers: Metadata?
         let end: ResponseState.End?
         do {
@@ -134,13 +149,31 @@ final class HTTPServerCall<Writer: ResponseWriter>: ServerCallStream, @unchecked
                 return (headers, last ? response.end(.ok, message: "", metadata: [:]) : nil)
             }
         } catch {
-            budget.release(bytes.readableBytes)
+            budget.release(size)
             throw error
         }
-        let written = eventLoop.makePromise(of: Void.self)
         let writer = self.writer
-        eventLoop.execute { writer.value.write(headers: headers, message: bytes, end: end, written: written) }
-        try await written.futureResult.get()
+        if eventLoop.inEventLoop {
+            // The handler runs on the connection's loop (the default): no hop, no allocation.
+            switch writer.value.write(headers: headers, message: bytes, end: end) {
+            case .more: return
+            case .closed: throw CancellationError()
+            case .wait:
+                let writable = eventLoop.makePromise(of: Void.self)
+                writer.value.whenWritable(writable)
+                try await writable.futureResult.get()
+            }
+        } else {
+            let written = eventLoop.makePromise(of: Void.self)
+            eventLoop.execute {
+                switch writer.value.write(headers: headers, message: bytes, end: end) {
+                case .more: written.succeed()
+                case .closed: written.fail(CancellationError())
+                case .wait: writer.value.whenWritable(written)
+                }
+            }
+            try await written.futureResult.get()
+        }
     }
 
     func finish(_ status: StatusCode, message: String, metadata: Metadata) {
