@@ -52,14 +52,10 @@ public struct HTTP1Protocol: ConnectionProtocol {
             drain: DrainSignal()
         )
         let sync = channel.pipeline.syncOperations
+        try sync.addHandler(HTTP1Drain(signal: settings.drain, gracePeriod: context.configuration.drainGracePeriod))
         try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
         try sync.addHandler(
-            HTTPCallHandler(
-                settings: settings,
-                isHTTP2: false,
-                idleTimeout: context.configuration.idleTimeout,
-                gracePeriod: context.configuration.drainGracePeriod
-            )
+            HTTPCallHandler(settings: settings, isHTTP2: false, idleTimeout: context.configuration.idleTimeout)
         )
     }
 
@@ -67,6 +63,39 @@ public struct HTTP1Protocol: ConnectionProtocol {
         let sync = channel.pipeline.syncOperations
         try sync.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
         try sync.addHandler(HTTPRefuser(reason: reason))
+    }
+}
+
+/// Drains an HTTP/1.1 connection on `ChannelShouldQuiesceEvent`: fires the connection's
+/// ``SkiffCore/DrainSignal`` (calls that never end by themselves, watches and feeds, end then),
+/// passes the event on to NIOHTTP1's pipeline handler (which closes the connection at once when no
+/// request is in flight, else once its response has been written) and closes it anyway after the
+/// grace period.
+final class HTTP1Drain: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let signal: DrainSignal
+    private let gracePeriod: Duration
+    private var graceTimer: Scheduled<Void>?
+
+    init(signal: DrainSignal, gracePeriod: Duration) {
+        self.signal = signal
+        self.gracePeriod = gracePeriod
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, graceTimer == nil {
+            signal.fire()
+            let channel = context.channel
+            graceTimer = context.eventLoop.scheduleTask(in: TimeAmount(gracePeriod)) { channel.close(promise: nil) }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        graceTimer?.cancel()
+        context.fireChannelInactive()
     }
 }
 

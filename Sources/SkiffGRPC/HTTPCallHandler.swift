@@ -70,7 +70,6 @@ final class HTTPCallHandler: ChannelInboundHandler {
     /// On an HTTP/2 stream (one request; the connection's own handler keeps idle and drain).
     let isHTTP2: Bool
     private let idleTimeout: Duration
-    private let gracePeriod: Duration
 
     private(set) var context: ChannelHandlerContext?
     /// The request being answered.
@@ -81,18 +80,15 @@ final class HTTPCallHandler: ChannelInboundHandler {
     /// An answer waiting for the end of its request's body (HTTP/1.1), and its bound.
     private var deferred: (answer: HTTPAnswer, keepAlive: Bool)?
     private var discardTimer: Scheduled<Void>?
-    private var graceTimer: Scheduled<Void>?
-    private var draining = false
     private var requests: UInt32 = 0
     private(set) var peer = "?"
     /// Writers waiting for the channel to become writable again.
     private var writableWaiters: [EventLoopPromise<Void>] = []
 
-    init(settings: HTTPCallSettings, isHTTP2: Bool, idleTimeout: Duration = .zero, gracePeriod: Duration = .zero) {
+    init(settings: HTTPCallSettings, isHTTP2: Bool, idleTimeout: Duration = .zero) {
         self.settings = settings
         self.isHTTP2 = isHTTP2
         self.idleTimeout = idleTimeout
-        self.gracePeriod = gracePeriod
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -133,7 +129,6 @@ final class HTTPCallHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        graceTimer?.cancel()
         discardTimer?.cancel()
         exchange?.cancel()
         for waiter in writableWaiters { waiter.fail(CancellationError()) }
@@ -149,14 +144,6 @@ final class HTTPCallHandler: ChannelInboundHandler {
             for waiter in waiters { waiter.succeed() }
         }
         context.fireChannelWritabilityChanged()
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, !isHTTP2 {
-            drain()
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -293,6 +280,10 @@ final class HTTPCallHandler: ChannelInboundHandler {
 
     // MARK: HTTP/1.1 connection
 
+    /// Whether the connection is draining (its end comes from NIOHTTP1's pipeline handler, which
+    /// closes it once the response in flight has been written; see ``HTTP1Drain``).
+    private var draining: Bool { settings.drain.isDraining }
+
     private func armIdleTimer() {
         guard let context, !draining else { return }
         idleTimer?.cancel()
@@ -300,19 +291,6 @@ final class HTTPCallHandler: ChannelInboundHandler {
             idleTimer = nil
             guard exchange == nil else { return }
             self.context?.close(promise: nil)
-        }
-    }
-
-    private func drain() {
-        guard !draining, let context else { return }
-        draining = true
-        settings.drain.fire()
-        guard exchange != nil || discarding else {
-            context.close(promise: nil)
-            return
-        }
-        graceTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(gracePeriod)) {
-            context.close(promise: nil)
         }
     }
 }

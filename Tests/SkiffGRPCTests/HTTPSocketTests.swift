@@ -389,6 +389,34 @@ struct HTTPSocketTests {
         }
     }
 
+    @Test("drain: a Connect watch over HTTP/1.1 ends with its end-of-stream message, idle connections close")
+    func drain() async throws {
+        try await withTestServer(services: [TestService(), HealthService()], protocols: http) { server, port in
+            let raw = RawHTTP(port: port)
+            let watch = Task {
+                try await raw.exchange([
+                    RawHTTP.request(
+                        "/skiff.health.v1.Health/Watch",
+                        headers: [("content-type", "application/connect+json")],
+                        body: RawHTTP.envelope(Array(#"{"service":""}"#.utf8))
+                    )
+                ]) { _ in false }
+            }
+            let idle = Task { try await raw.exchange([RawHTTP.json(unary, "{}")]) { _ in false } }
+            try await Task.sleep(for: .milliseconds(300))
+            let start = ContinuousClock.now
+            server.beginGracefulShutdown()
+            let watched = try await watch.value
+            let idled = try await idle.value
+            #expect(ContinuousClock.now - start < .seconds(3))
+            #expect(watched.text.contains(#"{"status":"SERVING"}"#), "\(watched.text)")
+            // The end-of-stream message (flag 2) ends the response before the close.
+            #expect(watched.text.contains("\u{2}\u{0}\u{0}\u{0}"), "\(watched.text)")
+            #expect(watched.closed && watched.text.hasSuffix("\r\n0\r\n\r\n"))
+            #expect(idled.statuses == [200] && idled.closed)
+        }
+    }
+
     @Test("garbage and random bytes on the port close only their own connections")
     func randomBytes() async throws {
         try await withTestServer(
