@@ -52,6 +52,7 @@ public struct HTTP1Protocol: ConnectionProtocol {
             drain: DrainSignal()
         )
         let sync = channel.pipeline.syncOperations
+        try sync.addHandler(SendStallGuard(timeout: context.configuration.sendStallTimeout))
         try sync.addHandler(HTTP1Drain(signal: settings.drain, gracePeriod: context.configuration.drainGracePeriod))
         try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
         try sync.addHandler(

@@ -54,6 +54,7 @@ public struct HTTP2Protocol: ConnectionProtocol {
             drain: drain
         )
         let sync = channel.pipeline.syncOperations
+        try sync.addHandler(SendStallGuard(timeout: context.configuration.sendStallTimeout))
         _ = try sync.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: Self.connectionConfiguration(context.configuration),

@@ -417,6 +417,51 @@ struct HTTPSocketTests {
         }
     }
 
+    @Test("a client that stops reading a stream holds at most the connection's budget, then is cut off")
+    func slowReader() async throws {
+        let observer = ServerObserver()
+        let budget = 256 * 1024
+        try await withTestServer(
+            services: [TestService()],
+            observer: observer,
+            protocols: http,
+            configure: {
+                $0.maxBufferedResponseBytes = budget
+                $0.socketWriteBufferHighWater = 64 * 1024  // the socket counts as full below the budget
+                $0.sendStallTimeout = .milliseconds(800)
+            }
+        ) { _, port in
+            // 2,000 responses of 64 KiB (125 MiB), over Connect streaming; the client never reads.
+            let request = Skiff_Testing_V1_StreamingOutputCallRequest.with {
+                $0.responseParameters = Array(repeating: .with { $0.size = 64 * 1024 }, count: 2_000)
+            }
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.autoRead, value: false)
+                .connect(host: "127.0.0.1", port: port).get()
+            let bytes = RawHTTP.request(
+                "/skiff.testing.v1.TestService/StreamingOutputCall",
+                headers: [("content-type", "application/connect+proto")],
+                body: RawHTTP.envelope(try request.serializedBytes())
+            )
+            try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
+            // The server fills the socket, then holds at most its budget (plus one message) for it.
+            var peak = 0
+            let start = ContinuousClock.now
+            while ContinuousClock.now - start < .seconds(2) {
+                peak = max(peak, observer.bufferedResponseBytes)
+                // Meanwhile another client is served.
+                let other = try await RawHTTP(port: port).exchange([RawHTTP.json(unary, "{}")]) { responses($0) == 1 }
+                #expect(other.statuses == [200])
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(peak > 0)
+            #expect(peak <= budget + 64 * 1024 + 16, "held \(peak) bytes")
+            // Cut off after the stall timeout (the server closed it), and everything it held freed.
+            try await waitUntil { observer.streams == 0 && observer.bufferedResponseBytes == 0 }
+            try? await channel.close().get()
+        }
+    }
+
     @Test("garbage and random bytes on the port close only their own connections")
     func randomBytes() async throws {
         try await withTestServer(
