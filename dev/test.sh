@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need and a fresh Debian 12 machine lacks
 # (protoc for the CLI's --proto tests and code generation, SQLite's headers, openssl for the TLS
-# tests, Python with the stock grpcio client, grpcio-tools, grpcio-health-checking and
-# grpcio-reflection for the gRPC interop tests), then
+# tests, curl and Python with the stock grpcio and connectrpc clients, grpcio-tools,
+# grpcio-health-checking and grpcio-reflection for the gRPC, gRPC-Web and Connect interop tests), then
 # runs the whole suite one test at a time. Extra arguments go to `swift test`
 # (e.g. `dev/test.sh --filter SkiffCoreTests`).
 set -euo pipefail
@@ -12,6 +12,7 @@ need=()
 command -v protoc >/dev/null 2>&1 || need+=(protobuf-compiler)
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3 python3-pip)
 if ((${#need[@]})); then
     echo "Installing: ${need[*]}"
@@ -23,8 +24,10 @@ if ((${#need[@]})); then
 fi
 
 # Stock third-party clients from PyPI, for the interop tests.
-python_packages=(grpcio grpcio-tools grpcio-health-checking grpcio-reflection)
-if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1, grpc_reflection.v1alpha' >/dev/null 2>&1; then
+# connectrpc is pinned to its 0.13 series: its generic client API (MethodInfo, execute_unary…) is pre-1.0.
+python_packages=(grpcio grpcio-tools grpcio-health-checking grpcio-reflection 'connectrpc>=0.13,<0.14')
+if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1, grpc_reflection.v1alpha, connectrpc, pyqwest' \
+    >/dev/null 2>&1; then
     echo "Installing: ${python_packages[*]} (pip)"
     python3 -m pip install -q "${python_packages[@]}" 2>/dev/null \
         || python3 -m pip install -q --break-system-packages "${python_packages[@]}"
