@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need and a fresh Debian 12 machine lacks
 # (protoc for the CLI's --proto tests and code generation, SQLite's headers, openssl for the TLS
-# tests, Python with the stock grpcio client and grpcio-tools for the gRPC interop tests), then
+# tests, Python with the stock grpcio client and grpcio-tools for the gRPC interop tests, headless
+# Chromium for the browser test of gRPC-Web and Connect through CORS), then
 # runs the whole suite one test at a time. Extra arguments go to `swift test`
 # (e.g. `dev/test.sh --filter SkiffCoreTests`).
 set -euo pipefail
@@ -12,6 +13,7 @@ command -v protoc >/dev/null 2>&1 || need+=(protobuf-compiler)
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3 python3-pip)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if ((${#need[@]})); then
     echo "Installing: ${need[*]}"
     sudo=()
