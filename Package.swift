@@ -411,13 +411,14 @@ let package = Package(
                 "SkiffServer",
                 "SkiffClient",
                 "SkiffStandardServices",
+                "SkiffServerApp",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "SkiffWire",
             ],
-            exclude: ["Interop"],
+            exclude: ["Interop", "Browser"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -2,7 +2,8 @@
 # The README's test command: installs what the tests need and a fresh Debian 12 machine lacks
 # (protoc for the CLI's --proto tests and code generation, SQLite's headers, openssl for the TLS
 # tests, curl and Python with the stock grpcio and connectrpc clients, grpcio-tools,
-# grpcio-health-checking and grpcio-reflection for the gRPC, gRPC-Web and Connect interop tests), then
+# grpcio-health-checking and grpcio-reflection for the gRPC, gRPC-Web and Connect interop tests,
+# headless Chromium for the browser test of gRPC-Web and Connect through CORS), then
 # runs the whole suite one test at a time. Extra arguments go to `swift test`
 # (e.g. `dev/test.sh --filter SkiffCoreTests`).
 set -euo pipefail
@@ -14,6 +15,7 @@ dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3 python3-pip)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if ((${#need[@]})); then
     echo "Installing: ${need[*]}"
     sudo=()
