@@ -163,7 +163,22 @@ final class HTTPCallHandler: ChannelInboundHandler {
     private func begin(_ head: HTTPRequestHead) {
         let request = HTTPCallRequest(head: head, settings: settings)
         let keepAlive = head.isKeepAlive && !draining
-        switch request.route() {
+        let route = request.route()
+        if case .answer(let answer) = route, !answer.readsBody {
+            // Not worth reading (a body over the message limit): answered at once, then closed.
+            discarding = !isHTTP2
+            return respond(answer, close: !isHTTP2)
+        }
+        if !isHTTP2, head.version == .http1_1, let context,
+            head.headers.first(name: "expect")?.lowercased() == "100-continue"
+        {
+            // The client waits for this before it sends the body (curl does for bodies over 1 MiB).
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))),
+                promise: nil
+            )
+        }
+        switch route {
         case .preflight(let answer), .answer(let answer):
             answerRequest(answer, keepAlive: keepAlive, requestEnded: false)
         case .call(let kind, let path, let metadata, let getMessage):

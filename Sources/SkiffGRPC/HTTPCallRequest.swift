@@ -8,6 +8,9 @@ struct HTTPAnswer {
     var status: HTTPResponseStatus
     var headers: HTTPHeaders
     var body: ByteBuffer
+    /// Whether the request's body is read (and dropped) before the answer, so that the HTTP/1.1
+    /// connection carries on; if not, the answer goes at once and the connection closes.
+    var readsBody = true
 
     /// A plain-text answer.
     static func text(_ status: HTTPResponseStatus, _ message: String, headers: HTTPHeaders = [:]) -> HTTPAnswer {
@@ -56,12 +59,6 @@ struct HTTPCallRequest {
         self.head = head
         self.settings = settings
         self.allowedOrigin = head.headers.first(name: "origin").flatMap { settings.cors.allows($0) ? $0 : nil }
-    }
-
-    /// Whether a body follows the head.
-    var hasBody: Bool {
-        if head.headers.contains(name: "transfer-encoding") { return true }
-        return head.headers.first(name: "content-length").map { $0 != "0" } ?? false
     }
 
     /// What the request asks for.
@@ -164,18 +161,33 @@ struct HTTPCallRequest {
                 "request metadata of \(size) bytes exceeds the limit of \(settings.maxHeaderListSize)"
             )
         }
+        if case .connectUnary = kind,
+            let length = head.headers.first(name: "content-length").flatMap(Int.init),
+            length > settings.maxMessageSize
+        {
+            var answer = refusal(
+                kind,
+                path: path,
+                .resourceExhausted,
+                "request message of \(length) bytes exceeds the limit of \(settings.maxMessageSize) bytes"
+            )
+            answer.readsBody = false
+            return .answer(answer)
+        }
         if case .connectUnary = kind {
             if let version = head.headers.first(name: "connect-protocol-version"), version != "1" {
                 return refuse(kind, path: path, .invalidArgument, "connect-protocol-version must be 1.")
             }
         }
         if let encoding = head.headers.first(name: kind.encodingHeader), encoding.lowercased() != "identity" {
-            return refuse(
+            var answer = refusal(
                 kind,
                 path: path,
                 .unimplemented,
                 "\(kind.encodingHeader) \(encoding.prefix(32)) is not supported: this server reads identity only."
             )
+            answer.headers.add(name: kind.acceptEncodingHeader, value: "identity")
+            return .answer(answer)
         }
         switch metadata(kind) {
         case .success(let metadata):
@@ -186,8 +198,14 @@ struct HTTPCallRequest {
     }
 
     private func refuse(_ kind: HTTPExchange.Kind, path: String, _ status: StatusCode, _ message: String) -> Route {
+        .answer(refusal(kind, path: path, status, message))
+    }
+
+    /// A call refused before it began, counted, in the protocol's form.
+    private func refusal(_ kind: HTTPExchange.Kind, path: String, _ status: StatusCode, _ message: String) -> HTTPAnswer
+    {
         settings.runner.rejected(settings.runner.rejection(path: path, status: status, message: message))
-        return .answer(cors(.error(kind, status, message)))
+        return cors(.error(kind, status, message))
     }
 
     /// Headers that are HTTP's or the protocol's, not the call's metadata.

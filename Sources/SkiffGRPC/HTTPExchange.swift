@@ -36,6 +36,15 @@ final class HTTPExchange: ResponseWriter {
             }
         }
 
+        /// The header of a response naming the compressions the server reads.
+        var acceptEncodingHeader: String {
+            switch self {
+            case .grpcWeb: "grpc-accept-encoding"
+            case .connectUnary: "accept-encoding"
+            case .connectStreaming: "connect-accept-encoding"
+            }
+        }
+
         var isConnect: Bool {
             if case .grpcWeb = self { return false }
             return true

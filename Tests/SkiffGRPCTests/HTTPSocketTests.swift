@@ -107,6 +107,49 @@ struct HTTPSocketTests {
         }
     }
 
+    @Test("Expect: 100-continue gets its interim answer; a body over the message limit is refused from its length")
+    func expectContinue() async throws {
+        try await withTestServer(
+            services: [TestService()],
+            protocols: http,
+            configure: { $0.settings.maxMessageSize = 1024 }
+        ) { _, port in
+            let raw = RawHTTP(port: port)
+            // The head alone: the body follows only after "100 Continue".
+            let head = Array(
+                "POST \(unary) HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\nexpect: 100-continue\r\n\r\n"
+                    .utf8
+            )
+            let interim = try await raw.exchange([head]) { $0.text.contains("100 Continue\r\n\r\n") }
+            #expect(interim.text.hasPrefix("HTTP/1.1 100 Continue"))
+            let whole = try await raw.exchange([head, Array("{}".utf8)]) {
+                responses($0) == 2 && $0.text.hasSuffix("}")
+            }
+            #expect(whole.statuses == [100, 200])
+
+            // 10 MB announced: answered at once (429) and closed, without reading the body.
+            let big = Array(
+                "POST \(unary) HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 10000000\r\n\r\n"
+                    .utf8
+            )
+            let refused = try await raw.exchange([big]) { _ in false }
+            #expect(refused.statuses == [429])
+            #expect(refused.closed)
+            #expect(refused.text.contains("10000000 bytes exceeds the limit of 1024"))
+        }
+    }
+
+    @Test("a compression the server cannot read is refused, naming the one it reads")
+    func compression() async throws {
+        try await withTestServer(services: [TestService()], protocols: http) { _, port in
+            let reply = try await RawHTTP(port: port).exchange([
+                RawHTTP.json(unary, "{}", headers: [("content-encoding", "gzip")])
+            ]) { responses($0) == 1 && $0.text.hasSuffix("}") }
+            #expect(reply.statuses == [501])
+            #expect(reply.text.contains("accept-encoding: identity"))
+        }
+    }
+
     @Test("pipelined requests are answered in order, one at a time")
     func pipelining() async throws {
         try await withTestServer(services: [TestService()], protocols: http) { _, port in
