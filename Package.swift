@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "SkiffCore", targets: ["SkiffCore"]),
         .library(name: "SkiffClient", targets: ["SkiffClient"]),
+        .library(name: "SkiffHTTPClient", targets: ["SkiffHTTPClient"]),
         .library(name: "SkiffServer", targets: ["SkiffServer"]),
         .library(name: "SkiffGRPC", targets: ["SkiffGRPC"]),
         .library(name: "SkiffStandardServices", targets: ["SkiffStandardServices"]),
@@ -128,6 +129,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A client transport speaking gRPC, gRPC-Web or Connect over one HTTP/2 connection. No server code.
+        .target(
+            name: "SkiffHTTPClient",
+            dependencies: [
+                "SkiffCore",
+                "SkiffWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Generated code and implementations of the runtime's own services (conformance, health).
         .target(
             name: "SkiffStandardServices",
@@ -223,6 +238,7 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffClient",
+                "SkiffHTTPClient",
                 "SkiffAPI",
                 "SkiffStandardServices",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -365,6 +381,7 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffClient",
+                "SkiffHTTPClient",
                 "SkiffReflection",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -419,6 +436,23 @@ let package = Package(
                 "SkiffWire",
             ],
             exclude: ["Interop", "Browser"],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP client transport: its wire rules without I/O, and every protocol against a real server.
+        .testTarget(
+            name: "SkiffHTTPClientTests",
+            dependencies: [
+                "SkiffHTTPClient",
+                "SkiffGRPC",
+                "SkiffTesting",
+                "SkiffCore",
+                "SkiffServer",
+                "SkiffStandardServices",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -2,6 +2,7 @@ public import ArgumentParser
 import Foundation
 import SkiffClient
 import SkiffCore
+import SkiffHTTPClient
 
 /// The options every command that talks to a server shares.
 public struct ConnectionOptions: ParsableArguments, Sendable {
@@ -24,7 +25,25 @@ public struct ConnectionOptions: ParsableArguments, Sendable {
     )
     public var protoDirectory: String?
 
+    /// The protocol calls speak: `skiff` (skiff/1), `grpc`, `grpc-web` or `connect` (HTTP/2).
+    @Option(
+        name: .customLong("protocol"),
+        help: "The protocol: skiff (default), grpc, grpc-web or connect (the last three over HTTP/2)."
+    )
+    public var callProtocol = "skiff"
+
     public init() {}
+
+    public func validate() throws { _ = try httpProtocol() }
+
+    /// The HTTP call protocol of `--protocol`; `nil` for skiff/1.
+    func httpProtocol() throws -> HTTPClientProtocol? {
+        if callProtocol == "skiff" { return nil }
+        guard let http = HTTPClientProtocol(rawValue: callProtocol) else {
+            throw ValidationError("Invalid --protocol '\(callProtocol)'; use skiff, grpc, grpc-web or connect.")
+        }
+        return http
+    }
 
     /// The host and port of ``target``.
     func hostAndPort() throws -> (host: String, port: Int) {
@@ -69,9 +88,14 @@ public struct ConnectionOptions: ParsableArguments, Sendable {
         return metadata
     }
 
-    /// Opens a connection to the target, runs `body`, and closes it.
-    func withConnection<R: Sendable>(_ body: (ClientConnection) async throws -> R) async throws -> R {
+    /// Opens a connection to the target speaking `--protocol`, runs `body`, and closes it.
+    func withConnection<R: Sendable>(_ body: (any ClientTransport) async throws -> R) async throws -> R {
         let (host, port) = try hostAndPort()
+        if let http = try httpProtocol() {
+            return try await withHTTPClientTransport(host: host, port: port, protocol: http) { transport in
+                try await body(transport)
+            }
+        }
         return try await withClientConnection(target: .host(host, port: port)) { connection in
             try await body(connection)
         }

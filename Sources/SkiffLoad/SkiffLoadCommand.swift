@@ -2,6 +2,7 @@ public import ArgumentParser
 import Foundation
 import SkiffClient
 import SkiffCore
+import SkiffHTTPClient
 
 /// The `skiff-load` command: `run` (the default) a scenario against a server, or `compare` two results.
 public struct SkiffLoadCommand: AsyncParsableCommand {
@@ -51,6 +52,13 @@ public struct RunCommand: AsyncParsableCommand {
     /// Connections the calls are spread over.
     @Option(help: "Connections the calls are spread over.")
     public var connections = 1
+
+    /// The protocol calls speak: `skiff` (skiff/1), or `grpc`, `grpc-web`, `connect` over HTTP/2.
+    @Option(
+        name: .customLong("protocol"),
+        help: "The protocol: skiff (default), grpc, grpc-web or connect (the last three over HTTP/2)."
+    )
+    public var callProtocol = "skiff"
 
     /// Open loop: start this many calls per second (latency from the intended start time).
     @Option(help: "Open loop: start this many calls per second (latency from the intended start time).")
@@ -139,6 +147,7 @@ public struct RunCommand: AsyncParsableCommand {
             )
         }
         _ = try parsedTarget()
+        _ = try httpProtocol()
         guard concurrency > 0, connections > 0 else {
             throw ValidationError("--concurrency and --connections must be > 0")
         }
@@ -154,6 +163,15 @@ public struct RunCommand: AsyncParsableCommand {
             (0...65535).contains(port), colon != target.startIndex
         else { throw ValidationError("--target must be host:port, e.g. 127.0.0.1:7700") }
         return (String(target[..<colon]), port)
+    }
+
+    /// The HTTP call protocol of `--protocol`; `nil` for skiff/1.
+    func httpProtocol() throws -> HTTPClientProtocol? {
+        if callProtocol == "skiff" { return nil }
+        guard let http = HTTPClientProtocol(rawValue: callProtocol) else {
+            throw ValidationError("--protocol must be skiff, grpc, grpc-web or connect")
+        }
+        return http
     }
 
     /// The settings recorded in the result.
@@ -201,20 +219,39 @@ public struct RunCommand: AsyncParsableCommand {
         guard let scenario = LoadScenarios.make(scenario, options: scenarioOptions(tokenSource: tokenSource)) else {
             throw ValidationError("unknown scenario '\(self.scenario)'")
         }
-        let pool = ClientConnectionPool(target: .host(host, port: port), size: connections)
+        let pool: any ClientTransport
+        let close: @Sendable () async -> Void
+        if let http = try httpProtocol() {
+            let httpPool = try await HTTPTransportPool.connect(
+                host: host,
+                port: port,
+                protocol: http,
+                size: connections
+            )
+            (pool, close) = (httpPool, { await httpPool.close() })
+        } else {
+            let skiffPool = ClientConnectionPool(target: .host(host, port: port), size: connections)
+            (pool, close) = (skiffPool, { await skiffPool.close() })
+            do {
+                try await skiffPool.connect()
+            } catch {
+                await scenario.finish()
+                await close()
+                throw error
+            }
+        }
         do {
-            try await pool.connect()
             try await scenario.prepare(
                 LoadContext(transport: pool, progress: progress, target: .host(host, port: port))
             )
             let result = await LoadRunner(settings: settings, progress: progress).run(scenario, transport: pool)
             await scenario.finish()
             if let json { try result.jsonData().write(to: URL(fileURLWithPath: json)) }
-            await pool.close()
+            await close()
             return result
         } catch {
             await scenario.finish()
-            await pool.close()
+            await close()
             throw error
         }
     }

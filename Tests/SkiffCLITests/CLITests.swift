@@ -61,6 +61,34 @@ struct CLITests {
         }
     }
 
+    @Test("call --protocol connect (and grpc, grpc-web): reflection and calls over HTTP/2")
+    func httpProtocols() async throws {
+        try await withServer { _, target in
+            let echo = await skiff([
+                "call", target, "skiff.testing.v1.TestService/UnaryCall", #"{"responseSize":3}"#,
+                "--protocol", "connect", "-H", "x-skiff-echo-initial: hello", "-v", "--compact",
+            ])
+            #expect(echo.code == 0, "\(echo.stderr)")
+            #expect(echo.stdout.hasPrefix(#"{"payload":{"body":"AAAA"}"#))
+            #expect(echo.stderr.contains("x-skiff-echo-initial: hello"))
+            let failed = await skiff([
+                "call", target, "skiff.testing.v1.TestService/UnaryCall",
+                #"{"responseStatus":{"code":5,"message":"gone"}}"#, "--protocol", "connect",
+            ])
+            #expect(failed.code == 5 && failed.stderr.contains("NOT_FOUND"), "\(failed.stderr)")
+            for name in ["grpc", "grpc-web"] {
+                let stream = await skiff([
+                    "call", target, "skiff.testing.v1.TestService/StreamingOutputCall",
+                    #"{"responseParameters":[{"size":1},{"size":2}]}"#, "--protocol", name, "--compact",
+                ])
+                #expect(stream.code == 0, "\(name): \(stream.stderr)")
+                #expect(stream.stdout.split(separator: "\n").count == 2)
+            }
+            let bad = await skiff(["list", target, "--protocol", "http3"])
+            #expect(bad.code != 0 && bad.stderr.contains("--protocol"), "\(bad.stderr)")
+        }
+    }
+
     @Test("call: server streaming prints each response; client streaming reads NDJSON from stdin")
     func streaming() async throws {
         try await withServer { _, target in

@@ -79,6 +79,29 @@ struct RunTests {
         }
     }
 
+    @Test("--protocol grpc drives the echo scenario over HTTP/2, calls spread over the connections")
+    func grpcProtocol() async throws {
+        try await withServer { _, target in
+            let command = try #require(
+                try SkiffLoadCommand.parseAsRoot([
+                    "run", "echo-unary", "--target", target, "--protocol", "grpc", "--concurrency", "8",
+                    "--connections", "2", "--duration", "1", "--warmup", "0.2",
+                ]) as? RunCommand
+            )
+            try expectWellFormed(try await command.execute(progress: .silent))
+            let stream = try #require(
+                try SkiffLoadCommand.parseAsRoot([
+                    "run", "echo-bidi", "--target", target, "--protocol", "connect", "--max-calls", "40",
+                    "--warmup", "0", "--messages", "3",
+                ]) as? RunCommand
+            )
+            #expect(try await stream.execute(progress: .silent).succeeded == 40)
+            #expect(throws: (any Error).self) {
+                try SkiffLoadCommand.parseAsRoot(["run", "echo-unary", "--protocol", "http3"])
+            }
+        }
+    }
+
     @Test("--max-calls bounds the run")
     func maxCalls() async throws {
         try await withServer { _, target in
