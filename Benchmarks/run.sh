@@ -1,9 +1,26 @@
 #!/usr/bin/env bash
-# Skiff versus the anchors in one run: builds `bench` (release), then for every configuration starts a fresh server
-# process per target (skiff; skiff-grpc, Skiff's gRPC endpoint driven by the grpc-swift-2 client; grpc; raw, raw-el: the raw server driven by the async or the event-loop client), drives it with `bench load` (the same closed loop for all, one
-# connection), stops it, and prints a markdown table with the ratios Skiff/gRPC and Skiff/raw.
+# Skiff versus the anchors in one run: builds `bench` (release) and, when Debian's libgrpc++-dev is installed
+# (`pkg-config --exists grpc++`), the C++ gRPC anchor (cpp/), then for every configuration starts a fresh server
+# process per target, drives it with one client process (the same closed loop for all), stops it, and prints a
+# markdown table with ratios.
 #
-#   ./run.sh          1 run per configuration: 1 s warm-up + 5 s measured (about 2 minutes after the build)
+# Targets (server ← client):
+#   skiff           Skiff's server, skiff/1 ← Skiff's generated client (one connection)
+#   skiff-grpc      Skiff's server, gRPC over HTTP/2 alone (HTTP2Protocol) ← the grpc-swift-2 client
+#   skiff-grpc-cpp  the same Skiff gRPC server ← the C++ gRPC client (cpp/client.cc)
+#   skiff-connect   Skiff's server, HTTP/1.1 alone (HTTP1Protocol) ← Connect unary (application/proto) from a
+#                   NIOHTTP1 client: N keep-alive connections for N in flight (HTTP/1.1 does not multiplex);
+#                   unary configurations only
+#   grpc            grpc-swift-2's server ← the grpc-swift-2 client
+#                   grpc-swift-nio-transport's flush coalescing (100 µs) is off on both at 1 in flight and the
+#                   library default elsewhere, the better of the two for each (grpc-baseline.sh; RESULTS.md);
+#                   skiff-grpc's client gets the same setting
+#   grpc-by-cpp     the same grpc-swift-2 server ← the C++ gRPC client
+#   grpc-cpp        C++ gRPC (grpc++ async server, one completion-queue thread) ← the C++ gRPC client
+#   raw, raw-el     the raw SwiftNIO server ← the async or the event-loop raw client
+# All clients use one connection except skiff-connect's.
+#
+#   ./run.sh          1 run per configuration: 1 s warm-up + 5 s measured (about 5 minutes after the build)
 #   ./run.sh --long   3 runs per configuration: 2 s warm-up + 10 s measured, medians (as in the anchors)
 #
 # Configurations: unary UnaryCall (250 B response) at 1, 16 and 64 in flight; server streaming
@@ -29,6 +46,14 @@ fi
 
 swift build -c release --product bench >&2
 bin="$(swift build -c release --show-bin-path)/bench"
+cpp_dir="$PWD/.build/cpp"
+cpp=""
+if pkg-config --exists grpc++ protobuf && command -v protoc > /dev/null && command -v grpc_cpp_plugin > /dev/null; then
+    make -C cpp BUILD="$cpp_dir" >&2
+    cpp="$cpp_dir"
+else
+    echo "C++ gRPC anchor skipped: needs libgrpc++-dev and protobuf-compiler-grpc (pkg-config grpc++, grpc_cpp_plugin)" >&2
+fi
 out=".build/bench-results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 results="$out/results.jsonl"
@@ -38,9 +63,13 @@ ulimit -n 65536 2>/dev/null || true
 server_pid=""
 server_port=""
 
-start_server() { # target name
+start_server() { # server name [grpc-swift-2 flush coalescing]
     local log="$out/server-$2.log"
-    "$bin" serve --target "$1" --port 0 > "$log" 2>&1 &
+    if [[ "$1" == "grpc-cpp" ]]; then
+        "$cpp/bench-cpp-server" --port 0 > "$log" 2>&1 &
+    else
+        "$bin" serve --target "$1" --port 0 --flush-coalescing "${3:-library}" > "$log" 2>&1 &
+    fi
     server_pid=$!
     for _ in $(seq 1 300); do
         if grep -q '^listening' "$log" 2>/dev/null; then
@@ -67,18 +96,39 @@ stop_server() {
 }
 trap '[[ -n "$server_pid" ]] && kill -KILL "$server_pid" 2>/dev/null || true' EXIT
 
+targets=(skiff skiff-grpc skiff-connect grpc raw raw-el)
+if [[ -n "$cpp" ]]; then
+    targets=(skiff skiff-grpc skiff-grpc-cpp skiff-connect grpc grpc-by-cpp grpc-cpp raw raw-el)
+fi
 configs=("unary 1" "unary 16" "unary 64" "stream 16")
 for config in "${configs[@]}"; do
     read -r mode concurrency <<< "$config"
-    for target in skiff skiff-grpc grpc raw raw-el; do
+    coalescing=library
+    [[ "$mode" == "unary" && "$concurrency" == "1" ]] && coalescing=off
+    for target in "${targets[@]}"; do
+        [[ "$target" == "skiff-connect" && "$mode" != "unary" ]] && continue
+        # The server each target runs, and whether its client is the C++ one.
+        case "$target" in
+            skiff-grpc-cpp) server=skiff-grpc client=cpp ;;
+            grpc-by-cpp) server=grpc client=cpp ;;
+            grpc-cpp) server=grpc-cpp client=cpp ;;
+            *) server="$target" client=bench ;;
+        esac
         name="$mode-$concurrency-$target"
-        start_server "$target" "$name"
+        start_server "$server" "$name" "$coalescing"
         for run in $(seq 1 "$runs"); do
             echo "== $name run $run/$runs (port $server_port, pid $server_pid)" >&2
-            timeout 180 "$bin" load --target "$target" --port "$server_port" --mode "$mode" \
-                --concurrency "$concurrency" --duration "$duration" --warmup "$warmup" \
-                --server-pid "$server_pid" --label "$mode-$concurrency" \
-                | tee -a "$results" >&2
+            if [[ "$client" == "cpp" ]]; then
+                timeout 180 "$cpp/bench-cpp-client" --target "$target" --port "$server_port" --mode "$mode" \
+                    --concurrency "$concurrency" --duration "$duration" --warmup "$warmup" \
+                    --server-pid "$server_pid" --label "$mode-$concurrency" \
+                    | tee -a "$results" >&2
+            else
+                timeout 180 "$bin" load --target "$target" --port "$server_port" --mode "$mode" \
+                    --concurrency "$concurrency" --duration "$duration" --warmup "$warmup" \
+                    --server-pid "$server_pid" --label "$mode-$concurrency" --flush-coalescing "$coalescing" \
+                    | tee -a "$results" >&2
+            fi
         done
         stop_server
     done
@@ -104,11 +154,18 @@ def fmt(v, key):
 def ratio(a, b):
     if a is None or b is None or b == 0: return "–"
     return f"{a / b:.2f}×"
-print(f"Median of {runs} run(s) per cell, {warmup} s warm-up + {duration} s measured, 1 connection, closed loop, "
-      "client and server on the same machine.")
+targets = [("skiff", "Skiff"), ("skiff-grpc", "Skiff gRPC"), ("skiff-grpc-cpp", "Skiff gRPC ← C++"),
+           ("skiff-connect", "Skiff Connect h1"), ("grpc", "gRPC"), ("grpc-by-cpp", "gRPC ← C++"),
+           ("grpc-cpp", "C++ gRPC"), ("raw", "raw"), ("raw-el", "raw-el")]
+ratios = [("skiff-grpc", "grpc", "Skiff gRPC/gRPC"), ("skiff-grpc-cpp", "grpc-by-cpp", "Skiff gRPC/gRPC (C++ client)"),
+          ("skiff", "grpc-cpp", "Skiff/C++ gRPC"), ("skiff-grpc-cpp", "grpc-cpp", "Skiff gRPC/C++ gRPC (C++ client)"),
+          ("skiff", "raw-el", "Skiff/raw-el")]
+print(f"Median of {runs} run(s) per cell, {warmup} s warm-up + {duration} s measured, closed loop, client and server "
+      "on the same machine; 1 connection (Skiff Connect h1: one HTTP/1.1 connection per call in flight). "
+      "`X ← C++`: server X driven by the C++ gRPC client.")
 print()
-print("| configuration | metric | Skiff | Skiff gRPC | gRPC | raw | raw-el | Skiff/gRPC | Skiff gRPC/gRPC | Skiff/raw | Skiff/raw-el |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| configuration | metric | " + " | ".join(t for _, t in targets) + " | " + " | ".join(r for _, _, r in ratios) + " |")
+print("|---|---|" + "---|" * (len(targets) + len(ratios)))
 names = {"calls_per_s": "calls/s", "msgs_per_s": "msgs/s", "p50_us": "p50 µs", "p99_us": "p99 µs",
          "server_rss_mb": "server RSS MB", "errors": "errors"}
 for label, title in [("unary-1", "unary, 1 in flight"), ("unary-16", "unary, 16 in flight"),
@@ -117,14 +174,14 @@ for label, title in [("unary-1", "unary, 1 in flight"), ("unary-16", "unary, 16 
     if label.startswith("stream"):
         keys = ["msgs_per_s"] + keys
     for key in keys:
-        s, sg, g, r, e = (median(label, t, key) for t in ("skiff", "skiff-grpc", "grpc", "raw", "raw-el"))
-        ratios = ("", "", "", "") if key == "errors" else (ratio(s, g), ratio(sg, g), ratio(s, r), ratio(s, e))
-        print(f"| {title} | {names[key]} | {fmt(s, key)} | {fmt(sg, key)} | {fmt(g, key)} | {fmt(r, key)} | {fmt(e, key)} "
-              f"| {ratios[0]} | {ratios[1]} | {ratios[2]} | {ratios[3]} |")
+        values = {t: median(label, t, key) for t, _ in targets}
+        cells = [fmt(values[t], key) for t, _ in targets]
+        rs = ["" if key == "errors" else ratio(values[a], values[b]) for a, b, _ in ratios]
+        print(f"| {title} | {names[key]} | " + " | ".join(cells) + " | " + " | ".join(rs) + " |")
 idle = [r for r in rows if r.get("label") == "idle"]
 if idle:
     i = idle[-1]
     print(f"| {i['connections']} idle Skiff connections | server RSS MB (VmHWM) | {fmt(i.get('server_rss_mb'), '_mb')} "
-          f"| – | – | – | – | – | – | – | – |")
+          + "| – " * (len(targets) - 1 + len(ratios)) + "|")
 PY
 echo "results: $results" >&2

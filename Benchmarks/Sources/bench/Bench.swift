@@ -20,6 +20,9 @@ enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// Skiff's gRPC endpoint (`SkiffGRPC`, HTTP/2 only on this listener), driven by the same
     /// grpc-swift-2 client as `grpc`.
     case skiffGRPC = "skiff-grpc"
+    /// Skiff's HTTP/1.1 endpoint (`SkiffGRPC`'s `HTTP1Protocol` alone), Connect unary calls
+    /// (`application/proto`) from a NIOHTTP1 client: one keep-alive connection per call in flight.
+    case skiffConnect = "skiff-connect"
     /// Raw SwiftNIO; the client is `async` (promise + await) and pipelines every call on one connection
     /// (the anchors' `nio-raw-async`).
     case raw
@@ -51,17 +54,20 @@ protocol BenchClient: Sendable {
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve UnaryCall and StreamingOutputCall.")
 
-    @Option(help: "skiff, grpc or raw.")
+    @Option(help: "skiff, skiff-grpc, skiff-connect, grpc, raw or raw-el.")
     var target: Target
 
     @Option(help: "TCP port on 127.0.0.1 (0: any free port).")
     var port = 0
 
+    @Option(help: "grpc: the server transport's flush coalescing, off or library (its 100 µs default).")
+    var flushCoalescing = GRPCTarget.FlushCoalescing.library
+
     func run() async throws {
         switch target {
         case .skiff: try await SkiffTarget.serve(port: port)
-        case .skiffGRPC: try await SkiffTarget.serve(port: port, grpc: true)
-        case .grpc: try await GRPCTarget.serve(port: port)
+        case .skiffGRPC, .skiffConnect: try await SkiffTarget.serve(port: port, target: target)
+        case .grpc: try await GRPCTarget.serve(port: port, flushCoalescing: flushCoalescing)
         case .raw, .rawEventLoop: try await RawTarget.serve(port: port)
         }
     }
@@ -72,7 +78,7 @@ struct Load: AsyncParsableCommand {
         abstract: "Closed loop over one connection; prints one JSON line per run."
     )
 
-    @Option(help: "skiff, grpc or raw.")
+    @Option(help: "skiff, skiff-grpc, skiff-connect, grpc, raw or raw-el.")
     var target: Target
 
     @Option(help: "The server's port on 127.0.0.1.")
@@ -97,6 +103,11 @@ struct Load: AsyncParsableCommand {
     var label = ""
 
     @Option(
+        help: "grpc, skiff-grpc: the grpc-swift-2 client transport's flush coalescing, off or library (100 µs)."
+    )
+    var flushCoalescing = GRPCTarget.FlushCoalescing.library
+
+    @Option(
         help: """
             Make exactly this many calls (after one untimed call), then stop: no warm-up, no time window; \
             for profiling under callgrind, where a time window would measure the profiler.
@@ -116,32 +127,42 @@ struct Load: AsyncParsableCommand {
         case .skiff:
             result = try await SkiffTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
         case .grpc, .skiffGRPC:
-            result = try await GRPCTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
+            result = try await GRPCTarget.withClient(port: port, mode: mode, flushCoalescing: flushCoalescing) {
+                try await runClosedLoop($0, settings)
+            }
         case .raw:
             result = try await RawTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
+        case .skiffConnect:
+            result = try await ConnectTarget.withClient(port: port, mode: mode, connections: concurrency) {
+                try await runClosedLoop($0, settings)
+            }
         case .rawEventLoop:
             result = try await RawTarget.runEventLoopClient(port: port, mode: mode, settings: settings)
         }
         let rss = serverPid.flatMap { peakRSSMegabytes(pid: $0) }
         let measured = calls == nil ? duration : result.elapsedSeconds
-        printJSON([
-            "label": label,
-            "target": target.rawValue,
-            "mode": mode.rawValue,
-            "concurrency": concurrency,
-            "connections": 1,
-            "duration_s": measured,
-            "warmup_s": warmup,
-            "calls": result.calls,
-            "calls_per_s": (Double(result.calls) / measured).rounded(),
-            "msgs_per_s": (Double(result.messages) / measured).rounded(),
-            "p50_us": result.percentileMicroseconds(50),
-            "p90_us": result.percentileMicroseconds(90),
-            "p99_us": result.percentileMicroseconds(99),
-            "p999_us": result.percentileMicroseconds(99.9),
-            "errors": result.errors,
-            "server_rss_mb": orNull(rss),
-        ])
+        var extra: [String: Any] = [:]
+        if target == .grpc || target == .skiffGRPC { extra["client_flush_coalescing"] = flushCoalescing.rawValue }
+        printJSON(
+            extra.merging([
+                "label": label,
+                "target": target.rawValue,
+                "mode": mode.rawValue,
+                "concurrency": concurrency,
+                "connections": target == .skiffConnect ? concurrency : 1,
+                "duration_s": measured,
+                "warmup_s": warmup,
+                "calls": result.calls,
+                "calls_per_s": (Double(result.calls) / measured).rounded(),
+                "msgs_per_s": (Double(result.messages) / measured).rounded(),
+                "p50_us": result.percentileMicroseconds(50),
+                "p90_us": result.percentileMicroseconds(90),
+                "p99_us": result.percentileMicroseconds(99),
+                "p999_us": result.percentileMicroseconds(99.9),
+                "errors": result.errors,
+                "server_rss_mb": orNull(rss),
+            ]) { $1 }
+        )
     }
 }
 

@@ -1,16 +1,21 @@
+import ArgumentParser
 import BenchGRPC
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 
-/// The gRPC anchor: `GRPCServer` + `HTTP2ServerTransport.Posix` (plaintext, default configuration) serving the same
-/// UnaryCall and StreamingOutputCall semantics as Skiff's TestService, and the generated client over one
-/// `HTTP2ClientTransport.Posix` connection.
+/// The gRPC anchor: `GRPCServer` + `HTTP2ServerTransport.Posix` (plaintext) serving the same UnaryCall and
+/// StreamingOutputCall semantics as Skiff's TestService, and the generated client over one
+/// `HTTP2ClientTransport.Posix` connection. Both transports use the library's default configuration except for
+/// flush coalescing (`--flush-coalescing`, see ``FlushCoalescing``).
 enum GRPCTarget {
-    static func serve(port: Int) async throws {
+    static func serve(port: Int, flushCoalescing: FlushCoalescing) async throws {
         let transport = HTTP2ServerTransport.Posix(
             address: .ipv4(host: "127.0.0.1", port: port),
-            transportSecurity: .plaintext
+            transportSecurity: .plaintext,
+            config: .defaults {
+                if flushCoalescing == .off { $0.connection.flushCoalescing = nil }
+            }
         )
         let server = GRPCServer(transport: transport, services: [GRPCTestService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -24,11 +29,15 @@ enum GRPCTarget {
     static func withClient<R: Sendable>(
         port: Int,
         mode: Mode,
+        flushCoalescing: FlushCoalescing,
         _ body: (GRPCBenchClient) async throws -> R
     ) async throws -> R {
         let transport = try HTTP2ClientTransport.Posix(
             target: .ipv4(host: "127.0.0.1", port: port),
-            transportSecurity: .plaintext
+            transportSecurity: .plaintext,
+            config: .defaults {
+                if flushCoalescing == .off { $0.connection.flushCoalescing = nil }
+            }
         )
         let grpcClient = GRPCClient(transport: transport)
         return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -45,6 +54,16 @@ enum GRPCTarget {
                 throw error
             }
         }
+    }
+
+    /// grpc-swift-nio-transport (2.8+) delays every flush of an HTTP/2 connection, client and server, by up to
+    /// `maxFlushDelay` (100 µs by default) to batch writes: `library` keeps that default, `off` sets
+    /// `connection.flushCoalescing` to `nil`, as its documentation advises for latency-sensitive, low-throughput
+    /// workloads. Off is faster at 1 call in flight, the default at 64 (grpc-baseline.sh measures both); run.sh
+    /// gives the baseline the better of the two for each configuration. See RESULTS.md, issue 13's second run.
+    enum FlushCoalescing: String, ExpressibleByArgument, CaseIterable, Sendable {
+        case off
+        case library
     }
 
     struct GRPCBenchClient: BenchClient {

@@ -9,8 +9,15 @@ import SkiffStandardServices
 /// Skiff: `Server` with the conformance `TestService`, and its generated typed client over one
 /// `ClientConnection`.
 enum SkiffTarget {
-    /// Serves skiff/1, or with `grpc` gRPC over HTTP/2 (`HTTP2Protocol`) alone.
-    static func serve(port: Int, grpc: Bool = false) async throws {
+    /// Serves skiff/1 (`.skiff`), gRPC over HTTP/2 alone (`.skiffGRPC`: `HTTP2Protocol`) or HTTP/1.1 alone
+    /// (`.skiffConnect`: `HTTP1Protocol`, answering Connect and gRPC-Web).
+    static func serve(port: Int, target: Target = .skiff) async throws {
+        let protocols: [any ConnectionProtocol] =
+            switch target {
+            case .skiffGRPC: [HTTP2Protocol()]
+            case .skiffConnect: [HTTP1Protocol()]
+            default: [SkiffWireProtocol()]
+            }
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = port
@@ -18,12 +25,12 @@ enum SkiffTarget {
             configuration: configuration,
             services: [TestService()],
             logger: Logger(label: "bench.skiff") { _ in SwiftLogNoOpLogHandler() },
-            protocols: grpc ? [HTTP2Protocol()] : [SkiffWireProtocol()]
+            protocols: protocols
         )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let bound = try await server.listeningAddress.port ?? port
-            announceListening(grpc ? .skiffGRPC : .skiff, port: bound)
+            announceListening(target, port: bound)
             try await group.next()
         }
     }
