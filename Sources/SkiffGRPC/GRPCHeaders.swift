@@ -2,6 +2,7 @@ import Foundation
 public import NIOHPACK
 import NIOHTTP1
 public import SkiffCore
+import SkiffWire
 
 /// The HTTP/2 headers of gRPC calls (the gRPC over HTTP/2 spec) to and from Skiff's ``Metadata``.
 public enum GRPCHeaders {

@@ -1,6 +1,7 @@
 import Foundation
 public import NIOCore
 public import SkiffCore
+import SkiffWire
 
 /// The wire rules of gRPC-Web (the gRPC-Web spec, PROTOCOL-WEB) as pure functions: its content
 /// types, the trailers frame that ends a response, and the base64 of `application/grpc-web-text`.

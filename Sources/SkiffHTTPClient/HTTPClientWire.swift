@@ -3,6 +3,7 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import SkiffCore
+import SkiffWire
 
 /// The call protocol an ``HTTPClientTransport`` speaks over its HTTP/2 connection.
 public enum HTTPClientProtocol: String, Sendable, Hashable, CaseIterable {
@@ -221,7 +222,7 @@ enum HTTPClientResponse {
         guard let code = UInt32(status.trimmingCharacters(in: .whitespaces)) else {
             return CallStatus(.unknown, "grpc-status '\(status.prefix(16))' is not a number.", metadata: metadata)
         }
-        return CallStatus(StatusCode(rawValue: code), message.map(percentDecode) ?? "", metadata: metadata)
+        return CallStatus(StatusCode(rawValue: code), message.map(GRPCStatusMessage.decode) ?? "", metadata: metadata)
     }
 
     /// The status of a gRPC or gRPC-Web response whose HTTP status is not 200 (the gRPC spec's
@@ -323,36 +324,6 @@ enum HTTPClientResponse {
         case .enhanceYourCalm: CallStatus(.resourceExhausted, "The server reset the stream: ENHANCE_YOUR_CALM.")
         case .inadequateSecurity: CallStatus(.permissionDenied, "The server reset the stream: INADEQUATE_SECURITY.")
         default: CallStatus(.internal, "The server reset the stream (HTTP/2 error \(code.networkCode)).")
-        }
-    }
-
-    /// `grpc-message` percent-decoding: `%XX` escapes of UTF-8 bytes; malformed escapes are kept.
-    static func percentDecode(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
-            {
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 

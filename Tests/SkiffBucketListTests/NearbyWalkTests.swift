@@ -1,5 +1,6 @@
 import Foundation
 import SkiffDomain
+import SkiffTesting
 import Testing
 
 @testable import SkiffBucketList
@@ -10,21 +11,9 @@ import Testing
 struct NearbyWalkTests {
     static let campus = Coordinate(latitude: 36.1447, longitude: -86.8027)
 
-    /// SplitMix64, so the data is the same on every run.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// `count` activities spread over a campus about 4 km across, with net votes from −2 to 6.
     static func activities(_ count: Int, seed: UInt64) -> [Activity] {
-        var random = Generator(state: seed)
+        var random = SeededGenerator(seed: seed)
         return (0..<count).map { index in
             let up = Int.random(in: 0...6, using: &random)
             return Activity(

@@ -2,6 +2,8 @@ import NIOCore
 import NIOHPACK
 import SkiffCore
 import SkiffServer
+import SkiffTesting
+import SkiffWire
 import Testing
 
 @testable import SkiffGRPC

@@ -3,6 +3,7 @@ import NIOCore
 import SkiffCore
 import SkiffServer
 import SkiffStandardServices
+import SkiffTesting
 import SkiffWire
 import SwiftProtobuf
 import Testing

@@ -1,24 +1,13 @@
 import Foundation
 import SkiffAccounts
 import SkiffDomain
+import SkiffTesting
 import Testing
 
 /// Runs the same pseudo-random sequence of operations against every backend and requires identical
 /// transcripts (results and errors, field by field). This catches differences no hand-written case thought of.
 @Suite("AccountsStore differential")
 struct AccountsStoreDifferentialTests {
-    /// A small deterministic generator (SplitMix64), so every backend sees the same operations.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("Every backend produces the same transcript", arguments: [1, 2, 3] as [UInt64])
     func sameTranscript(seed: UInt64) async throws {
         var transcripts: [StoreKind: [String]] = [:]
@@ -48,7 +37,7 @@ struct AccountsStoreDifferentialTests {
     /// Applies `operations` random operations; the choices never depend on results, so every backend gets
     /// the same sequence.
     static func run(_ store: any AccountsStore, seed: UInt64, operations: Int) async -> [String] {
-        var rng = SplitMix64(state: seed)
+        var rng = SeededGenerator(seed: seed)
         let ids = (0..<8).map { _ in EntityID.make(.account, using: &rng) }
         let tokens = (0..<12).map { _ in SecretToken.generate(using: &rng) }
         let names = ["Ana", "ana b", "Bö", "Bo", "Zed", "Ånna", "Cy", "ANA"]

@@ -2,6 +2,7 @@ import Foundation
 import SkiffBucketList
 import SkiffDomain
 import SkiffSQLite
+import SkiffTesting
 import Testing
 
 /// The in-memory and SQLite stores side by side on seeded random data: every random nearby search (both

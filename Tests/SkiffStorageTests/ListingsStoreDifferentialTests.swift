@@ -2,6 +2,7 @@ import Foundation
 import SkiffDomain
 import SkiffListings
 import SkiffSQLite
+import SkiffTesting
 import Testing
 
 /// The in-memory and SQLite stores side by side on one seeded random corpus: every random search

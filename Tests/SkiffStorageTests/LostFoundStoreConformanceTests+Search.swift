@@ -2,6 +2,7 @@ import Foundation
 import SkiffDomain
 import SkiffLostFound
 import SkiffSQLite
+import SkiffTesting
 import Testing
 
 extension LostFoundStoreConformanceTests {

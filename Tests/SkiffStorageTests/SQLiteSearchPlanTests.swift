@@ -4,6 +4,7 @@ import SkiffBucketList
 import SkiffDomain
 import SkiffListings
 import SkiffLostFound
+import SkiffTesting
 import Testing
 
 @testable import SkiffSQLite

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import SkiffDomain
 import SkiffListings
+import SkiffTesting
 import Testing
 
 @testable import SkiffSQLite
