@@ -87,6 +87,37 @@ struct ConnectInteropTests {
         }
     }
 
+    @Test("under TLS, ALPN picks HTTP/1.1 or h2 for curl's Connect calls on the port that also serves skiff/1")
+    func tlsALPN() async throws {
+        let (cert, key) = try makeCertificate()
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: cert).deletingLastPathComponent()) }
+        let tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
+        try await withTestServer(
+            services: [TestService(), HealthService()],
+            protocols: allProtocols,
+            configure: { $0.tls = tls }
+        ) { _, port in
+            let url = "https://127.0.0.1:\(port)/skiff.testing.v1.TestService/UnaryCall"
+            for (flag, status) in [("--http1.1", "HTTP/1.1 200"), ("--http2", "HTTP/2 200")] {
+                let response = try await Task.detached {
+                    try runCurl([
+                        flag, "--cacert", cert, "-X", "POST", "-H", "content-type: application/json", "-d",
+                        #"{"responseSize":3}"#, url,
+                    ])
+                }.value
+                #expect(response.statusLine.hasPrefix(status), "\(flag): \(response.statusLine)")
+                #expect((response.json["payload"] as? [String: String])?["body"] == "AAAA", "\(flag)")
+            }
+            // skiff/1 by ALPN on the same port.
+            try await withClientConnection(
+                target: .host("localhost", port: port),
+                configuration: ClientConfiguration(tls: .trustRootsPEMFile(cert, serverHostname: "localhost"))
+            ) { connection in
+                _ = try await Skiff_Testing_V1_TestService.Client(transport: connection).emptyCall(.init())
+            }
+        }
+    }
+
     @Test("curl: a Connect JSON unary call over HTTP/1.1 and over HTTP/2 (prior knowledge), and its error")
     func curlUnary() async throws {
         try await withTestServer(services: [TestService()], protocols: allProtocols) { _, port in

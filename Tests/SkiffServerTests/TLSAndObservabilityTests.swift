@@ -12,29 +12,6 @@ import SkiffTesting
 import SwiftProtobuf
 import Testing
 
-/// Makes a self-signed certificate for `localhost` with the openssl CLI, in a new temporary directory
-/// (the caller removes it).
-func makeCertificate() throws -> (cert: String, key: String) {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("skiff-tls-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    let cert = dir.appendingPathComponent("cert.pem").path
-    let key = dir.appendingPathComponent("key.pem").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw TLSSetupFailed() }
-    return (cert, key)
-}
-
-private struct TLSSetupFailed: Error {}
-
 @Suite("TLS, interceptors and metrics")
 struct TLSAndObservabilityTests {
     @Test("calls over TLS with ALPN skiff/1; a plaintext client is turned away")
