@@ -229,10 +229,6 @@ public enum ConnectWire {
 
     /// base64url (or standard base64), with or without padding.
     static func decodeBase64URL(_ text: String) -> [UInt8]? {
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        let remainder = standard.utf8.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { standard += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: standard).map(Array.init)
+        GRPCHeaders.decodeBase64(text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/"))
     }
 }

@@ -15,10 +15,12 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
-    private let runner: CallRunner
-    private let executor: (any TaskExecutor)?
-    private let maxMessageSize: Int
-    private let maxHeaderListSize: Int
+    /// What the connection's calls share: the runner, limits, budget, drain signal.
+    private let settings: HTTPCallSettings
+    private var runner: CallRunner { settings.runner }
+    private var executor: (any TaskExecutor)? { settings.executor }
+    private var maxMessageSize: Int { settings.maxMessageSize }
+    private var maxHeaderListSize: Int { settings.maxHeaderListSize }
     private var reader: GRPCMessageReader
     private var state = StreamState()
     private var call: HTTPServerCall<GRPCStreamHandler>?
@@ -29,28 +31,20 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
     /// a unary or server-streaming request must be whole within it of its HEADERS, a
     /// client-streaming one may not pause longer between messages; bidirectional calls are exempt.
     private var requestTimer: Scheduled<Void>?
-    private let requestTimeout: Duration
+    private var requestTimeout: Duration { settings.requestTimeout }
     private var handlerRunning = false
     private var startTime = NIODeadline.now()
     private var context: ChannelHandlerContext?
-    /// Writers waiting for the stream to become writable again (its flow-control window).
-    private var writableWaiters: [EventLoopPromise<Void>] = []
+    private let pacer = OutboundPacer()
     private var peer = "?"
     private var streamID: UInt32 = 0
 
-    private let budget: ResponseBudget
+    private var budget: ResponseBudget { settings.budget }
+    private var drain: DrainSignal { settings.drain }
 
-    private let drain: DrainSignal
-
-    init(context: ConnectionContext, executor: (any TaskExecutor)?, budget: ResponseBudget, drain: DrainSignal) {
-        self.budget = budget
-        self.drain = drain
-        self.requestTimeout = context.configuration.requestTimeout
-        self.runner = context.runner
-        self.executor = executor
-        self.maxMessageSize = Int(context.configuration.settings.maxMessageSize)
-        self.maxHeaderListSize = Int(context.configuration.settings.maxHeaderListSize)
-        self.reader = GRPCMessageReader(maxMessageSize: maxMessageSize)
+    init(settings: HTTPCallSettings) {
+        self.settings = settings
+        self.reader = GRPCMessageReader(maxMessageSize: settings.maxMessageSize)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -86,18 +80,13 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
         cancelCall()
         deadlineTimer?.cancel()
         requestTimer?.cancel()
-        for waiter in writableWaiters { waiter.fail(CancellationError()) }
-        writableWaiters.removeAll()
+        pacer.closed()
         retireIfDone()
         context.fireChannelInactive()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable {
-            let waiters = writableWaiters
-            writableWaiters.removeAll()
-            for waiter in waiters { waiter.succeed() }
-        }
+        pacer.writabilityChanged(context.channel)
         context.fireChannelWritabilityChanged()
     }
 
@@ -255,18 +244,12 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
 
     func whenWritable(_ promise: EventLoopPromise<Void>) {
         guard let context, state.localOpen else { return promise.fail(CancellationError()) }
-        if context.channel.isWritable { promise.succeed() } else { writableWaiters.append(promise) }
+        pacer.whenWritable(context.channel, promise)
     }
 
-    private var flushScheduled = false
-
     private func scheduleFlush() {
-        guard !flushScheduled, let context else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute { [self] in
-            flushScheduled = false
-            self.context?.flush()
-        }
+        guard let context else { return }
+        pacer.scheduleFlush(on: context.eventLoop) { [self] in self.context?.flush() }
     }
 
     /// Ends the response with its TRAILERS (the only HEADERS of a trailers-only response).

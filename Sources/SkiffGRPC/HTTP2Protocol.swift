@@ -61,7 +61,7 @@ public struct HTTP2Protocol: ConnectionProtocol {
             streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(HTTP2StreamRouter(context: context, settings: settings))
+                try stream.pipeline.syncOperations.addHandler(HTTP2StreamRouter(settings: settings))
             }
         }
         try sync.addHandler(
@@ -109,12 +109,10 @@ final class HTTP2StreamRouter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias InboundOut = HTTP2Frame.FramePayload
 
-    private let connection: ConnectionContext
     private let settings: HTTPCallSettings
     private var routed = false
 
-    init(context: ConnectionContext, settings: HTTPCallSettings) {
-        self.connection = context
+    init(settings: HTTPCallSettings) {
         self.settings = settings
     }
 
@@ -127,15 +125,7 @@ final class HTTP2StreamRouter: ChannelInboundHandler, RemovableChannelHandler {
         let sync = context.pipeline.syncOperations
         do {
             if settings.protocols.contains(.grpc), GRPCHeaders.isGRPC(contentType) {
-                try sync.addHandler(
-                    GRPCStreamHandler(
-                        context: connection,
-                        executor: settings.executor,
-                        budget: settings.budget,
-                        drain: settings.drain
-                    ),
-                    position: .after(self)
-                )
+                try sync.addHandler(GRPCStreamHandler(settings: settings), position: .after(self))
             } else {
                 try sync.addHandlers(
                     [HTTP2FramePayloadToHTTP1ServerCodec(), HTTPCallHandler(settings: settings, isHTTP2: true)],

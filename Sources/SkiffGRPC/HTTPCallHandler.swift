@@ -82,8 +82,7 @@ final class HTTPCallHandler: ChannelInboundHandler {
     private var discardTimer: Scheduled<Void>?
     private var requests: UInt32 = 0
     private(set) var peer = "?"
-    /// Writers waiting for the channel to become writable again.
-    private var writableWaiters: [EventLoopPromise<Void>] = []
+    private let pacer = OutboundPacer()
 
     init(settings: HTTPCallSettings, isHTTP2: Bool, idleTimeout: Duration = .zero) {
         self.settings = settings
@@ -131,18 +130,13 @@ final class HTTPCallHandler: ChannelInboundHandler {
         idleTimer?.cancel()
         discardTimer?.cancel()
         exchange?.cancel()
-        for waiter in writableWaiters { waiter.fail(CancellationError()) }
-        writableWaiters.removeAll()
+        pacer.closed()
         if !isHTTP2 { settings.budget.close() }
         context.fireChannelInactive()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable {
-            let waiters = writableWaiters
-            writableWaiters.removeAll()
-            for waiter in waiters { waiter.succeed() }
-        }
+        pacer.writabilityChanged(context.channel)
         context.fireChannelWritabilityChanged()
     }
 
@@ -155,7 +149,7 @@ final class HTTPCallHandler: ChannelInboundHandler {
     /// Resolves `finished` once the channel can take more.
     func whenWritable(_ finished: EventLoopPromise<Void>) {
         guard let context else { return finished.fail(CancellationError()) }
-        if context.channel.isWritable { finished.succeed() } else { writableWaiters.append(finished) }
+        pacer.whenWritable(context.channel, finished)
     }
 
     // MARK: Requests
@@ -264,15 +258,9 @@ final class HTTPCallHandler: ChannelInboundHandler {
     /// Whether the channel can take more now.
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
-    private var flushScheduled = false
-
     private func scheduleFlush() {
-        guard !flushScheduled, let context else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute { [self] in
-            flushScheduled = false
-            self.context?.flush()
-        }
+        guard let context else { return }
+        pacer.scheduleFlush(on: context.eventLoop) { [self] in self.context?.flush() }
     }
 
     /// Whether the connection closes after `exchange`'s response (HTTP/1.1: the client asked, the
