@@ -181,15 +181,14 @@ struct HTTPSocketTests {
             ("a broken chunk size", "POST \(unary) HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nZZ\r\n"),
             ("a header line without a colon", "POST \(unary) HTTP/1.1\r\nhost x\r\n\r\n"),
             ("a bare LF request line", "GET /\nhost: x\n\n\u{0}\u{1}"),
-            (
-                "a header block of 200 KiB",
-                "POST \(unary) HTTP/1.1\r\nhost: x\r\nx-big: " + String(repeating: "a", count: 200 * 1024) + "\r\n\r\n"
-            ),
+            // The 200 KiB value is made in the test, so that the test log does not print it.
+            ("a header block of 200 KiB", "POST \(unary) HTTP/1.1\r\nhost: x\r\nx-big: <200 KiB>\r\n\r\n"),
         ]
     )
     func smuggling(name: String, bytes: String) async throws {
         try await withTestServer(services: [TestService()], protocols: http) { _, port in
-            let reply = try await RawHTTP(port: port).exchange([Array(bytes.utf8)]) { _ in false }
+            let request = bytes.replacingOccurrences(of: "<200 KiB>", with: String(repeating: "a", count: 200 * 1024))
+            let reply = try await RawHTTP(port: port).exchange([Array(request.utf8)]) { _ in false }
             #expect(reply.closed, "\(name)")
             #expect(reply.statuses.allSatisfy { $0 == 400 }, "\(name): \(reply.text)")
             #expect(!reply.text.contains("200 OK"), "\(name): \(reply.text)")
