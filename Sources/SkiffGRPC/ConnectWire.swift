@@ -16,7 +16,7 @@ public enum ConnectWire {
     /// Reads a Connect content type; `nil` for anything else (another protocol's, or JSON with a
     /// charset other than UTF-8).
     public static func contentType(_ value: String) -> ContentType? {
-        let parts = value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let parts = MediaType.parts(value).filter { !$0.isEmpty }
         guard let base = parts.first else { return nil }
         for parameter in parts.dropFirst() where parameter.hasPrefix("charset=") {
             guard parameter == "charset=utf-8" || parameter == "charset=\"utf-8\"" else { return nil }

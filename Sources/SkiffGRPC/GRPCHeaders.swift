@@ -28,8 +28,13 @@ public enum GRPCHeaders {
         case invalidMetadata(String)
     }
 
-    /// Headers that are not the call's metadata.
-    static let reserved: Set<String> = ["te", "content-type", "grpc-accept-encoding", "connection"]
+    /// Whether a header is not the call's metadata.
+    static func isReserved(_ name: String) -> Bool {
+        switch name {
+        case "te", "content-type", "grpc-accept-encoding", "connection": true
+        default: name.utf8.first == UInt8(ascii: ":")
+        }
+    }
 
     /// Reads a request's HEADERS.
     public static func request(_ headers: HPACKHeaders) -> Result<Request, Refusal> {
@@ -37,12 +42,12 @@ public enum GRPCHeaders {
         guard let contentType = headers.first(name: "content-type"), isGRPC(contentType) else {
             return .failure(.unsupportedMediaType)
         }
-        guard let path = headers.first(name: ":path"), path.hasPrefix("/"), path.count > 1 else {
+        guard let path = headers.first(name: ":path"), path.utf8.first == UInt8(ascii: "/"), path.utf8.count > 1 else {
             return .failure(.badPath)
         }
         var metadata = Metadata()
         for (name, value, _) in headers {
-            if name.hasPrefix(":") || reserved.contains(name) { continue }
+            if isReserved(name) { continue }
             if name.hasSuffix("-bin") {
                 guard let bytes = decodeBase64(value) else {
                     return .failure(.invalidMetadata("metadata \(name.prefix(64)) is not base64"))
@@ -61,9 +66,7 @@ public enum GRPCHeaders {
     /// Whether `contentType` names gRPC: `application/grpc`, `application/grpc+proto`, or either
     /// with parameters.
     public static func isGRPC(_ contentType: String) -> Bool {
-        let base = contentType.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        }
+        let base = MediaType.parts(contentType, limit: 1).first
         return base == "application/grpc" || base == "application/grpc+proto"
     }
 
@@ -126,5 +129,29 @@ public enum GRPCHeaders {
         if remainder == 1 { return nil }
         if remainder > 0 { padded += String(repeating: "=", count: 4 - remainder) }
         return Data(base64Encoded: padded).map(Array.init)
+    }
+}
+
+/// Media types (`type/subtype; parameter=value`) read without Foundation: this runs on every call.
+enum MediaType {
+    /// `value` split at `;` (at most `limit` parts, the rest dropped), each part without its
+    /// surrounding spaces and tabs and in ASCII lower case.
+    static func parts(_ value: String, limit: Int = .max) -> [String] {
+        var parts: [String] = []
+        for part in value.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false) {
+            guard parts.count < limit else { break }
+            let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            guard let start = part.firstIndex(where: { !isBlank($0) }),
+                let end = part.lastIndex(where: { !isBlank($0) })
+            else {
+                parts.append("")
+                continue
+            }
+            let lowered = part[start...end].lazy.map { byte in
+                byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            }
+            parts.append(String(decoding: lowered, as: UTF8.self))
+        }
+        return parts
     }
 }

@@ -10,9 +10,11 @@ import SkiffWire
 /// reads the request HEADERS and DATA, presents the call to the router through the server's
 /// ``SkiffCore/CallRunner`` (admission, deadline, handler, metrics) and writes what the handler
 /// sends. HTTP/2 itself (framing, HPACK, flow control, stream limits, reset and PING floods) is
-/// swift-nio-http2's.
-final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
+/// swift-nio-http2's. It is every stream's first handler: a stream whose request is not gRPC it
+/// hands over to gRPC-Web and Connect (``HTTP2StreamRouter``) and steps aside.
+final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler, ResponseWriter {
     typealias InboundIn = HTTP2Frame.FramePayload
+    typealias InboundOut = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
     /// What the connection's calls share: the runner, limits, budget, drain signal.
@@ -31,6 +33,9 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
     /// a unary or server-streaming request must be whole within it of its HEADERS, a
     /// client-streaming one may not pause longer between messages; bidirectional calls are exempt.
     private var requestTimer: Scheduled<Void>?
+    /// The request timer is to be (re)armed at the end of this read: once per read, not per message,
+    /// and not at all for a request that is whole by then (most unary calls).
+    private var requestTimerDue = false
     private var requestTimeout: Duration { settings.requestTimeout }
     private var handlerRunning = false
     private var startTime = NIODeadline.now()
@@ -62,6 +67,9 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
         switch unwrapInboundIn(data) {
         case .headers(let headers):
             if state.isIdle {
+                guard HTTP2StreamRouter.isGRPC(headers.headers, settings: settings) else {
+                    return HTTP2StreamRouter.handOver(data, from: context, settings: settings)
+                }
                 requestHeaders(headers.headers, endStream: headers.endStream)
             } else if headers.endStream {
                 endClientSide()  // request trailers: gRPC sends none, but they may end the stream
@@ -74,6 +82,14 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
         default:
             break
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if requestTimerDue {
+            requestTimerDue = false
+            if state.remoteOpen { armRequestTimer() }
+        }
+        context.fireChannelReadComplete()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -161,7 +177,7 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
         if endStream {
             endClientSide()
         } else if admitted.handler.descriptor.kind != .bidirectionalStreaming {
-            armRequestTimer()
+            requestTimerDue = true
         }
     }
 
@@ -190,7 +206,7 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
             case .message(let message):
                 call.inbound.push(message)
                 // A client-streaming request may pause up to the timeout between messages.
-                if descriptor?.kind == .clientStreaming, requestTimer != nil { armRequestTimer() }
+                if descriptor?.kind == .clientStreaming { requestTimerDue = true }
             case .tooLarge(let length):
                 return fail(
                     .resourceExhausted,
@@ -205,6 +221,7 @@ final class GRPCStreamHandler: ChannelInboundHandler, ResponseWriter {
     private func endClientSide() {
         requestTimer?.cancel()
         requestTimer = nil
+        requestTimerDue = false
         guard state.halfClose(.remote) else { return }
         if reader.isMidMessage {
             return fail(.internal, "The request ended in the middle of a message.")

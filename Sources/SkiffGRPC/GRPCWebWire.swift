@@ -17,9 +17,7 @@ public enum GRPCWebWire {
     /// Reads a gRPC-Web content type; `nil` for anything else (`+json` included: this server
     /// speaks the Protobuf form).
     public static func contentType(_ value: String) -> Encoding? {
-        let base = value.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        }
+        let base = MediaType.parts(value, limit: 1).first
         switch base {
         case "application/grpc-web", "application/grpc-web+proto": return .binary
         case "application/grpc-web-text", "application/grpc-web-text+proto": return .text

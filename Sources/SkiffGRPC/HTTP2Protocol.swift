@@ -55,13 +55,14 @@ public struct HTTP2Protocol: ConnectionProtocol {
         )
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(SendStallGuard(timeout: context.configuration.sendStallTimeout))
+        try sync.addHandler(FlushCoalescer())
         _ = try sync.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: Self.connectionConfiguration(context.configuration),
             streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(HTTP2StreamRouter(settings: settings))
+                try stream.pipeline.syncOperations.addHandler(GRPCStreamHandler(settings: settings))
             }
         }
         try sync.addHandler(
@@ -102,40 +103,28 @@ public struct HTTP2Protocol: ConnectionProtocol {
     }
 }
 
-/// The first handler of an HTTP/2 stream: reads the request's HEADERS and installs the handler of
-/// the protocol they name (gRPC by its content type, gRPC-Web and Connect behind swift-nio-http2's
-/// HTTP/1 codec), then steps aside.
-final class HTTP2StreamRouter: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    typealias InboundOut = HTTP2Frame.FramePayload
-
-    private let settings: HTTPCallSettings
-    private var routed = false
-
-    init(settings: HTTPCallSettings) {
-        self.settings = settings
+/// Where an HTTP/2 stream goes, by its request's HEADERS: gRPC (by its content type) stays with
+/// the stream's first handler, ``GRPCStreamHandler``; gRPC-Web and Connect go behind
+/// swift-nio-http2's HTTP/1 codec to an ``HTTPCallHandler``.
+enum HTTP2StreamRouter {
+    /// Whether the stream whose request HEADERS are `headers` is a gRPC call this server answers.
+    static func isGRPC(_ headers: HPACKHeaders, settings: HTTPCallSettings) -> Bool {
+        settings.protocols.contains(.grpc) && GRPCHeaders.isGRPC(headers.first(name: "content-type") ?? "")
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !routed, case .headers(let headers) = unwrapInboundIn(data) else {
-            return context.fireChannelRead(data)
-        }
-        routed = true
-        let contentType = headers.headers.first(name: "content-type") ?? ""
+    /// Hands the stream to gRPC-Web and Connect: installs their handlers after `context`'s handler,
+    /// passes them the HEADERS and removes that handler.
+    static func handOver(_ headers: NIOAny, from context: ChannelHandlerContext, settings: HTTPCallSettings) {
         let sync = context.pipeline.syncOperations
         do {
-            if settings.protocols.contains(.grpc), GRPCHeaders.isGRPC(contentType) {
-                try sync.addHandler(GRPCStreamHandler(settings: settings), position: .after(self))
-            } else {
-                try sync.addHandlers(
-                    [HTTP2FramePayloadToHTTP1ServerCodec(), HTTPCallHandler(settings: settings, isHTTP2: true)],
-                    position: .after(self)
-                )
-            }
+            try sync.addHandlers(
+                [HTTP2FramePayloadToHTTP1ServerCodec(), HTTPCallHandler(settings: settings, isHTTP2: true)],
+                position: .after(context.handler)
+            )
         } catch {
             return context.close(promise: nil)
         }
-        context.fireChannelRead(data)
+        context.fireChannelRead(headers)
         sync.removeHandler(context: context, promise: nil)
     }
 }
