@@ -66,8 +66,7 @@ public enum GRPCHeaders {
     /// Whether `contentType` names gRPC: `application/grpc`, `application/grpc+proto`, or either
     /// with parameters.
     public static func isGRPC(_ contentType: String) -> Bool {
-        let base = MediaType.parts(contentType, limit: 1).first
-        return base == "application/grpc" || base == "application/grpc+proto"
+        MediaType.base(of: contentType, is: "application/grpc", or: "application/grpc+proto")
     }
 
     /// The response HEADERS: `:status` 200, the content type, then the initial metadata.
@@ -134,23 +133,44 @@ public enum GRPCHeaders {
 
 /// Media types (`type/subtype; parameter=value`) read without Foundation: this runs on every call.
 enum MediaType {
+    /// Whether `value`'s type (before any `;`, without surrounding spaces and tabs) is `first` or
+    /// `second` (lower case), compared case-insensitively, without allocating.
+    static func base(of value: String, is first: StaticString, or second: StaticString) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in
+            var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
+            var start = bytes.startIndex
+            while start < end, isBlank(bytes[start]) { start += 1 }
+            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+            let base = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            func matches(_ candidate: StaticString) -> Bool {
+                candidate.withUTF8Buffer { expected in
+                    expected.count == base.count && zip(expected, base).allSatisfy { $0 == lowered($1) }
+                }
+            }
+            return matches(first) || matches(second)
+        }
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+
+    private static func lowered(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+
     /// `value` split at `;` (at most `limit` parts, the rest dropped), each part without its
     /// surrounding spaces and tabs and in ASCII lower case.
     static func parts(_ value: String, limit: Int = .max) -> [String] {
         var parts: [String] = []
         for part in value.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false) {
             guard parts.count < limit else { break }
-            let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
             guard let start = part.firstIndex(where: { !isBlank($0) }),
                 let end = part.lastIndex(where: { !isBlank($0) })
             else {
                 parts.append("")
                 continue
             }
-            let lowered = part[start...end].lazy.map { byte in
-                byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            }
-            parts.append(String(decoding: lowered, as: UTF8.self))
+            parts.append(String(decoding: part[start...end].lazy.map(lowered), as: UTF8.self))
         }
         return parts
     }

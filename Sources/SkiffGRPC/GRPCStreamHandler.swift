@@ -41,7 +41,7 @@ final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler, R
     private var startTime = NIODeadline.now()
     private var context: ChannelHandlerContext?
     private let pacer = OutboundPacer()
-    private var peer = "?"
+    private var peer: String { settings.peer }
     private var streamID: UInt32 = 0
 
     private var budget: ResponseBudget { settings.budget }
@@ -54,7 +54,6 @@ final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler, R
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        peer = context.channel.parent?.remoteAddress.map { "\($0)" } ?? "?"
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

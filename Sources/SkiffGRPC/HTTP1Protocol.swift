@@ -44,6 +44,7 @@ public struct HTTP1Protocol: ConnectionProtocol {
     public func configure(_ channel: any Channel, context: ConnectionContext) throws {
         let budget = ResponseBudget(limit: context.configuration.maxBufferedResponseBytes, observer: context.observer)
         let settings = HTTPCallSettings(
+            channel: channel,
             context: context,
             executor: context.handlerExecutor(for: channel.eventLoop),
             protocols: protocols,

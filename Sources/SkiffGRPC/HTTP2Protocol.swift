@@ -46,6 +46,7 @@ public struct HTTP2Protocol: ConnectionProtocol {
         // Fired when the connection drains: calls that never end by themselves (watches, feeds) end then.
         let drain = DrainSignal()
         let settings = HTTPCallSettings(
+            channel: channel,
             context: context,
             executor: executor,
             protocols: protocols,

@@ -34,8 +34,11 @@ struct HTTPCallSettings {
     let budget: ResponseBudget
     let drain: DrainSignal
     let logger: Logger
+    /// The client's address, as calls report it.
+    let peer: String
 
     init(
+        channel: any Channel,
         context: ConnectionContext,
         executor: (any TaskExecutor)?,
         protocols: HTTPCallProtocols,
@@ -53,6 +56,7 @@ struct HTTPCallSettings {
         self.budget = budget
         self.drain = drain
         self.logger = context.logger
+        self.peer = channel.remoteAddress.map { "\($0)" } ?? "?"
     }
 }
 
@@ -81,7 +85,7 @@ final class HTTPCallHandler: ChannelInboundHandler {
     private var deferred: (answer: HTTPAnswer, keepAlive: Bool)?
     private var discardTimer: Scheduled<Void>?
     private var requests: UInt32 = 0
-    private(set) var peer = "?"
+    var peer: String { settings.peer }
     private let pacer = OutboundPacer()
 
     init(settings: HTTPCallSettings, isHTTP2: Bool, idleTimeout: Duration = .zero) {
@@ -92,8 +96,6 @@ final class HTTPCallHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        let address = isHTTP2 ? context.channel.parent?.remoteAddress : context.channel.remoteAddress
-        peer = address.map { "\($0)" } ?? "?"
         if !isHTTP2 { armIdleTimer() }
     }
 
