@@ -430,6 +430,7 @@ let package = Package(
                 "SkiffStandardServices",
                 "SkiffServerApp",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

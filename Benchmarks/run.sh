@@ -5,7 +5,10 @@
 # markdown table with ratios.
 #
 # Targets (server ← client):
-#   skiff           Skiff's server, skiff/1 ← Skiff's generated client (one connection)
+#   skiff           Skiff's server, skiff/1 ← Skiff's generated client (one connection); at 1 in flight the
+#                   calling task runs on the connection's event loop (ClientConnection.taskExecutor: no
+#                   thread hop per call), elsewhere on the global executor (the client then uses both
+#                   cores), the better of the two for each (RESULTS.md)
 #   skiff-grpc      Skiff's server, gRPC over HTTP/2 alone (HTTP2Protocol) ← the grpc-swift-2 client
 #   skiff-grpc-cpp  the same Skiff gRPC server ← the C++ gRPC client (cpp/client.cc)
 #   skiff-connect   Skiff's server, HTTP/1.1 alone (HTTP1Protocol) ← Connect unary (application/proto) from a
@@ -104,7 +107,8 @@ configs=("unary 1" "unary 16" "unary 64" "stream 16")
 for config in "${configs[@]}"; do
     read -r mode concurrency <<< "$config"
     coalescing=library
-    [[ "$mode" == "unary" && "$concurrency" == "1" ]] && coalescing=off
+    executor=pool
+    [[ "$mode" == "unary" && "$concurrency" == "1" ]] && coalescing=off executor=loop
     for target in "${targets[@]}"; do
         [[ "$target" == "skiff-connect" && "$mode" != "unary" ]] && continue
         # The server each target runs, and whether its client is the C++ one.
@@ -127,6 +131,7 @@ for config in "${configs[@]}"; do
                 timeout 180 "$bin" load --target "$target" --port "$server_port" --mode "$mode" \
                     --concurrency "$concurrency" --duration "$duration" --warmup "$warmup" \
                     --server-pid "$server_pid" --label "$mode-$concurrency" --flush-coalescing "$coalescing" \
+                    --client-executor "$executor" \
                     | tee -a "$results" >&2
             fi
         done

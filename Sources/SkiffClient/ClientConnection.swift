@@ -56,6 +56,18 @@ public final class ClientConnection: ClientTransport, Sendable {
     public let configuration: ClientConfiguration
     /// The event loop all of this connection's sockets, streams and timers run on.
     public let eventLoop: any EventLoop
+    /// Runs tasks on ``eventLoop``. A call made from a task that prefers it has no thread hop: the
+    /// request goes to the socket and the response comes back to the caller on the loop's thread.
+    /// It is the fastest way to make many small calls, and at one call in flight it cuts the
+    /// latency that two hops between threads cost; the work such a task does between calls holds
+    /// up the connection's I/O, so keep it short.
+    ///
+    /// ```swift
+    /// try await withTaskExecutorPreference(connection.taskExecutor) {
+    ///     for request in requests { _ = try await client.unaryCall(request) }
+    /// }
+    /// ```
+    public let taskExecutor: any TaskExecutor
     let manager: ConnectionManager
 
     /// Creates a connection; nothing happens on the network until the first call or ``connect()``.
@@ -71,6 +83,7 @@ public final class ClientConnection: ClientTransport, Sendable {
         self.target = target
         self.configuration = configuration
         self.eventLoop = eventLoopGroup.next()
+        self.taskExecutor = EventLoopTaskExecutor(eventLoop)
         self.manager = ConnectionManager(loop: eventLoop, target: target, configuration: configuration)
     }
 
@@ -120,7 +133,12 @@ public final class ClientConnection: ClientTransport, Sendable {
         let loop = eventLoop
         let result = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<UnaryResult, any Error>) in
-                loop.execute { stream.startUnary(continuation) }
+                // From a task on the loop (``taskExecutor``), at once.
+                if loop.inEventLoop {
+                    stream.startUnary(continuation)
+                } else {
+                    loop.execute { stream.startUnary(continuation) }
+                }
             }
         } onCancel: {
             loop.execute { stream.cancel(RPCError(code: .cancelled, message: "The call was cancelled.")) }

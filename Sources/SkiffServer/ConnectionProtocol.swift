@@ -1,6 +1,7 @@
 public import Logging
 public import NIOCore
 public import SkiffCore
+import SkiffWire
 
 /// A wire protocol a ``Server`` speaks on the connections it accepts: skiff/1 is one
 /// (``SkiffWireProtocol``); others are added the same way.

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOEmbedded
 import NIOHPACK
 import SkiffCore
 import SkiffServer
@@ -125,5 +126,58 @@ struct GRPCUnitTests {
         #expect(grpc.recognize(ByteBuffer(bytes: preface).readableBytesView) == .match)
         #expect(grpc.recognize(ByteBuffer(string: "GET / HTTP/1.1\r\n").readableBytesView) == .noMatch)
         #expect(grpc.recognize(ByteBuffer(bytes: [0x89]).readableBytesView) == .noMatch)
+    }
+
+    @Test("gRPC content types: either name, any case, parameters and blanks around it; nothing longer or shorter")
+    func grpcContentTypes() {
+        for value in [
+            "application/grpc", "application/grpc+proto", "Application/GRPC+Proto", " \tapplication/grpc ; charset=x",
+            "application/grpc;", "APPLICATION/GRPC",
+        ] {
+            #expect(GRPCHeaders.isGRPC(value), "\(value)")
+        }
+        for value in [
+            "", ";", "application/grpc-web", "application/grpc+json", "application/grpcx", "application/grp",
+            "application/ grpc", "xapplication/grpc", "application/grpc-web-text; a=b",
+        ] {
+            #expect(!GRPCHeaders.isGRPC(value), "\(value)")
+        }
+        #expect(MediaType.parts(" A/B ;C=D;; e ") == ["a/b", "c=d", "", "e"])
+        #expect(MediaType.parts("a/b; c", limit: 1) == ["a/b"])
+    }
+
+    @Test("the flushes of one event-loop tick leave as one; a close first sends what is pending")
+    func flushCoalescer() throws {
+        let counter = FlushCounter()
+        let channel = EmbeddedChannel(handlers: [counter, FlushCoalescer()])
+        for text in ["a", "b", "c"] {
+            channel.write(ByteBuffer(string: text), promise: nil)
+            channel.flush()
+        }
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        #expect(counter.flushes == 0)
+        channel.embeddedEventLoop.run()
+        #expect(counter.flushes == 1)
+        for text in ["a", "b", "c"] {
+            #expect(try channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(string: text))
+        }
+        channel.write(ByteBuffer(string: "goaway"), promise: nil)
+        channel.flush()
+        channel.close(promise: nil)
+        #expect(counter.flushes == 2)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(string: "goaway"))
+        channel.embeddedEventLoop.run()
+        #expect(counter.flushes == 2)
+    }
+}
+
+/// Counts the flushes that reach the socket.
+final class FlushCounter: ChannelOutboundHandler {
+    typealias OutboundIn = ByteBuffer
+    private(set) var flushes = 0
+
+    func flush(context: ChannelHandlerContext) {
+        flushes += 1
+        context.flush()
     }
 }

@@ -68,6 +68,56 @@ struct RuntimeTests {
         }
     }
 
+    @Test(
+        "calls from tasks on the connection's event loop (its taskExecutor): unary, streaming, a deadline, on the loop throughout"
+    )
+    func callsFromTheConnectionsLoop() async throws {
+        let probe = ProbeService()
+        try await withTestServer(services: [probe, TestService()]) { _, port in
+            try await withClientConnection(target: .host("127.0.0.1", port: port)) { connection in
+                let client = TestClient(transport: connection)
+                try await withTaskExecutorPreference(connection.taskExecutor) {
+                    #expect(connection.eventLoop.inEventLoop)
+                    for size in 0..<50 {
+                        let response = try await client.unaryCall(.with { $0.responseSize = Int32(size) })
+                        #expect(response.payload.body.count == size)
+                        #expect(connection.eventLoop.inEventLoop)
+                    }
+                    let count = try await client.streamingOutputCall(
+                        .with { $0.responseParameters = Array(repeating: .with { $0.size = 10 }, count: 20) }
+                    ) { response in
+                        var count = 0
+                        for try await message in response.messages where message.payload.body.count == 10 {
+                            count += 1
+                        }
+                        return count
+                    }
+                    #expect(count == 20)
+                    let error = await #expect(throws: RPCError.self) {
+                        _ = try await connection.unary(
+                            ProbeService.wait,
+                            request: Skiff_Testing_V1_Empty(),
+                            options: CallOptions(timeout: .milliseconds(200)),
+                            responseType: Skiff_Testing_V1_Empty.self
+                        )
+                    }
+                    #expect(error?.code == .deadlineExceeded)
+                    #expect(connection.eventLoop.inEventLoop)
+                }
+                // Many at once from tasks on the loop.
+                let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for size in 0..<200 {
+                        group.addTask(executorPreference: connection.taskExecutor) {
+                            try await client.unaryCall(.with { $0.responseSize = Int32(size) }).payload.body.count
+                        }
+                    }
+                    return try await group.reduce(0, +)
+                }
+                #expect(sizes == (0..<200).reduce(0, +))
+            }
+        }
+    }
+
     @Test("cancelling the caller's task cancels the handler's task on the server")
     func cancellationReachesHandler() async throws {
         let probe = ProbeService()

@@ -49,6 +49,20 @@ enum Workload {
 /// One target's client: `call()` makes one call of the mode and returns the messages it received.
 protocol BenchClient: Sendable {
     func call() async throws -> Int
+    /// Where the closed loop's tasks run: `nil` for the global concurrent executor.
+    var executor: (any TaskExecutor)? { get }
+}
+
+extension BenchClient {
+    var executor: (any TaskExecutor)? { nil }
+}
+
+/// Where the Skiff client's calling tasks run.
+enum ClientExecutor: String, ExpressibleByArgument {
+    /// The connection's event loop (`ClientConnection.taskExecutor`): no thread hop per call.
+    case loop
+    /// Swift's global concurrent executor: a hop to the loop and one back per call.
+    case pool
 }
 
 struct Serve: AsyncParsableCommand {
@@ -107,6 +121,9 @@ struct Load: AsyncParsableCommand {
     )
     var flushCoalescing = GRPCTarget.FlushCoalescing.library
 
+    @Option(help: "skiff: where the calling tasks run, loop (the connection's event loop) or pool (global executor).")
+    var clientExecutor = ClientExecutor.pool
+
     @Option(
         help: """
             Make exactly this many calls (after one untimed call), then stop: no warm-up, no time window; \
@@ -125,7 +142,9 @@ struct Load: AsyncParsableCommand {
         let result: LoopResult
         switch target {
         case .skiff:
-            result = try await SkiffTarget.withClient(port: port, mode: mode) { try await runClosedLoop($0, settings) }
+            result = try await SkiffTarget.withClient(port: port, mode: mode, executor: clientExecutor) {
+                try await runClosedLoop($0, settings)
+            }
         case .grpc, .skiffGRPC:
             result = try await GRPCTarget.withClient(port: port, mode: mode, flushCoalescing: flushCoalescing) {
                 try await runClosedLoop($0, settings)
@@ -237,7 +256,7 @@ func runClosedLoop(_ client: some BenchClient, _ settings: LoopSettings) async t
     let budget = settings.maxCalls.map { CallBudget($0) }
     var total = try await withThrowingTaskGroup(of: LoopResult.self) { group in
         for _ in 0..<settings.concurrency {
-            group.addTask {
+            group.addTask(executorPreference: client.executor) {
                 var local = LoopResult()
                 local.latencies.reserveCapacity(1 << 16)
                 while true {

@@ -38,11 +38,12 @@ enum SkiffTarget {
     static func withClient<R: Sendable>(
         port: Int,
         mode: Mode,
+        executor: ClientExecutor,
         _ body: (SkiffBenchClient) async throws -> R
     ) async throws -> R {
         let connection = ClientConnection(target: .host("127.0.0.1", port: port))
         try await connection.connect()
-        let client = SkiffBenchClient(connection: connection, mode: mode)
+        let client = SkiffBenchClient(connection: connection, mode: mode, executor: executor)
         _ = try await client.call()
         let result = try await body(client)
         await connection.close()
@@ -76,6 +77,7 @@ enum SkiffTarget {
     struct SkiffBenchClient: BenchClient {
         let client: Skiff_Testing_V1_TestService.Client
         let mode: Mode
+        let executor: (any TaskExecutor)?
         let request = Skiff_Testing_V1_SimpleRequest.with { $0.responseSize = Workload.payloadSize }
         let streamRequest = Skiff_Testing_V1_StreamingOutputCallRequest.with {
             $0.responseParameters = Array(
@@ -84,9 +86,10 @@ enum SkiffTarget {
             )
         }
 
-        init(connection: ClientConnection, mode: Mode) {
+        init(connection: ClientConnection, mode: Mode, executor: ClientExecutor) {
             self.client = Skiff_Testing_V1_TestService.Client(transport: connection)
             self.mode = mode
+            self.executor = executor == .loop ? connection.taskExecutor : nil
         }
 
         func call() async throws -> Int {
