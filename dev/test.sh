@@ -3,9 +3,10 @@
 # (protoc for the CLI's --proto tests and code generation, SQLite's headers, openssl for the TLS
 # tests, curl and Python with the stock grpcio and connectrpc clients, grpcio-tools,
 # grpcio-health-checking and grpcio-reflection for the gRPC, gRPC-Web and Connect interop tests,
-# headless Chromium for the browser test of gRPC-Web and Connect through CORS), then
-# runs the whole suite one test at a time. Extra arguments go to `swift test`
-# (e.g. `dev/test.sh --filter SkiffCoreTests`).
+# headless Chromium for the browser test of gRPC-Web and Connect through CORS, a C compiler and make
+# for the C client runtime), then runs the C runtime's tests (plain and under AddressSanitizer and
+# UndefinedBehaviorSanitizer) and the whole Swift suite one test at a time. Extra arguments go to
+# `swift test` alone (e.g. `dev/test.sh --filter SkiffCoreTests`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -16,6 +17,8 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3 python3-pip)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v make >/dev/null 2>&1 || need+=(make)
 if ((${#need[@]})); then
     echo "Installing: ${need[*]}"
     sudo=()
@@ -33,6 +36,11 @@ if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1, grpc_reflection.v1alph
     echo "Installing: ${python_packages[*]} (pip)"
     python3 -m pip install -q "${python_packages[@]}" 2>/dev/null \
         || python3 -m pip install -q --break-system-packages "${python_packages[@]}"
+fi
+
+if (($# == 0)); then
+    echo "== the C client runtime (Clients/c): make check check-sanitize"
+    make -s -C Clients/c check check-sanitize
 fi
 
 exec swift test --no-parallel "$@"
