@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when the committed generated code under Sources/ is not what dev/generate-code.sh
+# Fails when the committed generated code under Sources/ and Clients/c/generated is not what dev/generate-code.sh
 # produces today: regenerates, then lists any file that changed, appeared or disappeared.
 #
 # Environment: SKIFF_SCRATCH  the SwiftPM scratch path to build the generators in (default .build)
@@ -11,7 +11,8 @@ cd "$root"
 
 "$here/generate-code.sh"
 
-changes="$(git status --porcelain --untracked-files=all -- 'Sources/*.pb.swift' 'Sources/*.skiff.swift')"
+changes="$(git status --porcelain --untracked-files=all -- 'Sources/*.pb.swift' 'Sources/*.skiff.swift' \
+    'Clients/c/generated')"
 if [[ -n "$changes" ]]; then
     echo "error: generated code is out of date; run dev/generate-code.sh and commit the result:" >&2
     echo "$changes" >&2

@@ -66,3 +66,16 @@ for entry in "${entries[@]}"; do
         --skiff_opt="Visibility=$visibility,$options" \
         "${protos[@]}"
 done
+
+# The C client's messages (Clients/c/generated), from protoc-c (Debian's protobuf-c-compiler):
+# the conformance service's for now, which the C runtime's tests call.
+if ! command -v protoc-c > /dev/null 2>&1; then
+    echo "error: protoc-c not found on PATH; install it (apt-get install protobuf-c-compiler)." >&2
+    exit 1
+fi
+c_out="Clients/c/generated"
+rm -rf "$c_out"
+mkdir -p "$c_out"
+c_protos=(Protos/skiff/testing/v1/test.proto)
+echo "Generating ${c_protos[*]} -> $c_out (protoc-c)" >&2
+protoc-c --proto_path=Protos --c_out="$c_out" "${c_protos[@]}"

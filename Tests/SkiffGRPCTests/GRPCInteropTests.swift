@@ -17,16 +17,8 @@ private let repository = URL(fileURLWithPath: #filePath)
 /// Runs `python3 script args…` and returns its exit status and output. The test fails (it is never
 /// skipped) when python3 or its packages are missing: `dev/test.sh` installs them.
 func runPython(_ script: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let result = try runProcess("python3", [script.path] + arguments)
+    return (result.status, result.output)
 }
 
 @Suite("gRPC over HTTP/2 with stock clients")

@@ -1,0 +1,121 @@
+/*
+ * A skiff/1 channel: one TCP connection to a Skiff server that carries many concurrent calls
+ * (docs/PROTOCOL.md §1, §4, §5). The channel runs one I/O thread; calls are made from any number
+ * of application threads, each blocking until its step is done.
+ *
+ * Statuses are returned as values (skiff_status), never printed. Messages are bytes: serialize
+ * them with protobuf-c (protobuf_c_message_pack) or anything else.
+ *
+ * Thread safety: a channel may be used from many threads at once. A call (skiff_call) belongs to
+ * one thread at a time, except skiff_call_cancel, which any thread may call while another is
+ * blocked in the call. skiff_channel_close must not race with calls still being started.
+ */
+#ifndef SKIFF_CHANNEL_H
+#define SKIFF_CHANNEL_H
+
+#include "skiff/frame.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct skiff_channel skiff_channel;
+typedef struct skiff_call skiff_call;
+
+/** How a call ended, or why a step failed. */
+typedef struct skiff_status {
+    /** A skiff_status_code; unknown codes from the server are kept as sent. */
+    uint32_t code;
+    /** The status message, NUL-terminated (malloc'd; may be NULL for none). skiff_status_clear
+     *  frees it. Messages from the server are passed on exactly; local ones say what happened. */
+    char *message;
+} skiff_status;
+
+/** Frees the status's message and sets it to OK. Safe on a zeroed status. */
+void skiff_status_clear(skiff_status *status);
+
+/** What a channel accepts and how it connects. */
+typedef struct skiff_channel_options {
+    /** Largest response message accepted (MAX_MESSAGE_SIZE announced to the server). 4 MiB. */
+    uint32_t max_message_size;
+    /** Largest frame payload accepted (MAX_FRAME_SIZE). 65,536. */
+    uint32_t max_frame_size;
+    /** How long to wait for the TCP connection. 10,000 ms. */
+    uint32_t connect_timeout_ms;
+    /** Bytes of requests a channel queues for its socket before senders wait. 1 MiB. */
+    uint32_t max_queued_bytes;
+} skiff_channel_options;
+
+void skiff_channel_options_defaults(skiff_channel_options *options);
+
+/**
+ * Connects to `host` (a name or address) and `port`, sends the preface and SETTINGS and starts
+ * the I/O thread. On failure returns NULL and sets `status` (UNAVAILABLE, with the reason).
+ * `options` may be NULL for the defaults.
+ */
+skiff_channel *skiff_channel_connect(
+    const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status);
+
+/**
+ * Closes the connection: calls still open fail with UNAVAILABLE; waits for the I/O thread and
+ * frees the channel. Calls not finished must still be finished (skiff_call_finish) afterwards.
+ */
+void skiff_channel_close(skiff_channel *channel);
+
+/** Per call. Zero-initialize for no deadline and no metadata. */
+typedef struct skiff_call_options {
+    /** The deadline, relative to the start of the call; 0 for none. Sent as grpc-timeout and
+     *  watched locally: when it passes the call fails with DEADLINE_EXCEEDED. */
+    int64_t timeout_ms;
+    /** Request metadata, sent in order. Keys lower case ([0-9a-z_.-]); values of keys ending in
+     *  "-bin" are bytes, others printable ASCII. */
+    const skiff_metadata_entry *metadata;
+    size_t metadata_count;
+} skiff_call_options;
+
+/**
+ * A unary call: sends `request` to `path` ("/package.Service/Method") and puts the response
+ * message in `response` (its length reset first; the buffer is reused). Returns the status code
+ * and fills `status` (may be NULL).
+ */
+uint32_t skiff_unary(skiff_channel *channel, const char *path, skiff_bytes request, skiff_buffer *response,
+    const skiff_call_options *options, skiff_status *status);
+
+/** Starts a call of any kind; NULL only when memory runs out. Failures show in its steps. */
+skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const skiff_call_options *options);
+
+/**
+ * Sends one request message, waiting for flow-control credit. Returns SKIFF_STATUS_OK, or the
+ * call's failure (then skiff_call_finish tells the rest). `last` ends the client's side with it.
+ */
+uint32_t skiff_call_send(skiff_call *call, skiff_bytes message, bool last);
+
+/** Ends the client's side without a message (HALF_CLOSE, or END_STREAM on the HEADERS). */
+uint32_t skiff_call_half_close(skiff_call *call);
+
+/**
+ * Waits for the next response message and puts it in `message` (length reset first). Returns 1
+ * with a message, 0 when the response has ended (skiff_call_finish gives its status), -1 when
+ * the call failed.
+ */
+int skiff_call_receive(skiff_call *call, skiff_buffer *message);
+
+/** The response's initial metadata (empty until it arrives); valid until skiff_call_finish. */
+skiff_metadata_block skiff_call_initial_metadata(skiff_call *call);
+/** The response's trailing metadata (empty until the status is known); valid until finish. */
+skiff_metadata_block skiff_call_trailing_metadata(skiff_call *call);
+
+/** Cancels the call (RST_STREAM CANCELLED); its steps then fail with CANCELLED. Any thread. */
+void skiff_call_cancel(skiff_call *call);
+
+/**
+ * Waits for the call's status, fills `status` (may be NULL), frees the call and returns the code.
+ * Response messages not received are dropped. The call must not be used afterwards.
+ */
+uint32_t skiff_call_finish(skiff_call *call, skiff_status *status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SKIFF_CHANNEL_H */

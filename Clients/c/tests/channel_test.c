@@ -1,0 +1,376 @@
+/*
+ * libskiff's channel against a real Skiff server serving the conformance service
+ * (docs/PROTOCOL.md §7): all four call kinds, metadata both ways, forced statuses, deadlines,
+ * cancellation, fragmented multi-MiB messages, 1,000 concurrent calls from 8 threads on one
+ * channel, a slow reader, the size limits of both sides. Messages through protobuf-c.
+ * Usage: channel_test HOST PORT (the Swift test suite starts the server and runs this).
+ */
+#include "skiff/channel.h"
+#include "skiff/testing/v1/test.pb-c.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures = 0;
+static int checks = 0;
+
+#define CHECK(condition)                                                                  \
+    do {                                                                                  \
+        checks++;                                                                         \
+        if (!(condition)) {                                                               \
+            __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                           \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition); \
+        }                                                                                 \
+    } while (0)
+
+#define PATH(method) "/skiff.testing.v1.TestService/" method
+
+static const char *host;
+static uint16_t port;
+
+static skiff_bytes bytes_of(const char *text) {
+    skiff_bytes b = {(const uint8_t *)text, strlen(text)};
+    return b;
+}
+
+/* Packs a protobuf-c message into `out` (reused). */
+static skiff_bytes pack(const ProtobufCMessage *message, skiff_buffer *out) {
+    size_t size = protobuf_c_message_get_packed_size(message);
+    out->length = 0;
+    if (skiff_buffer_reserve(out, size ? size : 1) != 0) abort();
+    out->length = protobuf_c_message_pack(message, out->data);
+    skiff_bytes b = {out->data, out->length};
+    return b;
+}
+
+static double seconds_since(const struct timespec *start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* A UnaryCall asking for `size` bytes back and sending `payload` bytes; returns the status code. */
+static uint32_t unary_call(skiff_channel *channel, int32_t size, size_t payload, int32_t sleep_ms, int64_t timeout_ms,
+    size_t *received, skiff_status *status) {
+    Skiff__Testing__V1__SimpleRequest request = SKIFF__TESTING__V1__SIMPLE_REQUEST__INIT;
+    Skiff__Testing__V1__Payload body = SKIFF__TESTING__V1__PAYLOAD__INIT;
+    uint8_t *data = payload ? calloc(payload, 1) : NULL;
+    body.body.data = data;
+    body.body.len = payload;
+    request.payload = &body;
+    request.response_size = size;
+    request.sleep_ms = sleep_ms;
+    skiff_buffer out = {0}, response = {0};
+    skiff_call_options options = {timeout_ms, NULL, 0};
+    uint32_t code = skiff_unary(channel, PATH("UnaryCall"), pack(&request.base, &out), &response, &options, status);
+    if (received) *received = 0;
+    if (code == SKIFF_STATUS_OK) {
+        Skiff__Testing__V1__SimpleResponse *reply =
+            skiff__testing__v1__simple_response__unpack(NULL, response.length, response.data);
+        CHECK(reply != NULL);
+        if (reply && received) *received = reply->payload ? reply->payload->body.len : 0;
+        if (reply) skiff__testing__v1__simple_response__free_unpacked(reply, NULL);
+    }
+    free(data);
+    skiff_buffer_free(&out);
+    skiff_buffer_free(&response);
+    return code;
+}
+
+static void test_unary(skiff_channel *channel) {
+    skiff_status status = {0};
+    skiff_buffer response = {0};
+    CHECK(skiff_unary(channel, PATH("EmptyCall"), bytes_of(""), &response, NULL, &status) == SKIFF_STATUS_OK);
+    CHECK(response.length == 0 && status.code == SKIFF_STATUS_OK);
+    skiff_status_clear(&status);
+    size_t received = 0;
+    int32_t sizes[] = {0, 1, 250, 70000, 3 * 1024 * 1024};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        CHECK(unary_call(channel, sizes[i], (size_t)sizes[i], 0, 0, &received, &status) == SKIFF_STATUS_OK);
+        CHECK(received == (size_t)sizes[i]);
+        skiff_status_clear(&status);
+    }
+    /* Unknown and unimplemented methods. */
+    CHECK(skiff_unary(channel, PATH("NoSuchMethod"), bytes_of(""), &response, NULL, &status) ==
+          SKIFF_STATUS_UNIMPLEMENTED);
+    skiff_status_clear(&status);
+    CHECK(skiff_unary(channel, PATH("UnimplementedCall"), bytes_of(""), &response, NULL, &status) ==
+          SKIFF_STATUS_UNIMPLEMENTED);
+    skiff_status_clear(&status);
+    skiff_buffer_free(&response);
+}
+
+static void test_status_and_metadata(skiff_channel *channel) {
+    /* A forced status comes back with its message exactly (UTF-8 included), trailers-only. */
+    Skiff__Testing__V1__SimpleRequest request = SKIFF__TESTING__V1__SIMPLE_REQUEST__INIT;
+    Skiff__Testing__V1__EchoStatus echo = SKIFF__TESTING__V1__ECHO_STATUS__INIT;
+    echo.code = SKIFF_STATUS_NOT_FOUND;
+    echo.message = "no such listing \xe2\x88\x91 100%";
+    request.response_status = &echo;
+    const uint8_t trace[] = {0x00, 0x01, 0xfe, 0xff};
+    skiff_metadata_entry metadata[] = {
+        {bytes_of("x-skiff-echo-initial"), bytes_of("hi")},
+        {bytes_of("x-skiff-echo-trailing-bin"), {trace, 4}},
+    };
+    skiff_call_options options = {0, metadata, 2};
+    skiff_buffer out = {0}, message = {0};
+    skiff_call *call = skiff_call_start(channel, PATH("UnaryCall"), &options);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), true) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_receive(call, &message) == 0);
+    skiff_metadata_block trailing = skiff_call_trailing_metadata(call);
+    skiff_bytes value = {NULL, 0};
+    CHECK(skiff_metadata_find(&trailing, "x-skiff-echo-initial", &value) && value.length == 2);
+    CHECK(skiff_metadata_find(&trailing, "x-skiff-echo-trailing-bin", &value) && value.length == 4 &&
+          memcmp(value.data, trace, 4) == 0);
+    skiff_status status = {0};
+    CHECK(skiff_call_finish(call, &status) == SKIFF_STATUS_NOT_FOUND);
+    CHECK(status.message && strcmp(status.message, "no such listing \xe2\x88\x91 100%") == 0);
+    skiff_status_clear(&status);
+
+    /* A successful call: the initial echo in HEADERS, the binary one in TRAILERS. */
+    request.response_status = NULL;
+    request.response_size = 10;
+    call = skiff_call_start(channel, PATH("UnaryCall"), &options);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), true) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_receive(call, &message) == 1);
+    skiff_metadata_block initial = skiff_call_initial_metadata(call);
+    CHECK(skiff_metadata_find(&initial, "x-skiff-echo-initial", &value) && value.length == 2 &&
+          memcmp(value.data, "hi", 2) == 0);
+    CHECK(skiff_call_receive(call, &message) == 0);
+    trailing = skiff_call_trailing_metadata(call);
+    CHECK(skiff_metadata_find(&trailing, "x-skiff-echo-trailing-bin", &value) && value.length == 4);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+
+    /* Metadata the server would refuse is refused before sending. */
+    skiff_metadata_entry upper = {bytes_of("X-Upper"), bytes_of("a")};
+    skiff_call_options bad = {0, &upper, 1};
+    call = skiff_call_start(channel, PATH("EmptyCall"), &bad);
+    CHECK(skiff_call_send(call, bytes_of(""), true) == SKIFF_STATUS_INTERNAL);
+    CHECK(skiff_call_finish(call, &status) == SKIFF_STATUS_INTERNAL && status.message != NULL);
+    skiff_status_clear(&status);
+    skiff_buffer_free(&out);
+    skiff_buffer_free(&message);
+}
+
+static void test_deadline(skiff_channel *channel) {
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    skiff_status status = {0};
+    CHECK(unary_call(channel, 1, 0, 3000, 200, NULL, &status) == SKIFF_STATUS_DEADLINE_EXCEEDED);
+    double took = seconds_since(&start);
+    CHECK(took >= 0.19 && took < 2.0);
+    skiff_status_clear(&status);
+    /* A deadline long enough: the call succeeds. */
+    CHECK(unary_call(channel, 1, 0, 10, 10000, NULL, &status) == SKIFF_STATUS_OK);
+    skiff_status_clear(&status);
+}
+
+static void test_streaming(skiff_channel *channel) {
+    skiff_buffer out = {0}, message = {0};
+    /* Server streaming: 100 responses of 1,000 bytes. */
+    Skiff__Testing__V1__StreamingOutputCallRequest request = SKIFF__TESTING__V1__STREAMING_OUTPUT_CALL_REQUEST__INIT;
+    Skiff__Testing__V1__ResponseParameters parameters[100];
+    Skiff__Testing__V1__ResponseParameters *list[100];
+    for (int i = 0; i < 100; i++) {
+        skiff__testing__v1__response_parameters__init(&parameters[i]);
+        parameters[i].size = 1000;
+        list[i] = &parameters[i];
+    }
+    request.response_parameters = list;
+    request.n_response_parameters = 100;
+    skiff_call *call = skiff_call_start(channel, PATH("StreamingOutputCall"), NULL);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), true) == SKIFF_STATUS_OK);
+    int count = 0, result;
+    while ((result = skiff_call_receive(call, &message)) == 1) {
+        Skiff__Testing__V1__StreamingOutputCallResponse *reply =
+            skiff__testing__v1__streaming_output_call_response__unpack(NULL, message.length, message.data);
+        CHECK(reply && reply->payload && reply->payload->body.len == 1000);
+        if (reply) skiff__testing__v1__streaming_output_call_response__free_unpacked(reply, NULL);
+        count++;
+    }
+    CHECK(result == 0 && count == 100);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+
+    /* Client streaming: 50 requests of 1..50 bytes, then HALF_CLOSE. */
+    call = skiff_call_start(channel, PATH("StreamingInputCall"), NULL);
+    uint8_t body[64] = {0};
+    for (int i = 1; i <= 50; i++) {
+        Skiff__Testing__V1__StreamingInputCallRequest input = SKIFF__TESTING__V1__STREAMING_INPUT_CALL_REQUEST__INIT;
+        Skiff__Testing__V1__Payload payload = SKIFF__TESTING__V1__PAYLOAD__INIT;
+        payload.body.data = body;
+        payload.body.len = (size_t)i;
+        input.payload = &payload;
+        CHECK(skiff_call_send(call, pack(&input.base, &out), false) == SKIFF_STATUS_OK);
+    }
+    CHECK(skiff_call_half_close(call) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_receive(call, &message) == 1);
+    Skiff__Testing__V1__StreamingInputCallResponse *sum =
+        skiff__testing__v1__streaming_input_call_response__unpack(NULL, message.length, message.data);
+    CHECK(sum && sum->aggregated_payload_size == 50 * 51 / 2);
+    if (sum) skiff__testing__v1__streaming_input_call_response__free_unpacked(sum, NULL);
+    CHECK(skiff_call_receive(call, &message) == 0);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+
+    /* Bidirectional: ten rounds, each answered before the next is sent. */
+    call = skiff_call_start(channel, PATH("FullDuplexCall"), NULL);
+    request.n_response_parameters = 1;
+    for (int round = 0; round < 10; round++) {
+        parameters[0].size = round;
+        CHECK(skiff_call_send(call, pack(&request.base, &out), false) == SKIFF_STATUS_OK);
+        CHECK(skiff_call_receive(call, &message) == 1);
+    }
+    CHECK(skiff_call_half_close(call) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_receive(call, &message) == 0);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+
+    /* Cancellation: the call ends CANCELLED at once, and the channel carries on. */
+    call = skiff_call_start(channel, PATH("FullDuplexCall"), NULL);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), false) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_receive(call, &message) == 1);
+    skiff_call_cancel(call);
+    CHECK(skiff_call_receive(call, &message) == -1);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), false) == SKIFF_STATUS_CANCELLED);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_CANCELLED);
+    skiff_status status = {0};
+    CHECK(unary_call(channel, 5, 0, 0, 0, NULL, &status) == SKIFF_STATUS_OK);
+    skiff_status_clear(&status);
+    skiff_buffer_free(&out);
+    skiff_buffer_free(&message);
+}
+
+/* A slow reader: 24 MiB of responses on one stream, read only after a pause; meanwhile other
+ * calls on the channel succeed, and every byte arrives (the stream window paces the server). */
+static void test_slow_reader(skiff_channel *channel) {
+    enum { COUNT = 384, SIZE = 65536 };
+    Skiff__Testing__V1__StreamingOutputCallRequest request = SKIFF__TESTING__V1__STREAMING_OUTPUT_CALL_REQUEST__INIT;
+    Skiff__Testing__V1__ResponseParameters parameters = SKIFF__TESTING__V1__RESPONSE_PARAMETERS__INIT;
+    Skiff__Testing__V1__ResponseParameters **list = malloc(COUNT * sizeof *list);
+    for (int i = 0; i < COUNT; i++) list[i] = &parameters;
+    parameters.size = SIZE;
+    request.response_parameters = list;
+    request.n_response_parameters = COUNT;
+    skiff_buffer out = {0}, message = {0};
+    skiff_call *call = skiff_call_start(channel, PATH("StreamingOutputCall"), NULL);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), true) == SKIFF_STATUS_OK);
+    struct timespec pause = {0, 300000000};
+    nanosleep(&pause, NULL);
+    skiff_status status = {0};
+    CHECK(unary_call(channel, 100, 0, 0, 5000, NULL, &status) == SKIFF_STATUS_OK);
+    skiff_status_clear(&status);
+    int count = 0;
+    while (skiff_call_receive(call, &message) == 1) count += message.length >= SIZE;
+    CHECK(count == COUNT);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+    free(list);
+    skiff_buffer_free(&out);
+    skiff_buffer_free(&message);
+}
+
+typedef struct worker {
+    skiff_channel *channel;
+    int index;
+    int succeeded;
+} worker;
+
+/* Each of 8 threads starts 125 calls, then finishes them: 1,000 in flight on one channel. */
+static void *run_worker(void *argument) {
+    worker *w = argument;
+    enum { CALLS = 125 };
+    skiff_call *calls[CALLS];
+    skiff_buffer out = {0}, message = {0};
+    for (int i = 0; i < CALLS; i++) {
+        Skiff__Testing__V1__SimpleRequest request = SKIFF__TESTING__V1__SIMPLE_REQUEST__INIT;
+        request.response_size = w->index * CALLS + i;
+        calls[i] = skiff_call_start(w->channel, PATH("UnaryCall"), NULL);
+        if (skiff_call_send(calls[i], pack(&request.base, &out), true) != SKIFF_STATUS_OK) continue;
+    }
+    for (int i = 0; i < CALLS; i++) {
+        if (skiff_call_receive(calls[i], &message) == 1) {
+            Skiff__Testing__V1__SimpleResponse *reply =
+                skiff__testing__v1__simple_response__unpack(NULL, message.length, message.data);
+            if (reply && reply->payload && reply->payload->body.len == (size_t)(w->index * CALLS + i)) w->succeeded++;
+            if (reply) skiff__testing__v1__simple_response__free_unpacked(reply, NULL);
+        }
+        skiff_call_finish(calls[i], NULL);
+    }
+    skiff_buffer_free(&out);
+    skiff_buffer_free(&message);
+    return NULL;
+}
+
+static void test_concurrency(skiff_channel *channel) {
+    pthread_t threads[8];
+    worker workers[8];
+    for (int i = 0; i < 8; i++) {
+        workers[i] = (worker){channel, i, 0};
+        CHECK(pthread_create(&threads[i], NULL, run_worker, &workers[i]) == 0);
+    }
+    int succeeded = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(threads[i], NULL);
+        succeeded += workers[i].succeeded;
+    }
+    CHECK(succeeded == 1000);
+}
+
+static void test_limits(void) {
+    skiff_status status = {0};
+    /* A request over the server's MAX_MESSAGE_SIZE (4 MiB) fails locally; the channel carries on. */
+    skiff_channel *channel = skiff_channel_connect(host, port, NULL, &status);
+    CHECK(channel != NULL);
+    if (!channel) return;
+    CHECK(unary_call(channel, 1, 0, 0, 0, NULL, &status) == SKIFF_STATUS_OK); /* the server's SETTINGS are in */
+    skiff_status_clear(&status);
+    CHECK(unary_call(channel, 1, 5 * 1024 * 1024, 0, 0, NULL, &status) == SKIFF_STATUS_RESOURCE_EXHAUSTED);
+    skiff_status_clear(&status);
+    CHECK(unary_call(channel, 1, 0, 0, 0, NULL, &status) == SKIFF_STATUS_OK);
+    skiff_status_clear(&status);
+    skiff_channel_close(channel);
+
+    /* A response over the client's own MAX_MESSAGE_SIZE: RESOURCE_EXHAUSTED, the channel goes on. */
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.max_message_size = 1024 * 1024;
+    channel = skiff_channel_connect(host, port, &options, &status);
+    CHECK(channel != NULL);
+    if (!channel) return;
+    CHECK(unary_call(channel, 2 * 1024 * 1024, 0, 0, 0, NULL, &status) == SKIFF_STATUS_RESOURCE_EXHAUSTED);
+    skiff_status_clear(&status);
+    CHECK(unary_call(channel, 1000, 0, 0, 0, NULL, &status) == SKIFF_STATUS_OK);
+    skiff_status_clear(&status);
+    skiff_channel_close(channel);
+
+    /* Nobody listening: UNAVAILABLE with the reason. */
+    CHECK(skiff_channel_connect("127.0.0.1", 1, NULL, &status) == NULL);
+    CHECK(status.code == SKIFF_STATUS_UNAVAILABLE && status.message != NULL);
+    skiff_status_clear(&status);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s HOST PORT\n", argv[0]);
+        return 2;
+    }
+    host = argv[1];
+    port = (uint16_t)atoi(argv[2]);
+    skiff_status status = {0};
+    skiff_channel *channel = skiff_channel_connect(host, port, NULL, &status);
+    if (!channel) {
+        fprintf(stderr, "cannot connect: %s\n", status.message ? status.message : "?");
+        skiff_status_clear(&status);
+        return 1;
+    }
+    test_unary(channel);
+    test_status_and_metadata(channel);
+    test_deadline(channel);
+    test_streaming(channel);
+    test_slow_reader(channel);
+    test_concurrency(channel);
+    skiff_channel_close(channel);
+    test_limits();
+    printf("channel_test: %d checks, %d failed\n", checks, failures);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,36 @@
+import Foundation
+import SkiffServer
+import SkiffStandardServices
+import SkiffTesting
+import Testing
+
+/// Where the repository's files are, from this file's path.
+private let repository = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// libskiff, the C client runtime (Clients/c), against a real server over a socket. The C tests are
+/// built with make (under AddressSanitizer and UndefinedBehaviorSanitizer, leaks checked) and fail
+/// here when a C compiler, make or protobuf-c is missing: `dev/test.sh` installs them.
+@Suite("The C client runtime against a real server")
+struct CClientTests {
+    @Test(
+        "libskiff's channel: the four call kinds, metadata, statuses, deadlines, cancellation, fragments, 1,000 calls from 8 threads, a slow reader, limits"
+    )
+    func channel() async throws {
+        let directory = repository.appendingPathComponent("Clients/c").path
+        let build = try await Task.detached {
+            try runProcess("make", ["-s", "-C", directory, "build/sanitize/channel_test"])
+        }.value
+        try #require(build.status == 0, "make failed: \(build.output)")
+        try await withTestServer(services: [TestService(), HealthService()]) { _, port in
+            let result = try await Task.detached {
+                try runProcess("timeout", ["300", "\(directory)/build/sanitize/channel_test", "127.0.0.1", "\(port)"])
+            }.value
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains(", 0 failed"), "\(result.output)")
+            // Every check ran (a test that stops early fails here).
+            let checks = result.output.split(separator: "\n").last { $0.hasPrefix("channel_test: ") }
+            #expect(checks?.hasPrefix("channel_test: 251 checks") == true, "\(result.output)")
+        }
+    }
+}
