@@ -664,6 +664,7 @@ skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const ski
     int written = skiff_write_headers(&probe, 1, 0, path_bytes, entries, count);
     if (written == 0) {
         skiff_headers parsed;
+        memset(&parsed, 0, sizeof parsed);
         skiff_bytes payload = {probe.data + SKIFF_FRAME_HEADER_SIZE, probe.length - SKIFF_FRAME_HEADER_SIZE};
         const char *why = "request metadata the server does not take";
         if (skiff_headers_read(payload, &parsed, NULL) != SKIFF_READ_OK ||
@@ -775,6 +776,12 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
     pthread_mutex_lock(&channel->lock);
     int result;
     for (;;) {
+        /* Ended here (cancelled, deadline, connection lost): what was queued is dropped. Ended by
+         * the server: the messages it sent first are still delivered. */
+        if (call->done && !call->response_ended) {
+            result = -1;
+            break;
+        }
         if (call->queued_messages > 0) {
             const uint8_t *at = call->queue.data + call->queue_read;
             uint32_t length = (uint32_t)at[0] << 24 | (uint32_t)at[1] << 16 | (uint32_t)at[2] << 8 | at[3];
@@ -801,7 +808,7 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
             break;
         }
         if (call->done || expired(call)) {
-            result = call->response_ended && call->queued_messages == 0 ? 0 : -1;
+            result = call->response_ended ? 0 : -1;
             break;
         }
         if (!wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
