@@ -8,33 +8,18 @@
 #include "skiff/channel.h"
 #include "skiff/testing/v1/test.pb-c.h"
 
+#include "check.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(condition)                                                                  \
-    do {                                                                                  \
-        checks++;                                                                         \
-        if (!(condition)) {                                                               \
-            __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition); \
-        }                                                                                 \
-    } while (0)
-
 #define PATH(method) "/skiff.testing.v1.TestService/" method
 
 static const char *host;
 static uint16_t port;
-
-static skiff_bytes bytes_of(const char *text) {
-    skiff_bytes b = {(const uint8_t *)text, strlen(text)};
-    return b;
-}
 
 /* Packs a protobuf-c message into `out` (reused). */
 static skiff_bytes pack(const ProtobufCMessage *message, skiff_buffer *out) {
@@ -83,7 +68,7 @@ static uint32_t unary_call(skiff_channel *channel, int32_t size, size_t payload,
 static void test_unary(skiff_channel *channel) {
     skiff_status status = {0};
     skiff_buffer response = {0};
-    CHECK(skiff_unary(channel, PATH("EmptyCall"), bytes_of(""), &response, NULL, &status) == SKIFF_STATUS_OK);
+    CHECK(skiff_unary(channel, PATH("EmptyCall"), text(""), &response, NULL, &status) == SKIFF_STATUS_OK);
     CHECK(response.length == 0 && status.code == SKIFF_STATUS_OK);
     skiff_status_clear(&status);
     size_t received = 0;
@@ -94,10 +79,10 @@ static void test_unary(skiff_channel *channel) {
         skiff_status_clear(&status);
     }
     /* Unknown and unimplemented methods. */
-    CHECK(skiff_unary(channel, PATH("NoSuchMethod"), bytes_of(""), &response, NULL, &status) ==
+    CHECK(skiff_unary(channel, PATH("NoSuchMethod"), text(""), &response, NULL, &status) ==
           SKIFF_STATUS_UNIMPLEMENTED);
     skiff_status_clear(&status);
-    CHECK(skiff_unary(channel, PATH("UnimplementedCall"), bytes_of(""), &response, NULL, &status) ==
+    CHECK(skiff_unary(channel, PATH("UnimplementedCall"), text(""), &response, NULL, &status) ==
           SKIFF_STATUS_UNIMPLEMENTED);
     skiff_status_clear(&status);
     skiff_buffer_free(&response);
@@ -112,8 +97,8 @@ static void test_status_and_metadata(skiff_channel *channel) {
     request.response_status = &echo;
     const uint8_t trace[] = {0x00, 0x01, 0xfe, 0xff};
     skiff_metadata_entry metadata[] = {
-        {bytes_of("x-skiff-echo-initial"), bytes_of("hi")},
-        {bytes_of("x-skiff-echo-trailing-bin"), {trace, 4}},
+        {text("x-skiff-echo-initial"), text("hi")},
+        {text("x-skiff-echo-trailing-bin"), {trace, 4}},
     };
     skiff_call_options options = {0, metadata, 2};
     skiff_buffer out = {0}, message = {0};
@@ -145,10 +130,10 @@ static void test_status_and_metadata(skiff_channel *channel) {
     CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
 
     /* Metadata the server would refuse is refused before sending. */
-    skiff_metadata_entry upper = {bytes_of("X-Upper"), bytes_of("a")};
+    skiff_metadata_entry upper = {text("X-Upper"), text("a")};
     skiff_call_options bad = {0, &upper, 1};
     call = skiff_call_start(channel, PATH("EmptyCall"), &bad);
-    CHECK(skiff_call_send(call, bytes_of(""), true) == SKIFF_STATUS_INTERNAL);
+    CHECK(skiff_call_send(call, text(""), true) == SKIFF_STATUS_INTERNAL);
     CHECK(skiff_call_finish(call, &status) == SKIFF_STATUS_INTERNAL && status.message != NULL);
     skiff_status_clear(&status);
     skiff_buffer_free(&out);
@@ -371,6 +356,6 @@ int main(int argc, char **argv) {
     test_concurrency(channel);
     skiff_channel_close(channel);
     test_limits();
-    printf("channel_test: %d checks, %d failed\n", checks, failures);
-    return failures == 0 ? 0 : 1;
+    printf("channel_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
+    return atomic_load(&failures) == 0 ? 0 : 1;
 }

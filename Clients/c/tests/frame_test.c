@@ -5,26 +5,11 @@
  */
 #include "skiff/frame.h"
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(condition)                                                                  \
-    do {                                                                                  \
-        checks++;                                                                         \
-        if (!(condition)) {                                                               \
-            failures++;                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition); \
-        }                                                                                 \
-    } while (0)
-
-static skiff_bytes text(const char *s) {
-    skiff_bytes b = {(const uint8_t *)s, strlen(s)};
-    return b;
-}
 
 static bool bytes_equal(skiff_bytes a, const char *s) {
     return a.length == strlen(s) && (a.length == 0 || memcmp(a.data, s, a.length) == 0);
@@ -126,11 +111,9 @@ static skiff_bytes vector_payload(int n, skiff_frame_header *header) {
 }
 
 static void expect_written(int n, const skiff_buffer *written) {
-    if (!buffer_equal(written, vectors[n - 1].bytes, vectors[n - 1].length)) {
-        failures++;
+    if (!buffer_equal(written, vectors[n - 1].bytes, vectors[n - 1].length))
         fprintf(stderr, "V%d %s: the encoder's bytes differ from the document's\n", n, vectors[n - 1].label);
-    }
-    checks++;
+    CHECK(buffer_equal(written, vectors[n - 1].bytes, vectors[n - 1].length));
 }
 
 static void test_vectors(void) {
@@ -659,6 +642,7 @@ int main(int argc, char **argv) {
     test_metadata();
     test_decoder();
     test_random();
-    printf("frame_test: %d checks, %d failed (%d vectors)\n", checks, failures, vector_count);
-    return failures == 0 ? 0 : 1;
+    printf("frame_test: %d checks, %d failed (%d vectors)\n", atomic_load(&checks), atomic_load(&failures),
+        vector_count);
+    return atomic_load(&failures) == 0 ? 0 : 1;
 }

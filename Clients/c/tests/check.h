@@ -1,0 +1,30 @@
+/* The C tests' checks: each CHECK counts, a failed one is reported with its line and counted;
+ * main prints both counts and exits non-zero on any failure. Safe from several threads. */
+#ifndef SKIFF_TESTS_CHECK_H
+#define SKIFF_TESTS_CHECK_H
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "skiff/frame.h"
+
+static atomic_int checks;
+static atomic_int failures;
+
+#define CHECK(condition)                                                                  \
+    do {                                                                                  \
+        atomic_fetch_add(&checks, 1);                                                     \
+        if (!(condition)) {                                                               \
+            atomic_fetch_add(&failures, 1);                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition); \
+        }                                                                                 \
+    } while (0)
+
+/* A NUL-terminated string's bytes (without the NUL). */
+static inline skiff_bytes text(const char *s) {
+    skiff_bytes b = {(const uint8_t *)s, strlen(s)};
+    return b;
+}
+
+#endif
