@@ -4,8 +4,9 @@
 # tests, curl and Python with the stock grpcio and connectrpc clients, grpcio-tools,
 # grpcio-health-checking and grpcio-reflection for the gRPC, gRPC-Web and Connect interop tests,
 # headless Chromium for the browser test of gRPC-Web and Connect through CORS, a C compiler, make
-# and protobuf-c for the C client runtime), then runs the C runtime's tests (plain and under AddressSanitizer and
-# UndefinedBehaviorSanitizer) and the whole Swift suite one test at a time. Extra arguments go to
+# and protobuf-c for the C client runtime), then runs the C runtime's tests (plain, under
+# AddressSanitizer and UndefinedBehaviorSanitizer, and a bounded libFuzzer run with the Swift
+# toolchain's clang) and the whole Swift suite one test at a time. Extra arguments go to
 # `swift test` alone (e.g. `dev/test.sh --filter SkiffCoreTests`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -41,8 +42,8 @@ if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1, grpc_reflection.v1alph
 fi
 
 if (($# == 0)); then
-    echo "== the C client runtime (Clients/c): make check check-sanitize"
-    make -s -C Clients/c check check-sanitize
+    echo "== the C client runtime (Clients/c): make check check-sanitize check-fuzz"
+    make -s -C Clients/c check check-sanitize check-fuzz
 fi
 
 exec swift test --no-parallel "$@"

@@ -538,18 +538,30 @@ static int connect_with_timeout(const char *host, uint16_t port, uint32_t timeou
         }
     }
     freeaddrinfo(addresses);
-    if (fd >= 0) {
-        int on = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    }
     return fd;
 }
 
 skiff_channel *skiff_channel_connect(
     const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status) {
+    skiff_channel_options defaults;
+    skiff_channel_options_defaults(&defaults);
+    char reason[256];
+    int fd = connect_with_timeout(
+        host, port, (options ? options : &defaults)->connect_timeout_ms, reason, sizeof reason);
+    if (fd < 0) {
+        set_status(status, SKIFF_STATUS_UNAVAILABLE, reason);
+        return NULL;
+    }
+    int on = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    return skiff_channel_adopt(fd, options, status);
+}
+
+skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status) {
     skiff_channel *channel = calloc(1, sizeof *channel);
     if (!channel) {
         set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        close(fd);
         return NULL;
     }
     if (options)
@@ -559,14 +571,9 @@ skiff_channel *skiff_channel_connect(
     skiff_settings_defaults(&channel->peer);
     channel->connection_send_window = channel->peer.initial_connection_window;
     channel->next_stream_id = 1;
+    channel->fd = fd;
     channel->wake[0] = channel->wake[1] = -1;
-    char reason[256];
-    channel->fd = connect_with_timeout(host, port, channel->options.connect_timeout_ms, reason, sizeof reason);
-    if (channel->fd < 0) {
-        set_status(status, SKIFF_STATUS_UNAVAILABLE, reason);
-        free(channel);
-        return NULL;
-    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     uint32_t max_message = channel->options.max_message_size;
     uint32_t stream_window = max_message > 8388608 ? max_message : 8388608;
     skiff_setting settings[] = {
@@ -575,22 +582,20 @@ skiff_channel *skiff_channel_connect(
         {SKIFF_SETTING_INITIAL_STREAM_WINDOW, stream_window},
     };
     skiff_frame_decoder_init(&channel->decoder, channel->options.max_frame_size, true);
-    if (make_wake_pipe(channel->wake) != 0 || pthread_mutex_init(&channel->lock, NULL) != 0 ||
-        make_condition(&channel->space) != 0 || skiff_write_preface(&channel->out) != 0 ||
-        skiff_write_settings(&channel->out, settings, 3) != 0) {
-        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
-        close(channel->fd);
-        free(channel);
-        return NULL;
+    bool ready = make_wake_pipe(channel->wake) == 0 && pthread_mutex_init(&channel->lock, NULL) == 0 &&
+                 make_condition(&channel->space) == 0 && skiff_write_preface(&channel->out) == 0 &&
+                 skiff_write_settings(&channel->out, settings, 3) == 0;
+    if (ready) {
+        pthread_mutex_lock(&channel->lock);
+        push_locked(channel);
+        pthread_mutex_unlock(&channel->lock);
+        ready = pthread_create(&channel->thread, NULL, io_main, channel) == 0;
     }
-    pthread_mutex_lock(&channel->lock);
-    push_locked(channel);
-    pthread_mutex_unlock(&channel->lock);
-    if (pthread_create(&channel->thread, NULL, io_main, channel) != 0) {
-        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot start the channel's thread");
-        close(channel->fd);
-        close(channel->wake[0]);
-        close(channel->wake[1]);
+    if (!ready) {
+        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
+        close(fd);
+        if (channel->wake[0] >= 0) close(channel->wake[0]);
+        if (channel->wake[1] >= 0) close(channel->wake[1]);
         skiff_buffer_free(&channel->out);
         skiff_frame_decoder_free(&channel->decoder);
         free(channel);

@@ -57,6 +57,13 @@ skiff_channel *skiff_channel_connect(
     const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status);
 
 /**
+ * Makes a channel of a stream socket the caller has connected (TCP, a Unix domain socket, a
+ * socketpair): the channel owns `fd` from then on and closes it. On failure returns NULL, sets
+ * `status` and closes `fd`.
+ */
+skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status);
+
+/**
  * Closes the connection: calls still open fail with UNAVAILABLE; waits for the I/O thread and
  * frees the channel. Calls not finished must still be finished (skiff_call_finish) afterwards.
  */
