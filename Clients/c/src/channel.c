@@ -21,6 +21,8 @@ struct skiff_call {
     pthread_cond_t changed;
     int64_t deadline; /* CLOCK_MONOTONIC nanoseconds; 0 for none */
     int64_t send_window;
+    int64_t receive_window; /* MESSAGE bytes the server may still send on this stream */
+    bool headers_received;
     bool local_ended;   /* the client's side is over */
     bool done;          /* the status is known; the stream is no longer in the table */
     bool response_ended; /* TRAILERS (or RST_STREAM) ended the response */
@@ -46,7 +48,13 @@ struct skiff_channel {
     skiff_channel_options options;
     skiff_settings peer;
     int64_t connection_send_window;
+    int64_t connection_receive_window; /* MESSAGE bytes the server may still send */
     uint64_t connection_unacknowledged; /* MESSAGE bytes read whose credit is not returned yet */
+    uint32_t stream_receive_window;     /* the INITIAL_STREAM_WINDOW announced */
+    bool peer_settings_received;
+    bool settings_acknowledged; /* our SETTINGS' limits apply from then on (§1.3) */
+    /* The channel and each call not yet finished hold a reference: the memory goes with the last. */
+    size_t references;
     uint32_t next_stream_id;
     skiff_buffer out;
     size_t out_start;
@@ -182,6 +190,10 @@ static void fail_connection(skiff_channel *channel, const char *reason);
 
 /* Sends what is queued without blocking. */
 static void flush_locked(skiff_channel *channel) {
+    if (channel->fd < 0) {
+        channel->out.length = channel->out_start = 0;
+        return;
+    }
     while (channel->out_start < channel->out.length) {
         ssize_t sent = send(channel->fd, channel->out.data + channel->out_start,
             channel->out.length - channel->out_start, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -203,7 +215,7 @@ static void flush_locked(skiff_channel *channel) {
 /* After frames were queued: send now, and let the I/O thread finish if the socket is full. */
 static void push_locked(skiff_channel *channel) {
     flush_locked(channel);
-    if (channel->out.length > channel->out_start) {
+    if (channel->out.length > channel->out_start && channel->wake[1] >= 0) {
         uint8_t byte = 1;
         ssize_t ignored = write(channel->wake[1], &byte, 1);
         (void)ignored;
@@ -248,6 +260,7 @@ static bool expired(skiff_call *call) {
 static void fail_connection(skiff_channel *channel, const char *reason) {
     if (channel->broken) return;
     channel->broken = true;
+    shutdown(channel->fd, SHUT_RDWR); /* the server sees the end at once (§5.3) */
     for (size_t i = 0; i < channel->table_capacity;) {
         skiff_call *call = channel->table[i];
         if (call) {
@@ -260,6 +273,13 @@ static void fail_connection(skiff_channel *channel, const char *reason) {
 }
 
 /* ---- Reading frames ---- */
+
+/* The largest response message accepted now: ours once the server has ACKed our SETTINGS; before,
+ * a stricter limit than the default is not yet in force. */
+static uint32_t message_limit(const skiff_channel *channel) {
+    uint32_t ours = channel->options.max_message_size;
+    return channel->settings_acknowledged || ours > 4194304 ? ours : 4194304;
+}
 
 static void connection_error(skiff_channel *channel, const char *why) {
     char reason[160];
@@ -286,6 +306,11 @@ static void apply_settings(skiff_channel *channel, const skiff_settings *setting
 }
 
 static void receive_message(skiff_channel *channel, skiff_call *call, const skiff_frame_header *h, skiff_bytes payload) {
+    if ((int64_t)payload.length > call->receive_window) {
+        connection_error(channel, "the server overran a stream's window");
+        return;
+    }
+    call->receive_window -= (int64_t)payload.length;
     if (!call->assembling && (h->flags & SKIFF_FLAG_COMPRESSED)) {
         end_call_text(call, SKIFF_STATUS_INTERNAL, "a compressed response message, but no encoding was agreed", true,
             SKIFF_STATUS_CANCELLED);
@@ -300,7 +325,7 @@ static void receive_message(skiff_channel *channel, skiff_call *call, const skif
         call->assembling = true;
     }
     size_t so_far = queue->length - call->assembly_start - 4;
-    if (payload.length > channel->options.max_message_size - so_far) {
+    if (payload.length > message_limit(channel) - so_far) {
         end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "a response message over the client's MAX_MESSAGE_SIZE",
             true, SKIFF_STATUS_RESOURCE_EXHAUSTED);
         return;
@@ -324,13 +349,29 @@ no_memory:
 
 static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, skiff_bytes payload) {
     const char *why = NULL;
+    bool first_settings = h->type == SKIFF_FRAME_SETTINGS && !(h->flags & SKIFF_FLAG_ACK);
+    if (first_settings == channel->peer_settings_received) {
+        connection_error(channel, first_settings ? "a second SETTINGS" : "the server's first frame is not SETTINGS");
+        return;
+    }
+    if (h->stream_id >= channel->next_stream_id) {
+        connection_error(channel, "a frame for a stream never opened");
+        return;
+    }
     skiff_call *call = h->stream_id ? find_call(channel, h->stream_id) : NULL;
     switch (h->type) {
     case SKIFF_FRAME_SETTINGS: {
         if (h->flags & SKIFF_FLAG_ACK) {
-            if (skiff_empty_read(payload, &why) != SKIFF_READ_OK) connection_error(channel, why);
+            if (skiff_empty_read(payload, &why) != SKIFF_READ_OK) {
+                connection_error(channel, why);
+                return;
+            }
+            /* Our limits are in force now, the stricter ones included. */
+            channel->settings_acknowledged = true;
+            channel->decoder.max_frame_size = channel->options.max_frame_size;
             return;
         }
+        channel->peer_settings_received = true;
         skiff_settings settings = channel->peer;
         if (skiff_settings_read(payload, &settings, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
         apply_settings(channel, &settings);
@@ -349,6 +390,7 @@ static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, sk
         if (skiff_goaway_read(payload, &goaway, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
         channel->draining = true;
         channel->goaway_last_stream_id = goaway.last_stream_id;
+        pthread_cond_broadcast(&channel->space); /* calls waiting for a stream give up */
         if (goaway.status != SKIFF_STATUS_OK) {
             char reason[200];
             int shown = goaway.debug.length > 120 ? 120 : (int)goaway.debug.length;
@@ -383,14 +425,29 @@ static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, sk
         skiff_headers headers;
         if (skiff_headers_read(payload, &headers, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
         if (!call || call->done) return;
-        if (skiff_metadata_check(&headers.metadata, 8192, &why) != SKIFF_STATUS_OK ||
-            copy_block(&call->initial, headers.metadata) != 0)
-            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "response metadata the client cannot take", true,
-                SKIFF_STATUS_RESOURCE_EXHAUSTED);
+        if (call->headers_received || call->queued_messages > 0 || call->assembling) {
+            end_call_text(call, SKIFF_STATUS_INTERNAL, "the server sent a second HEADERS, or one after a message",
+                true, SKIFF_STATUS_CANCELLED);
+            return;
+        }
+        call->headers_received = true;
+        skiff_status_code checked = skiff_metadata_check(&headers.metadata, 8192, &why);
+        if (checked == SKIFF_STATUS_OK && copy_block(&call->initial, headers.metadata) != 0) {
+            checked = SKIFF_STATUS_RESOURCE_EXHAUSTED;
+            why = "out of memory for the response metadata";
+        }
+        if (checked != SKIFF_STATUS_OK)
+            end_call_text(call, checked, why, true,
+                checked == SKIFF_STATUS_RESOURCE_EXHAUSTED ? SKIFF_STATUS_RESOURCE_EXHAUSTED : SKIFF_STATUS_CANCELLED);
         pthread_cond_broadcast(&call->changed);
         return;
     }
     case SKIFF_FRAME_MESSAGE:
+        if ((int64_t)payload.length > channel->connection_receive_window) {
+            connection_error(channel, "the server overran the connection's window");
+            return;
+        }
+        channel->connection_receive_window -= (int64_t)payload.length;
         channel->connection_unacknowledged += payload.length;
         if (call && !call->done) receive_message(channel, call, h, payload);
         return;
@@ -398,8 +455,13 @@ static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, sk
         skiff_trailers trailers;
         if (skiff_trailers_read(payload, &trailers, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
         if (!call || call->done) return;
-        if (copy_block(&call->trailing, trailers.metadata) != 0) {
-            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory for the trailers", false, 0);
+        skiff_status_code checked = skiff_metadata_check(&trailers.metadata, 8192, &why);
+        if (checked == SKIFF_STATUS_OK && copy_block(&call->trailing, trailers.metadata) != 0) {
+            checked = SKIFF_STATUS_RESOURCE_EXHAUSTED;
+            why = "out of memory for the trailers";
+        }
+        if (checked != SKIFF_STATUS_OK) {
+            end_call_text(call, checked, why, false, 0); /* the stream has ended: no reset */
             return;
         }
         call->response_ended = true;
@@ -438,9 +500,12 @@ static void *io_main(void *argument) {
     if (!chunk) fail_connection(channel, "out of memory");
     while (!channel->closing && !channel->broken) {
         bool want_out = queued_bytes(channel) > 0;
+        /* A server that sends but does not read would make the replies (PING ACKs, WINDOW_UPDATEs)
+         * pile up: while they wait for the socket, nothing more is read. */
+        bool want_in = queued_bytes(channel) < channel->options.max_queued_bytes;
         pthread_mutex_unlock(&channel->lock);
         struct pollfd fds[2] = {
-            {channel->fd, (short)(POLLIN | (want_out ? POLLOUT : 0)), 0},
+            {channel->fd, (short)((want_in ? POLLIN : 0) | (want_out ? POLLOUT : 0)), 0},
             {channel->wake[0], POLLIN, 0},
         };
         int ready = poll(fds, 2, 1000);
@@ -453,7 +518,7 @@ static void *io_main(void *argument) {
             }
         }
         if (fds[0].revents & POLLOUT) flush_locked(channel);
-        if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR)) || channel->closing) continue;
+        if (!want_in || !(fds[0].revents & (POLLIN | POLLHUP | POLLERR)) || channel->closing) continue;
         pthread_mutex_unlock(&channel->lock);
         ssize_t received = recv(channel->fd, chunk, 65536, 0);
         int error = errno;
@@ -479,6 +544,7 @@ static void *io_main(void *argument) {
         if (!channel->broken && channel->connection_unacknowledged > 0) {
             if (skiff_write_window_update(&channel->out, 0, (uint32_t)channel->connection_unacknowledged) != 0)
                 fail_connection(channel, "out of memory");
+            channel->connection_receive_window += (int64_t)channel->connection_unacknowledged;
             channel->connection_unacknowledged = 0;
         }
         if (!channel->broken) flush_locked(channel);
@@ -568,20 +634,34 @@ skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options,
         channel->options = *options;
     else
         skiff_channel_options_defaults(&channel->options);
+    const skiff_channel_options *o = &channel->options;
+    if (o->max_message_size < 1024 || o->max_message_size > SKIFF_MAX_STREAM_ID || o->max_frame_size < 16384 ||
+        o->max_frame_size > 16777216 || o->max_queued_bytes < 65536) {
+        set_status(status, SKIFF_STATUS_INVALID_ARGUMENT,
+            "channel options out of range: max_message_size 1,024 … 2^31-1, max_frame_size 16,384 … 16,777,216, "
+            "max_queued_bytes at least 65,536");
+        close(fd);
+        free(channel);
+        return NULL;
+    }
     skiff_settings_defaults(&channel->peer);
     channel->connection_send_window = channel->peer.initial_connection_window;
+    channel->connection_receive_window = 16777216; /* INITIAL_CONNECTION_WINDOW's default, not announced */
     channel->next_stream_id = 1;
+    channel->references = 1;
     channel->fd = fd;
     channel->wake[0] = channel->wake[1] = -1;
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     uint32_t max_message = channel->options.max_message_size;
-    uint32_t stream_window = max_message > 8388608 ? max_message : 8388608;
+    channel->stream_receive_window = max_message > 8388608 ? max_message : 8388608;
     skiff_setting settings[] = {
         {SKIFF_SETTING_MAX_FRAME_SIZE, channel->options.max_frame_size},
         {SKIFF_SETTING_MAX_MESSAGE_SIZE, max_message},
-        {SKIFF_SETTING_INITIAL_STREAM_WINDOW, stream_window},
+        {SKIFF_SETTING_INITIAL_STREAM_WINDOW, channel->stream_receive_window},
     };
-    skiff_frame_decoder_init(&channel->decoder, channel->options.max_frame_size, true);
+    /* Until the server ACKs our SETTINGS, a frame limit stricter than the default is not in force. */
+    uint32_t frame_limit = channel->options.max_frame_size > 65536 ? channel->options.max_frame_size : 65536;
+    skiff_frame_decoder_init(&channel->decoder, frame_limit, true);
     bool ready = make_wake_pipe(channel->wake) == 0 && pthread_mutex_init(&channel->lock, NULL) == 0 &&
                  make_condition(&channel->space) == 0 && skiff_write_preface(&channel->out) == 0 &&
                  skiff_write_settings(&channel->out, settings, 3) == 0;
@@ -605,6 +685,18 @@ skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options,
     return channel;
 }
 
+/* Drops one reference (the channel's own, or a finished call's); the last frees the channel. */
+static void release_channel(skiff_channel *channel) {
+    pthread_mutex_lock(&channel->lock);
+    bool last = --channel->references == 0;
+    pthread_mutex_unlock(&channel->lock);
+    if (!last) return;
+    free(channel->table);
+    pthread_cond_destroy(&channel->space);
+    pthread_mutex_destroy(&channel->lock);
+    free(channel);
+}
+
 void skiff_channel_close(skiff_channel *channel) {
     pthread_mutex_lock(&channel->lock);
     channel->closing = true;
@@ -614,15 +706,16 @@ void skiff_channel_close(skiff_channel *channel) {
     (void)ignored;
     pthread_mutex_unlock(&channel->lock);
     pthread_join(channel->thread, NULL);
+    pthread_mutex_lock(&channel->lock);
     close(channel->fd);
     close(channel->wake[0]);
     close(channel->wake[1]);
+    channel->fd = channel->wake[0] = channel->wake[1] = -1;
     skiff_buffer_free(&channel->out);
+    channel->out_start = 0;
     skiff_frame_decoder_free(&channel->decoder);
-    free(channel->table);
-    pthread_cond_destroy(&channel->space);
-    pthread_mutex_destroy(&channel->lock);
-    free(channel);
+    pthread_mutex_unlock(&channel->lock);
+    release_channel(channel); /* calls not yet finished keep the rest until they are */
 }
 
 /* ---- Calls ---- */
@@ -645,12 +738,17 @@ skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const ski
         return NULL;
     }
     call->channel = channel;
+    pthread_mutex_lock(&channel->lock);
+    channel->references++;
+    pthread_mutex_unlock(&channel->lock);
     static const skiff_call_options none = {0, NULL, 0};
     if (!options) options = &none;
-    if (options->timeout_ms > 0) call->deadline = now_ns() + options->timeout_ms * 1000000;
+    /* Longer than 99,999,999 s (about three years) is as good as none, and fits grpc-timeout. */
+    int64_t timeout_ms = options->timeout_ms > 99999999000 ? 99999999000 : options->timeout_ms;
+    if (timeout_ms > 0) call->deadline = now_ns() + timeout_ms * 1000000;
 
     /* The request metadata, checked as the server will check it, plus grpc-timeout. */
-    size_t count = options->metadata_count + (options->timeout_ms > 0 ? 1 : 0);
+    size_t count = options->metadata_count + (timeout_ms > 0 ? 1 : 0);
     skiff_metadata_entry *entries = calloc(count ? count : 1, sizeof *entries);
     char timeout[32];
     pthread_mutex_lock(&channel->lock);
@@ -658,12 +756,16 @@ skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const ski
         end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0);
         goto out;
     }
-    if (options->metadata_count) memcpy(entries, options->metadata, options->metadata_count * sizeof *entries);
-    if (options->timeout_ms > 0) {
-        format_timeout(options->timeout_ms, timeout);
-        entries[count - 1].key = (skiff_bytes){(const uint8_t *)"grpc-timeout", 12};
-        entries[count - 1].value = (skiff_bytes){(const uint8_t *)timeout, strlen(timeout)};
+    /* grpc-timeout from timeout_ms goes first: of a reserved key only the first occurrence counts. */
+    size_t first = 0;
+    if (timeout_ms > 0) {
+        format_timeout(timeout_ms, timeout);
+        entries[0].key = (skiff_bytes){(const uint8_t *)"grpc-timeout", 12};
+        entries[0].value = (skiff_bytes){(const uint8_t *)timeout, strlen(timeout)};
+        first = 1;
     }
+    if (options->metadata_count)
+        memcpy(entries + first, options->metadata, options->metadata_count * sizeof *entries);
     skiff_bytes path_bytes = {(const uint8_t *)path, strlen(path)};
     skiff_buffer probe = {0};
     int written = skiff_write_headers(&probe, 1, 0, path_bytes, entries, count);
@@ -678,11 +780,17 @@ skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const ski
                 parsed.metadata.encoded.length > channel->peer.max_header_list_size ? SKIFF_STATUS_RESOURCE_EXHAUSTED
                                                                                     : SKIFF_STATUS_INTERNAL,
                 why, false, 0);
+        } else if (probe.length - SKIFF_FRAME_HEADER_SIZE > channel->peer.max_frame_size) {
+            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED,
+                "the path and metadata do not fit the server's MAX_FRAME_SIZE", false, 0);
         }
     } else {
         end_call_text(call, SKIFF_STATUS_INTERNAL, "the path or the metadata does not fit a HEADERS frame", false, 0);
     }
     /* A free stream: the server's MAX_CONCURRENT_STREAMS, when it has one. */
+    if (!call->done && channel->peer.has_max_concurrent_streams && channel->peer.max_concurrent_streams == 0)
+        end_call_text(call, SKIFF_STATUS_UNAVAILABLE, "the server accepts no streams (MAX_CONCURRENT_STREAMS 0)",
+            false, 0);
     while (!call->done && !channel->broken && !channel->draining && channel->peer.has_max_concurrent_streams &&
            channel->open_streams >= channel->peer.max_concurrent_streams) {
         if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
@@ -694,13 +802,16 @@ skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const ski
     if (!call->done) {
         call->stream_id = channel->next_stream_id;
         call->send_window = channel->peer.initial_stream_window;
+        call->receive_window = channel->stream_receive_window;
         channel->next_stream_id += 2;
         /* The HEADERS frame, written for stream 1 above, gets its real stream id. */
         probe.data[8] = (uint8_t)(call->stream_id >> 24), probe.data[9] = (uint8_t)(call->stream_id >> 16);
         probe.data[10] = (uint8_t)(call->stream_id >> 8), probe.data[11] = (uint8_t)call->stream_id;
-        if (insert_call(channel, call) != 0 || skiff_buffer_reserve(&channel->out, probe.length) != 0) {
+        if (insert_call(channel, call) != 0) {
             call->stream_id = 0;
             end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0);
+        } else if (skiff_buffer_reserve(&channel->out, probe.length) != 0) {
+            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0); /* leaves the table */
         } else {
             memcpy(channel->out.data + channel->out.length, probe.data, probe.length);
             channel->out.length += probe.length;
@@ -807,8 +918,10 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
                 call->queue_read = 0;
             }
             /* The stream's credit comes back once the application has the message (§4.8). */
-            if (!call->done && length > 0 && skiff_write_window_update(&channel->out, call->stream_id, length) == 0)
+            if (!call->done && length > 0 && skiff_write_window_update(&channel->out, call->stream_id, length) == 0) {
+                call->receive_window += length;
                 push_locked(channel);
+            }
             result = 1;
             break;
         }
@@ -848,11 +961,42 @@ void skiff_call_cancel(skiff_call *call) {
     pthread_mutex_unlock(&call->channel->lock);
 }
 
+/* Drops the complete responses the application did not take, returning their stream credit so
+ * the server can go on to its TRAILERS. */
+static void discard_responses(skiff_call *call) {
+    skiff_channel *channel = call->channel;
+    uint64_t credit = 0;
+    while (call->queued_messages > 0) {
+        const uint8_t *at = call->queue.data + call->queue_read;
+        uint32_t length = (uint32_t)at[0] << 24 | (uint32_t)at[1] << 16 | (uint32_t)at[2] << 8 | at[3];
+        call->queue_read += 4 + (size_t)length;
+        call->queued_messages--;
+        credit += length;
+    }
+    size_t partial = call->queue.length - call->queue_read;
+    if (partial) memmove(call->queue.data, call->queue.data + call->queue_read, partial);
+    call->queue.length = partial;
+    call->queue_read = 0;
+    if (call->assembling) call->assembly_start = 0;
+    if (credit > 0 && !call->done &&
+        skiff_write_window_update(&channel->out, call->stream_id, (uint32_t)credit) == 0) {
+        call->receive_window += (int64_t)credit;
+        push_locked(channel);
+    }
+}
+
 uint32_t skiff_call_finish(skiff_call *call, skiff_status *status) {
     skiff_channel *channel = call->channel;
     pthread_mutex_lock(&channel->lock);
-    while (!call->done && !expired(call))
+    /* The client's side ends here if it has not; responses not taken are dropped as they come. */
+    if (!call->done && !call->local_ended) {
+        call->local_ended = true;
+        if (skiff_write_half_close(&channel->out, call->stream_id) == 0) push_locked(channel);
+    }
+    while (!call->done && !expired(call)) {
+        discard_responses(call);
         if (!wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
+    }
     uint32_t code = call->code;
     pthread_mutex_unlock(&channel->lock);
     if (status) {
@@ -866,6 +1010,7 @@ uint32_t skiff_call_finish(skiff_call *call, skiff_status *status) {
     skiff_buffer_free(&call->queue);
     pthread_cond_destroy(&call->changed);
     free(call);
+    release_channel(channel);
     return code;
 }
 

@@ -301,6 +301,73 @@ static void test_concurrency(skiff_channel *channel) {
     CHECK(succeeded == 1000);
 }
 
+/* Ending calls early: finish drops what was not read (returning its credit) and ends the client's
+ * side; close fails the calls still open, which are finished afterwards. */
+static void test_ending_early(void) {
+    skiff_status status = {0};
+    skiff_channel *channel = skiff_channel_connect(host, port, NULL, &status);
+    CHECK(channel != NULL);
+    if (!channel) return;
+    skiff_buffer out = {0}, message = {0};
+    /* 20 responses of 1 MiB, more than the stream window: one read, then finish. */
+    Skiff__Testing__V1__StreamingOutputCallRequest request = SKIFF__TESTING__V1__STREAMING_OUTPUT_CALL_REQUEST__INIT;
+    Skiff__Testing__V1__ResponseParameters parameters = SKIFF__TESTING__V1__RESPONSE_PARAMETERS__INIT;
+    Skiff__Testing__V1__ResponseParameters *list[20];
+    for (int i = 0; i < 20; i++) list[i] = &parameters;
+    parameters.size = 1024 * 1024;
+    request.response_parameters = list;
+    request.n_response_parameters = 20;
+    skiff_call_options deadline = {20000, NULL, 0};
+    skiff_call *call = skiff_call_start(channel, PATH("StreamingOutputCall"), &deadline);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), true) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_receive(call, &message) == 1);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+    CHECK(seconds_since(&start) < 10);
+    /* A bidirectional call whose client never half-closed: finish ends its side. */
+    request.n_response_parameters = 1;
+    parameters.size = 10;
+    call = skiff_call_start(channel, PATH("FullDuplexCall"), &deadline);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), false) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+    /* A path and metadata too big for one frame (the server's MAX_FRAME_SIZE, 64 KiB) fail
+     * locally with RESOURCE_EXHAUSTED; a path longer than HEADERS can carry, with INTERNAL. */
+    size_t big = 70000;
+    char *path = malloc(big + 1);
+    char *value = malloc(3001);
+    if (path && value) {
+        memset(path, 'a', big);
+        memcpy(path, "/a.B/", 5);
+        memset(value, 'v', 3000);
+        value[3000] = 0;
+        path[64000] = 0;
+        skiff_metadata_entry entry = {text("x-big"), text(value)};
+        skiff_call_options with_metadata = {0, &entry, 1};
+        call = skiff_call_start(channel, path, &with_metadata);
+        CHECK(skiff_call_send(call, text(""), true) == SKIFF_STATUS_RESOURCE_EXHAUSTED);
+        CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_RESOURCE_EXHAUSTED);
+        path[64000] = 'a';
+        path[big] = 0;
+        call = skiff_call_start(channel, path, NULL);
+        CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_INTERNAL);
+    }
+    free(path);
+    free(value);
+    /* A timeout of "forever" is a long deadline, not an overflow. */
+    skiff_call_options forever = {INT64_MAX, NULL, 0};
+    CHECK(skiff_unary(channel, PATH("EmptyCall"), text(""), &message, &forever, NULL) == SKIFF_STATUS_OK);
+    /* Close with a call open: it fails UNAVAILABLE, and finishing it afterwards is safe. */
+    call = skiff_call_start(channel, PATH("FullDuplexCall"), NULL);
+    CHECK(skiff_call_send(call, pack(&request.base, &out), false) == SKIFF_STATUS_OK);
+    skiff_channel_close(channel);
+    CHECK(skiff_call_receive(call, &message) == -1 || message.length > 0);
+    CHECK(skiff_call_finish(call, &status) == SKIFF_STATUS_UNAVAILABLE);
+    skiff_status_clear(&status);
+    skiff_buffer_free(&out);
+    skiff_buffer_free(&message);
+}
+
 static void test_limits(void) {
     skiff_status status = {0};
     /* A request over the server's MAX_MESSAGE_SIZE (4 MiB) fails locally; the channel carries on. */
@@ -327,6 +394,12 @@ static void test_limits(void) {
     CHECK(unary_call(channel, 1000, 0, 0, 0, NULL, &status) == SKIFF_STATUS_OK);
     skiff_status_clear(&status);
     skiff_channel_close(channel);
+
+    /* Options out of range are refused. */
+    options.max_queued_bytes = 0;
+    CHECK(skiff_channel_connect(host, port, &options, &status) == NULL);
+    CHECK(status.code == SKIFF_STATUS_INVALID_ARGUMENT && status.message != NULL);
+    skiff_status_clear(&status);
 
     /* Nobody listening: UNAVAILABLE with the reason. */
     CHECK(skiff_channel_connect("127.0.0.1", 1, NULL, &status) == NULL);
@@ -355,6 +428,7 @@ int main(int argc, char **argv) {
     test_slow_reader(channel);
     test_concurrency(channel);
     skiff_channel_close(channel);
+    test_ending_early();
     test_limits();
     printf("channel_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
     return atomic_load(&failures) == 0 ? 0 : 1;
