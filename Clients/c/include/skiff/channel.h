@@ -36,13 +36,15 @@ void skiff_status_clear(skiff_status *status);
 
 /** What a channel accepts and how it connects. */
 typedef struct skiff_channel_options {
-    /** Largest response message accepted (MAX_MESSAGE_SIZE announced to the server). 4 MiB. */
+    /** Largest response message accepted (MAX_MESSAGE_SIZE announced to the server). 4 MiB;
+     *  1,024 … 2^31−1. The stream window announced is the larger of it and 8 MiB. */
     uint32_t max_message_size;
-    /** Largest frame payload accepted (MAX_FRAME_SIZE). 65,536. */
+    /** Largest frame payload accepted (MAX_FRAME_SIZE). 65,536; 16,384 … 16,777,216. */
     uint32_t max_frame_size;
     /** How long to wait for the TCP connection. 10,000 ms. */
     uint32_t connect_timeout_ms;
-    /** Bytes of requests a channel queues for its socket before senders wait. 1 MiB. */
+    /** Bytes a channel queues for its socket (requests, and replies to the server) before senders
+     *  wait and the channel stops reading. 1 MiB; at least 64 KiB. */
     uint32_t max_queued_bytes;
 } skiff_channel_options;
 
@@ -50,8 +52,8 @@ void skiff_channel_options_defaults(skiff_channel_options *options);
 
 /**
  * Connects to `host` (a name or address) and `port`, sends the preface and SETTINGS and starts
- * the I/O thread. On failure returns NULL and sets `status` (UNAVAILABLE, with the reason).
- * `options` may be NULL for the defaults.
+ * the I/O thread. On failure returns NULL and sets `status` (UNAVAILABLE, with the reason;
+ * INVALID_ARGUMENT for options out of range). `options` may be NULL for the defaults.
  */
 skiff_channel *skiff_channel_connect(
     const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status);
@@ -64,15 +66,17 @@ skiff_channel *skiff_channel_connect(
 skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status);
 
 /**
- * Closes the connection: calls still open fail with UNAVAILABLE; waits for the I/O thread and
- * frees the channel. Calls not finished must still be finished (skiff_call_finish) afterwards.
+ * Closes the connection: calls still open fail with UNAVAILABLE; waits for the I/O thread. Calls
+ * not yet finished must still be finished (skiff_call_finish) afterwards; the channel's memory
+ * goes with the last of them.
  */
 void skiff_channel_close(skiff_channel *channel);
 
 /** Per call. Zero-initialize for no deadline and no metadata. */
 typedef struct skiff_call_options {
-    /** The deadline, relative to the start of the call; 0 for none. Sent as grpc-timeout and
-     *  watched locally: when it passes the call fails with DEADLINE_EXCEEDED. */
+    /** The deadline, relative to the start of the call; 0 for none (beyond about three years is
+     *  the same). Sent as grpc-timeout, ahead of the metadata, and watched locally: when it
+     *  passes the call fails with DEADLINE_EXCEEDED. */
     int64_t timeout_ms;
     /** Request metadata, sent in order. Keys lower case ([0-9a-z_.-]); values of keys ending in
      *  "-bin" are bytes, others printable ASCII. */
@@ -112,12 +116,17 @@ skiff_metadata_block skiff_call_initial_metadata(skiff_call *call);
 /** The response's trailing metadata (empty until the status is known); valid until finish. */
 skiff_metadata_block skiff_call_trailing_metadata(skiff_call *call);
 
-/** Cancels the call (RST_STREAM CANCELLED); its steps then fail with CANCELLED. Any thread. */
+/**
+ * Cancels the call (RST_STREAM CANCELLED); its steps then fail with CANCELLED. Any thread may call
+ * it while the call is alive, i.e. before skiff_call_finish has been entered for it.
+ */
 void skiff_call_cancel(skiff_call *call);
 
 /**
- * Waits for the call's status, fills `status` (may be NULL), frees the call and returns the code.
- * Response messages not received are dropped. The call must not be used afterwards.
+ * Ends the client's side if it is still open (HALF_CLOSE), drops response messages not received
+ * (returning their flow-control credit, so the server can finish), waits for the call's status
+ * (bounded by its deadline), fills `status` (may be NULL), frees the call and returns the code. To
+ * end a call at once, cancel it first. The call must not be used afterwards.
  */
 uint32_t skiff_call_finish(skiff_call *call, skiff_status *status);
 
