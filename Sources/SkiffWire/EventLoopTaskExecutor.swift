@@ -1,4 +1,4 @@
-public import NIOCore
+package import NIOCore
 
 /// Runs Swift tasks on one NIO event loop: a server handler started from the loop writes its
 /// response, and a client task that prefers it makes its call, without a thread hop.
