@@ -67,15 +67,30 @@ for entry in "${entries[@]}"; do
         "${protos[@]}"
 done
 
-# The C client's messages (Clients/c/generated), from protoc-c (Debian's protobuf-c-compiler):
-# the conformance service's for now, which the C runtime's tests call.
+# The C client (Clients/c/generated): messages from protoc-c (Debian's protobuf-c-compiler) and typed
+# functions from protoc-gen-skiff (Language=C), for the services apps call and the well-known types
+# they use. protoc-c 1.4 predates proto3 `optional`, so it reads a copy of the protos in which each
+# `optional T name = N;` is the one-field `oneof name_presence { T name = N; }` that optional is on
+# the wire and in descriptors: the same messages, with presence as a oneof case in C.
 if ! command -v protoc-c > /dev/null 2>&1; then
     echo "error: protoc-c not found on PATH; install it (apt-get install protobuf-c-compiler)." >&2
     exit 1
 fi
 c_out="Clients/c/generated"
+c_protos=(
+    skiff/accounts/v1/accounts.proto skiff/bids/v1/bids.proto skiff/bucketlist/v1/bucketlist.proto
+    skiff/chat/v1/chat.proto skiff/health/v1/health.proto skiff/listings/v1/listings.proto
+    skiff/lostfound/v1/lostfound.proto skiff/testing/v1/test.proto
+)
+c_copy="$(mktemp -d)"
+trap 'rm -rf "$c_copy"' EXIT
+cp -R Protos/. "$c_copy/"
+find "$c_copy" -name '*.proto' -exec sed -E -i \
+    's/^([[:space:]]*)optional[[:space:]]+([A-Za-z0-9_.]+)[[:space:]]+([A-Za-z0-9_]+)[[:space:]]*=[[:space:]]*([0-9]+);/\1oneof \3_presence { \2 \3 = \4; }/' {} +
 rm -rf "$c_out"
 mkdir -p "$c_out"
-c_protos=(Protos/skiff/testing/v1/test.proto)
-echo "Generating ${c_protos[*]} -> $c_out (protoc-c)" >&2
-protoc-c --proto_path=Protos --c_out="$c_out" "${c_protos[@]}"
+echo "Generating ${c_protos[*]} (and google/protobuf/{timestamp,field_mask}.proto) -> $c_out (C)" >&2
+(cd "$c_copy" && protoc-c --proto_path=. --c_out="$root/$c_out" "${c_protos[@]}")
+protoc-c --c_out="$c_out" google/protobuf/timestamp.proto google/protobuf/field_mask.proto
+"$protoc" --proto_path="$c_copy" --plugin=protoc-gen-skiff="$bin/protoc-gen-skiff" --skiff_out="$c_out" \
+    --skiff_opt=Language=C "${c_protos[@]/#/$c_copy/}"

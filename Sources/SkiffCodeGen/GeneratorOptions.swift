@@ -16,7 +16,16 @@ public import SwiftProtobufPluginLibrary
 ///   always imported plainly: the generated API does not expose it.
 /// - `Server=true|false`, `Client=true|false` (default `true`): whether to generate the service
 ///   protocol and its registration, and the typed client.
+/// - `Language=Swift|C` (default `Swift`): `C` generates, for each `.proto` file with services, a
+///   `<path>.skiff.h` of typed C client functions over libskiff and protobuf-c's message types
+///   (``CFileGenerator``); the other options do not apply to it.
 public struct GeneratorOptions {
+    /// The language generated.
+    public enum Language: String, Sendable {
+        case swift
+        case c
+    }
+
     /// The access level of generated declarations.
     public enum Visibility: String, Sendable {
         case `internal`
@@ -50,6 +59,7 @@ public struct GeneratorOptions {
     public var generateServer = true
     public var generateClient = true
     public var moduleMappings = ProtoFileToModuleMappings()
+    public var language: Language = .swift
 
     /// Default options: internal, full-path file names, server and client.
     public init() {}
@@ -103,6 +113,9 @@ public struct GeneratorOptions {
                 generateServer = try bool(key, value)
             case "Client":
                 generateClient = try bool(key, value)
+            case "Language":
+                guard let language = Language(rawValue: value.lowercased()) else { throw invalid(key, value) }
+                self.language = language
             default:
                 throw GenerationError("protoc-gen-skiff: unknown option '\(key)'.")
             }

@@ -1,7 +1,8 @@
 public import SwiftProtobuf
 public import SwiftProtobufPluginLibrary
 
-/// The `protoc` plugin: generates a `<name>.skiff.swift` file for each `.proto` file with services.
+/// The `protoc` plugin: generates a `<name>.skiff.swift` file for each `.proto` file with services
+/// (or, with `Language=C`, a `<path>.skiff.h` of typed C functions).
 ///
 /// Messages are left to `protoc-gen-swift`; the generated code refers to them by the names that
 /// generator gives them. See ``GeneratorOptions`` for the options.
@@ -16,7 +17,12 @@ public struct SkiffCodeGenerator: CodeGenerator {
     ) throws {
         let options = try GeneratorOptions(parameter: parameter)
         for file in files {
-            if let generated = try FileGenerator(file: file, options: options).generate() {
+            let generated =
+                switch options.language {
+                case .swift: try FileGenerator(file: file, options: options).generate()
+                case .c: try CFileGenerator(file: file).generate()
+                }
+            if let generated {
                 try generatorOutputs.add(fileName: generated.name, contents: generated.contents)
             }
         }

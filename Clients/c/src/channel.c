@@ -1,6 +1,8 @@
 /* A skiff/1 channel: see include/skiff/channel.h and docs/PROTOCOL.md §1, §4, §5. */
 #include "skiff/channel.h"
 
+#include "internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -953,6 +955,19 @@ skiff_metadata_block skiff_call_trailing_metadata(skiff_call *call) {
     skiff_metadata_block block = block_of(&call->trailing);
     pthread_mutex_unlock(&call->channel->lock);
     return block;
+}
+
+void skiff_call_fail(skiff_call *call, uint32_t code, const char *message) {
+    pthread_mutex_lock(&call->channel->lock);
+    if (call->done && call->code == SKIFF_STATUS_OK) {
+        /* The server ended well, but what it sent cannot be used: the call fails all the same. */
+        call->code = code;
+        free(call->message);
+        call->message = copy_text(message, strlen(message));
+    } else {
+        end_call_text(call, code, message, true, SKIFF_STATUS_CANCELLED);
+    }
+    pthread_mutex_unlock(&call->channel->lock);
 }
 
 void skiff_call_cancel(skiff_call *call) {

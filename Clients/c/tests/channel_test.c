@@ -7,6 +7,7 @@
  */
 #include "skiff/channel.h"
 #include "skiff/testing/v1/test.pb-c.h"
+#include "skiff/testing/v1/test.skiff.h"
 
 #include "check.h"
 
@@ -301,6 +302,73 @@ static void test_concurrency(skiff_channel *channel) {
     CHECK(succeeded == 1000);
 }
 
+/* The typed functions protoc-gen-skiff generates (Language=C), one per call kind. */
+static void test_typed(skiff_channel *channel) {
+    skiff_status status = {0};
+    Skiff__Testing__V1__SimpleRequest request = SKIFF__TESTING__V1__SIMPLE_REQUEST__INIT;
+    request.response_size = 42;
+    Skiff__Testing__V1__SimpleResponse *response = NULL;
+    CHECK(skiff_testing_v1_test_service_unary_call(channel, &request, &response, NULL, &status) == SKIFF_STATUS_OK);
+    CHECK(response && response->payload && response->payload->body.len == 42);
+    if (response) skiff__testing__v1__simple_response__free_unpacked(response, NULL);
+    skiff_status_clear(&status);
+    Skiff__Testing__V1__Empty empty = SKIFF__TESTING__V1__EMPTY__INIT, *nothing = NULL;
+    CHECK(skiff_testing_v1_test_service_unimplemented_call(channel, &empty, &nothing, NULL, &status) ==
+          SKIFF_STATUS_UNIMPLEMENTED);
+    CHECK(nothing == NULL);
+    skiff_status_clear(&status);
+
+    Skiff__Testing__V1__StreamingOutputCallRequest output = SKIFF__TESTING__V1__STREAMING_OUTPUT_CALL_REQUEST__INIT;
+    Skiff__Testing__V1__ResponseParameters parameters = SKIFF__TESTING__V1__RESPONSE_PARAMETERS__INIT;
+    Skiff__Testing__V1__ResponseParameters *list[3] = {&parameters, &parameters, &parameters};
+    parameters.size = 7;
+    output.response_parameters = list;
+    output.n_response_parameters = 3;
+    skiff_call *call = skiff_testing_v1_test_service_streaming_output_call_start(channel, &output, NULL);
+    Skiff__Testing__V1__StreamingOutputCallResponse *part = NULL;
+    int parts = 0;
+    while (skiff_testing_v1_test_service_streaming_output_call_receive(call, &part) == 1) {
+        parts += part->payload && part->payload->body.len == 7;
+        skiff__testing__v1__streaming_output_call_response__free_unpacked(part, NULL);
+    }
+    CHECK(parts == 3);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+
+    call = skiff_testing_v1_test_service_streaming_input_call_start(channel, NULL);
+    uint8_t bytes[5] = {0};
+    Skiff__Testing__V1__StreamingInputCallRequest input = SKIFF__TESTING__V1__STREAMING_INPUT_CALL_REQUEST__INIT;
+    Skiff__Testing__V1__Payload payload = SKIFF__TESTING__V1__PAYLOAD__INIT;
+    payload.body.data = bytes;
+    payload.body.len = 5;
+    input.payload = &payload;
+    for (int i = 0; i < 4; i++) CHECK(skiff_testing_v1_test_service_streaming_input_call_send(call, &input) == 0);
+    Skiff__Testing__V1__StreamingInputCallResponse *sum = NULL;
+    CHECK(skiff_testing_v1_test_service_streaming_input_call_close_and_receive(call, &sum) == 1);
+    CHECK(sum && sum->aggregated_payload_size == 20);
+    if (sum) skiff__testing__v1__streaming_input_call_response__free_unpacked(sum, NULL);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+
+    call = skiff_testing_v1_test_service_full_duplex_call_start(channel, NULL);
+    output.n_response_parameters = 1;
+    CHECK(skiff_testing_v1_test_service_full_duplex_call_send(call, &output, true) == SKIFF_STATUS_OK);
+    CHECK(skiff_testing_v1_test_service_full_duplex_call_receive(call, &part) == 1);
+    if (part) skiff__testing__v1__streaming_output_call_response__free_unpacked(part, NULL);
+    CHECK(skiff_testing_v1_test_service_full_duplex_call_receive(call, &part) == 0);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+
+    /* A response that does not decode as the expected type is INTERNAL, named. */
+    call = skiff_call_start(channel, PATH("UnaryCall"), NULL);
+    request.response_size = 5;
+    CHECK(skiff_call_send_message(call, &request.base, true) == SKIFF_STATUS_OK);
+    ProtobufCMessage *wrong = NULL;
+    /* SimpleResponse's field 1 (a message) read as EchoStatus's field 1 (an int32): a wire-type clash. */
+    CHECK(skiff_call_receive_message(call, &skiff__testing__v1__echo_status__descriptor, &wrong) == -1);
+    CHECK(wrong == NULL);
+    CHECK(skiff_call_finish(call, &status) == SKIFF_STATUS_INTERNAL);
+    CHECK(status.message && strstr(status.message, "skiff.testing.v1.EchoStatus") != NULL);
+    skiff_status_clear(&status);
+}
+
 /* Ending calls early: finish drops what was not read (returning its credit) and ends the client's
  * side; close fails the calls still open, which are finished afterwards. */
 static void test_ending_early(void) {
@@ -427,6 +495,7 @@ int main(int argc, char **argv) {
     test_streaming(channel);
     test_slow_reader(channel);
     test_concurrency(channel);
+    test_typed(channel);
     skiff_channel_close(channel);
     test_ending_early();
     test_limits();
