@@ -33,4 +33,28 @@ struct CClientTests {
             #expect(checks?.hasPrefix("channel_test: 289 checks") == true, "\(result.output)")
         }
     }
+
+    @Test("libskiff leaks nothing across 100,000 calls from 4 threads (LeakSanitizer)")
+    func noLeak() async throws {
+        let directory = repository.appendingPathComponent("Clients/c").path
+        let build = try await Task.detached {
+            try runProcess("make", ["-s", "-C", directory, "build/sanitize/channel_test"])
+        }.value
+        try #require(build.status == 0, "make failed: \(build.output)")
+        try await withTestServer(services: [TestService(), HealthService()]) { _, port in
+            let result = try await Task.detached {
+                try runProcess(
+                    "timeout",
+                    [
+                        "600", "\(directory)/build/sanitize/channel_test", "127.0.0.1", "\(port)", "--leak-calls",
+                        "100000",
+                    ]
+                )
+            }.value
+            // LeakSanitizer reports a leak at exit and makes the status non-zero.
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains("leak run: 100000 calls, 100000 succeeded"), "\(result.output)")
+            #expect(!result.output.contains("LeakSanitizer"), "\(result.output)")
+        }
+    }
 }
