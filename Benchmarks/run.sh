@@ -20,6 +20,9 @@
 #                   skiff-grpc's client gets the same setting
 #   grpc-by-cpp     the same grpc-swift-2 server ← the C++ gRPC client
 #   grpc-cpp        C++ gRPC (grpc++ async server, one completion-queue thread) ← the C++ gRPC client
+#   skiff-c         Skiff's server, skiff/1 ← libskiff's load driver (Clients/c, skiff-load-c: one channel,
+#                   one thread keeping the calls in flight), built by run.sh when make, cc and protobuf-c
+#                   are installed; its JSON adds the client's CPU per call, as bench load's does
 #   raw, raw-el     the raw SwiftNIO server ← the async or the event-loop raw client
 # All clients use one connection except skiff-connect's.
 #
@@ -56,6 +59,12 @@ if pkg-config --exists grpc++ protobuf && command -v protoc > /dev/null && comma
     cpp="$cpp_dir"
 else
     echo "C++ gRPC anchor skipped: needs libgrpc++-dev and protobuf-compiler-grpc (pkg-config grpc++, grpc_cpp_plugin)" >&2
+fi
+c_client=""
+if make -s -C ../Clients/c build/skiff-load-c >&2; then
+    c_client="$PWD/../Clients/c/build/skiff-load-c"
+else
+    echo "skiff-c skipped: building Clients/c's skiff-load-c needs cc, make and libprotobuf-c-dev" >&2
 fi
 out=".build/bench-results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
@@ -103,6 +112,7 @@ targets=(skiff skiff-grpc skiff-connect grpc raw raw-el)
 if [[ -n "$cpp" ]]; then
     targets=(skiff skiff-grpc skiff-grpc-cpp skiff-connect grpc grpc-by-cpp grpc-cpp raw raw-el)
 fi
+if [[ -n "$c_client" ]]; then targets+=(skiff-c); fi
 configs=("unary 1" "unary 16" "unary 64" "stream 16")
 for config in "${configs[@]}"; do
     read -r mode concurrency <<< "$config"
@@ -116,13 +126,19 @@ for config in "${configs[@]}"; do
             skiff-grpc-cpp) server=skiff-grpc client=cpp ;;
             grpc-by-cpp) server=grpc client=cpp ;;
             grpc-cpp) server=grpc-cpp client=cpp ;;
+            skiff-c) server=skiff client=c ;;
             *) server="$target" client=bench ;;
         esac
         name="$mode-$concurrency-$target"
         start_server "$server" "$name" "$coalescing"
         for run in $(seq 1 "$runs"); do
             echo "== $name run $run/$runs (port $server_port, pid $server_pid)" >&2
-            if [[ "$client" == "cpp" ]]; then
+            if [[ "$client" == "c" ]]; then
+                timeout 180 "$c_client" --target "$target" --port "$server_port" --mode "$mode" \
+                    --concurrency "$concurrency" --duration "$duration" --warmup "$warmup" \
+                    --server-pid "$server_pid" --label "$mode-$concurrency" \
+                    | tee -a "$results" >&2
+            elif [[ "$client" == "cpp" ]]; then
                 timeout 180 "$cpp/bench-cpp-client" --target "$target" --port "$server_port" --mode "$mode" \
                     --concurrency "$concurrency" --duration "$duration" --warmup "$warmup" \
                     --server-pid "$server_pid" --label "$mode-$concurrency" \
@@ -154,17 +170,17 @@ def median(label, target, key):
     return statistics.median(values) if values else None
 def fmt(v, key):
     if v is None: return "–"
-    if key.endswith("_mb") or key.endswith("_us"): return f"{v:.1f}"
+    if key.endswith("_mb") or key.endswith("_us") or key.endswith("_per_call"): return f"{v:.1f}"
     return f"{v:.0f}"
 def ratio(a, b):
     if a is None or b is None or b == 0: return "–"
     return f"{a / b:.2f}×"
 targets = [("skiff", "Skiff"), ("skiff-grpc", "Skiff gRPC"), ("skiff-grpc-cpp", "Skiff gRPC ← C++"),
            ("skiff-connect", "Skiff Connect h1"), ("grpc", "gRPC"), ("grpc-by-cpp", "gRPC ← C++"),
-           ("grpc-cpp", "C++ gRPC"), ("raw", "raw"), ("raw-el", "raw-el")]
+           ("grpc-cpp", "C++ gRPC"), ("raw", "raw"), ("raw-el", "raw-el"), ("skiff-c", "Skiff ← C")]
 ratios = [("skiff-grpc", "grpc", "Skiff gRPC/gRPC"), ("skiff-grpc-cpp", "grpc-by-cpp", "Skiff gRPC/gRPC (C++ client)"),
           ("skiff", "grpc-cpp", "Skiff/C++ gRPC"), ("skiff-grpc-cpp", "grpc-cpp", "Skiff gRPC/C++ gRPC (C++ client)"),
-          ("skiff", "raw-el", "Skiff/raw-el")]
+          ("skiff", "raw-el", "Skiff/raw-el"), ("skiff-c", "skiff", "Skiff ← C/Skiff")]
 print(f"Median of {runs} run(s) per cell, {warmup} s warm-up + {duration} s measured, closed loop, client and server "
       "on the same machine; 1 connection (Skiff Connect h1: one HTTP/1.1 connection per call in flight). "
       "`X ← C++`: server X driven by the C++ gRPC client.")
@@ -172,10 +188,10 @@ print()
 print("| configuration | metric | " + " | ".join(t for _, t in targets) + " | " + " | ".join(r for _, _, r in ratios) + " |")
 print("|---|---|" + "---|" * (len(targets) + len(ratios)))
 names = {"calls_per_s": "calls/s", "msgs_per_s": "msgs/s", "p50_us": "p50 µs", "p99_us": "p99 µs",
-         "server_rss_mb": "server RSS MB", "errors": "errors"}
+         "server_rss_mb": "server RSS MB", "errors": "errors", "client_cpu_us_per_call": "client CPU µs/call"}
 for label, title in [("unary-1", "unary, 1 in flight"), ("unary-16", "unary, 16 in flight"),
                      ("unary-64", "unary, 64 in flight"), ("stream-16", "stream 100×250 B, 16 in flight")]:
-    keys = ["calls_per_s", "p50_us", "p99_us", "server_rss_mb", "errors"]
+    keys = ["calls_per_s", "p50_us", "p99_us", "client_cpu_us_per_call", "server_rss_mb", "errors"]
     if label.startswith("stream"):
         keys = ["msgs_per_s"] + keys
     for key in keys:

@@ -180,6 +180,11 @@ struct Load: AsyncParsableCommand {
                 "p999_us": result.percentileMicroseconds(99.9),
                 "errors": result.errors,
                 "server_rss_mb": orNull(rss),
+                // Over the measured window; null where the loop does not measure it (raw-el, --calls).
+                "client_cpu_us_per_call": orNull(
+                    result.clientCPUSeconds > 0 && result.calls > 0
+                        ? (result.clientCPUSeconds * 1e7 / Double(result.calls)).rounded() / 10 : nil
+                ),
             ]) { $1 }
         )
     }
@@ -237,6 +242,8 @@ struct LoopResult: Sendable {
     var latencies: [Int64] = []
     /// Wall time from the first call to the last, in seconds (used with `--calls`).
     var elapsedSeconds = 0.0
+    /// The client process's CPU time (user + system) over the measured window, in seconds.
+    var clientCPUSeconds = 0.0
 
     /// Nearest-rank percentile, in microseconds with one decimal.
     func percentileMicroseconds(_ p: Double) -> Double {
@@ -247,6 +254,14 @@ struct LoopResult: Sendable {
     }
 }
 
+/// The CPU time (user + system) this process has used, in seconds.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+        + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
 /// The one load loop for all targets: `concurrency` tasks, each calling back to back until the window ends.
 func runClosedLoop(_ client: some BenchClient, _ settings: LoopSettings) async throws -> LoopResult {
     let clock = ContinuousClock()
@@ -255,6 +270,15 @@ func runClosedLoop(_ client: some BenchClient, _ settings: LoopSettings) async t
     let end = measureFrom + .seconds(settings.duration)
     let budget = settings.maxCalls.map { CallBudget($0) }
     var total = try await withThrowingTaskGroup(of: LoopResult.self) { group in
+        // The client's own CPU over the measured window (getrusage at its start and end).
+        group.addTask {
+            try await Task.sleep(until: measureFrom, clock: clock)
+            let from = processCPUSeconds()
+            try await Task.sleep(until: end, clock: clock)
+            var cpu = LoopResult()
+            cpu.clientCPUSeconds = processCPUSeconds() - from
+            return cpu
+        }
         for _ in 0..<settings.concurrency {
             group.addTask(executorPreference: client.executor) {
                 var local = LoopResult()
@@ -288,6 +312,7 @@ func runClosedLoop(_ client: some BenchClient, _ settings: LoopSettings) async t
         }
         var all = LoopResult()
         for try await part in group {
+            all.clientCPUSeconds += part.clientCPUSeconds
             all.calls += part.calls
             all.messages += part.messages
             all.errors += part.errors
