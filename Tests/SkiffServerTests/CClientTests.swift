@@ -30,7 +30,7 @@ struct CClientTests {
             #expect(result.output.contains(", 0 failed"), "\(result.output)")
             // Every check ran (a test that stops early fails here).
             let checks = result.output.split(separator: "\n").last { $0.hasPrefix("channel_test: ") }
-            #expect(checks?.hasPrefix("channel_test: 289 checks") == true, "\(result.output)")
+            #expect(checks?.hasPrefix("channel_test: 489 checks") == true, "\(result.output)")
         }
     }
 

@@ -98,6 +98,7 @@ void skiff_channel_options_defaults(skiff_channel_options *options) {
     options->max_frame_size = 65536;
     options->connect_timeout_ms = 10000;
     options->max_queued_bytes = 1048576;
+    options->batch_writes = false;
 }
 
 static void set_status(skiff_status *status, uint32_t code, const char *message) {
@@ -214,8 +215,8 @@ static void flush_locked(skiff_channel *channel) {
     pthread_cond_broadcast(&channel->space);
 }
 
-/* After frames were queued: send now, and let the I/O thread finish if the socket is full. */
-static void push_locked(skiff_channel *channel) {
+/* Sends what is queued; the I/O thread finishes if the socket is full. */
+static void send_queued_locked(skiff_channel *channel) {
     flush_locked(channel);
     if (channel->out.length > channel->out_start && channel->wake[1] >= 0) {
         uint8_t byte = 1;
@@ -225,6 +226,24 @@ static void push_locked(skiff_channel *channel) {
 }
 
 static size_t queued_bytes(const skiff_channel *channel) { return channel->out.length - channel->out_start; }
+
+/* After frames were queued: send now, or, with batch_writes, once the calling thread waits or 64 KiB
+ * are waiting. */
+static void push_locked(skiff_channel *channel) {
+    if (channel->options.batch_writes && queued_bytes(channel) < 65536) return;
+    send_queued_locked(channel);
+}
+
+/* Before a thread waits for the channel: nothing it queued may be left unsent. */
+static void flush_before_wait(skiff_channel *channel) {
+    if (queued_bytes(channel) > 0) send_queued_locked(channel);
+}
+
+void skiff_channel_flush(skiff_channel *channel) {
+    pthread_mutex_lock(&channel->lock);
+    flush_before_wait(channel);
+    pthread_mutex_unlock(&channel->lock);
+}
 
 /* ---- Ending calls ---- */
 
@@ -795,6 +814,7 @@ skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const ski
             false, 0);
     while (!call->done && !channel->broken && !channel->draining && channel->peer.has_max_concurrent_streams &&
            channel->open_streams >= channel->peer.max_concurrent_streams) {
+        flush_before_wait(channel);
         if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
     }
     if (!call->done && (channel->broken || channel->draining || channel->next_stream_id > SKIFF_MAX_STREAM_ID)) {
@@ -847,6 +867,7 @@ uint32_t skiff_call_send(skiff_call *call, skiff_bytes message, bool last) {
         int64_t credit = channel->connection_send_window < call->send_window ? channel->connection_send_window
                                                                              : call->send_window;
         if (queued_bytes(channel) >= channel->options.max_queued_bytes || (remaining > 0 && credit <= 0)) {
+            flush_before_wait(channel);
             if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
             if (call->done) goto out;
             continue;
@@ -931,6 +952,7 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
             result = call->response_ended ? 0 : -1;
             break;
         }
+        flush_before_wait(channel);
         if (!wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
     }
     pthread_mutex_unlock(&channel->lock);
@@ -1010,6 +1032,7 @@ uint32_t skiff_call_finish(skiff_call *call, skiff_status *status) {
     }
     while (!call->done && !expired(call)) {
         discard_responses(call);
+        flush_before_wait(channel);
         if (!wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
     }
     uint32_t code = call->code;

@@ -303,6 +303,26 @@ static void test_concurrency(skiff_channel *channel) {
     CHECK(succeeded == 1000);
 }
 
+/* The same with batch_writes: requests leave when the thread waits; every call still completes,
+ * streaming included (a send followed by a receive). */
+static void test_batched(void) {
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.batch_writes = true;
+    skiff_status status = {0};
+    skiff_channel *channel = skiff_channel_connect(host, port, &options, &status);
+    CHECK(channel != NULL);
+    if (!channel) return;
+    test_concurrency(channel);
+    test_streaming(channel);
+    /* A request made by a thread that does not wait goes out on skiff_channel_flush. */
+    skiff_call *call = skiff_call_start(channel, PATH("EmptyCall"), NULL);
+    CHECK(skiff_call_send(call, text(""), true) == SKIFF_STATUS_OK);
+    skiff_channel_flush(channel);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_OK);
+    skiff_channel_close(channel);
+}
+
 /* The typed functions protoc-gen-skiff generates (Language=C), one per call kind. */
 static void test_typed(skiff_channel *channel) {
     skiff_status status = {0};
@@ -543,6 +563,7 @@ int main(int argc, char **argv) {
     test_typed(channel);
     skiff_channel_close(channel);
     test_ending_early();
+    test_batched();
     test_limits();
     printf("channel_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
     return atomic_load(&failures) == 0 ? 0 : 1;

@@ -8,8 +8,11 @@
  * the thread took the answer. Prints one JSON line with the fields `bench load` prints, plus the
  * client's own CPU per call over the measured window.
  *
- *   skiff-load-c --port N [--host H] [--mode unary|stream] [--concurrency 16] [--duration 5]
- *                [--warmup 1] [--server-pid PID] [--label L] [--target skiff-c]
+ *   skiff-load-c --port N [--host H] [--mode unary|stream] [--concurrency 16] [--threads 1]
+ *                [--batch 1] [--duration 5] [--warmup 1] [--server-pid PID] [--label L] [--target skiff-c]
+ *
+ * --batch 1 (the default) opens the channel with batch_writes: the requests a thread makes leave
+ * in one write when it waits for an answer.
  *
  * Workload (the benchmark's): UnaryCall with a 250-byte response; StreamingOutputCall with 100
  * responses of 250 bytes.
@@ -30,7 +33,7 @@ enum { PAYLOAD = 250, MESSAGES = 100 };
 typedef struct options {
     const char *host;
     int port, concurrency, threads, server_pid;
-    bool stream;
+    bool stream, batch;
     double duration, warmup;
     const char *label, *target;
 } options;
@@ -171,7 +174,7 @@ static double peak_rss_megabytes(int pid) {
 }
 
 int main(int argc, char **argv) {
-    options o = {"127.0.0.1", 0, 16, 1, 0, false, 5, 1, "", "skiff-c"};
+    options o = {"127.0.0.1", 0, 16, 1, 0, false, true, 5, 1, "", "skiff-c"};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *flag = argv[i], *value = argv[i + 1];
         if (!strcmp(flag, "--port")) o.port = atoi(value);
@@ -179,6 +182,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(flag, "--mode")) o.stream = !strcmp(value, "stream");
         else if (!strcmp(flag, "--concurrency")) o.concurrency = atoi(value);
         else if (!strcmp(flag, "--threads")) o.threads = atoi(value);
+        else if (!strcmp(flag, "--batch")) o.batch = atoi(value) != 0;
         else if (!strcmp(flag, "--duration")) o.duration = atof(value);
         else if (!strcmp(flag, "--warmup")) o.warmup = atof(value);
         else if (!strcmp(flag, "--server-pid")) o.server_pid = atoi(value);
@@ -193,7 +197,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     skiff_status status = {0};
-    skiff_channel *channel = skiff_channel_connect(o.host, (uint16_t)o.port, NULL, &status);
+    skiff_channel_options channel_options;
+    skiff_channel_options_defaults(&channel_options);
+    channel_options.batch_writes = o.batch; /* requests leave together when the thread waits */
+    skiff_channel *channel = skiff_channel_connect(o.host, (uint16_t)o.port, &channel_options, &status);
     if (!channel || call_once(channel, false) < 0) { /* one untimed call first, as bench makes */
         fprintf(stderr, "could not call %s:%d: %s\n", o.host, o.port, status.message ? status.message : "");
         return 1;

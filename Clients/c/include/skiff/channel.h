@@ -46,6 +46,12 @@ typedef struct skiff_channel_options {
     /** Bytes a channel queues for its socket (requests, and replies to the server) before senders
      *  wait and the channel stops reading. 1 MiB; at least 64 KiB. */
     uint32_t max_queued_bytes;
+    /** false (the default): each request goes to the socket as soon as it is made. true: requests
+     *  are held and sent together when the calling thread waits for the channel (receive, finish,
+     *  a full window), when 64 KiB are waiting, or on skiff_channel_flush: fewer system calls
+     *  for a thread that keeps many calls in flight, but a request made by a thread that then
+     *  does something else stays queued until one of those happens. */
+    bool batch_writes;
 } skiff_channel_options;
 
 void skiff_channel_options_defaults(skiff_channel_options *options);
@@ -71,6 +77,9 @@ skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options,
  * goes with the last of them.
  */
 void skiff_channel_close(skiff_channel *channel);
+
+/** Sends what is queued now (with batch_writes). Any thread. */
+void skiff_channel_flush(skiff_channel *channel);
 
 /** Per call. Zero-initialize for no deadline and no metadata. */
 typedef struct skiff_call_options {
