@@ -13,15 +13,21 @@ private let repository = URL(fileURLWithPath: #filePath)
 /// here when a C compiler, make or protobuf-c is missing: `dev/test.sh` installs them.
 @Suite("The C client runtime against a real server")
 struct CClientTests {
-    @Test(
-        "libskiff's channel: the four call kinds, metadata, statuses, deadlines, cancellation, fragments, 1,000 calls from 8 threads, a slow reader, limits"
-    )
-    func channel() async throws {
+    /// Builds the channel's tests under the sanitizers; returns the C client's directory.
+    static func buildChannelTest() async throws -> String {
         let directory = repository.appendingPathComponent("Clients/c").path
         let build = try await Task.detached {
             try runProcess("make", ["-s", "-C", directory, "build/sanitize/channel_test"])
         }.value
         try #require(build.status == 0, "make failed: \(build.output)")
+        return directory
+    }
+
+    @Test(
+        "libskiff's channel: the four call kinds, metadata, statuses, deadlines, cancellation, fragments, 1,000 calls from 8 threads, a slow reader, limits"
+    )
+    func channel() async throws {
+        let directory = try await Self.buildChannelTest()
         try await withTestServer(services: [TestService(), HealthService()]) { _, port in
             let result = try await Task.detached {
                 try runProcess("timeout", ["300", "\(directory)/build/sanitize/channel_test", "127.0.0.1", "\(port)"])
@@ -36,11 +42,7 @@ struct CClientTests {
 
     @Test("libskiff leaks nothing across 100,000 calls from 4 threads (LeakSanitizer)")
     func noLeak() async throws {
-        let directory = repository.appendingPathComponent("Clients/c").path
-        let build = try await Task.detached {
-            try runProcess("make", ["-s", "-C", directory, "build/sanitize/channel_test"])
-        }.value
-        try #require(build.status == 0, "make failed: \(build.output)")
+        let directory = try await Self.buildChannelTest()
         try await withTestServer(services: [TestService(), HealthService()]) { _, port in
             let result = try await Task.detached {
                 try runProcess(

@@ -6,6 +6,7 @@
 #include "skiff/frame.h"
 
 #include "check.h"
+#include "parse_every_way.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,30 +520,6 @@ static uint64_t random_next(void) { /* SplitMix64 */
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
-}
-
-static void parse_every_way(skiff_bytes payload) {
-    skiff_headers headers;
-    skiff_trailers trailers;
-    skiff_rst_stream rst;
-    skiff_goaway goaway;
-    skiff_settings settings;
-    uint32_t increment;
-    uint8_t opaque[8];
-    skiff_settings_defaults(&settings);
-    if (skiff_headers_read(payload, &headers, NULL) == SKIFF_READ_OK) {
-        (void)skiff_metadata_check(&headers.metadata, 8192, NULL);
-        skiff_bytes value;
-        (void)skiff_metadata_find(&headers.metadata, "grpc-timeout", &value);
-    }
-    if (skiff_trailers_read(payload, &trailers, NULL) == SKIFF_READ_OK)
-        (void)skiff_metadata_check(&trailers.metadata, 8192, NULL);
-    (void)skiff_rst_stream_read(payload, &rst, NULL);
-    (void)skiff_goaway_read(payload, &goaway, NULL);
-    (void)skiff_settings_read(payload, &settings, NULL);
-    (void)skiff_window_update_read(payload, &increment, NULL);
-    (void)skiff_ping_read(payload, opaque, NULL);
-    (void)skiff_empty_read(payload, NULL);
 }
 
 static void test_random(void) {
