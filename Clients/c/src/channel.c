@@ -326,6 +326,11 @@ static void apply_settings(skiff_channel *channel, const skiff_settings *setting
     pthread_cond_broadcast(&channel->space);
 }
 
+/* The queue of complete responses holds records of a big-endian u32 length, then the bytes. */
+static uint32_t record_length(const uint8_t *at) {
+    return (uint32_t)at[0] << 24 | (uint32_t)at[1] << 16 | (uint32_t)at[2] << 8 | at[3];
+}
+
 static void receive_message(skiff_channel *channel, skiff_call *call, const skiff_frame_header *h, skiff_bytes payload) {
     if ((int64_t)payload.length > call->receive_window) {
         connection_error(channel, "the server overran a stream's window");
@@ -923,7 +928,7 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
         }
         if (call->queued_messages > 0) {
             const uint8_t *at = call->queue.data + call->queue_read;
-            uint32_t length = (uint32_t)at[0] << 24 | (uint32_t)at[1] << 16 | (uint32_t)at[2] << 8 | at[3];
+            uint32_t length = record_length(at);
             if (skiff_buffer_reserve(message, length) != 0) {
                 result = -1;
                 break;
@@ -1005,7 +1010,7 @@ static void discard_responses(skiff_call *call) {
     uint64_t credit = 0;
     while (call->queued_messages > 0) {
         const uint8_t *at = call->queue.data + call->queue_read;
-        uint32_t length = (uint32_t)at[0] << 24 | (uint32_t)at[1] << 16 | (uint32_t)at[2] << 8 | at[3];
+        uint32_t length = record_length(at);
         call->queue_read += 4 + (size_t)length;
         call->queued_messages--;
         credit += length;
