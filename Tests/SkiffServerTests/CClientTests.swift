@@ -24,6 +24,36 @@ struct CClientTests {
     }
 
     @Test(
+        "The campus example: sign up, verify from the mailed token, log in, post a listing, search it, write to the seller, see it on the live feed"
+    )
+    func campusStory() async throws {
+        let directory = repository.appendingPathComponent("Clients/c").path
+        let build = try await Task.detached {
+            try runProcess("make", ["-s", "-C", directory, "build/examples/campus"])
+        }.value
+        try #require(build.status == 0, "make failed: \(build.output)")
+        // The real server in its own process: the example reads the verification mails from its log.
+        let server = try ServerProcess(arguments: [
+            "--storage", "memory", "--log-level", "debug", "--password-hash-rounds", "1000",
+        ])
+        defer { server.stop() }
+        let run = try await Task.detached {
+            try runProcess(
+                "timeout",
+                ["120", "\(directory)/build/examples/campus", "127.0.0.1", "\(server.port)", server.logFile.path]
+            )
+        }.value
+        #expect(run.status == 0, "\(run.output)")
+        for step in [
+            "alice signed up, verified", "bob signed up, verified", "alice posted \"Blue rain jacket",
+            "1 result(s)", "bob wrote to alice about the listing",
+            "a message from bob: \"Hi! Is the jacket still available?\"", "campus story: done",
+        ] {
+            #expect(run.output.contains(step), "missing \(step): \(run.output)")
+        }
+    }
+
+    @Test(
         "libskiff's channel: the four call kinds, metadata, statuses, deadlines, cancellation, fragments, 1,000 calls from 8 threads, a slow reader, limits"
     )
     func channel() async throws {

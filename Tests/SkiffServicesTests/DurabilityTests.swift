@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import GRDB
 import SkiffAPI
@@ -12,61 +11,13 @@ import SwiftProtobuf
 import Synchronization
 import Testing
 
-/// A `skiff-server` child process on a SQLite file, killed with SIGKILL at will.
-final class ServerProcess: Sendable {
-    let process: Process
-    let port: Int
-
-    /// Starts the `skiff-server` built next to the test bundle and waits for its bound port.
-    init(databasePath: String) throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0])
-            .deletingLastPathComponent()
-            .appendingPathComponent("skiff-server")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = [
-            "--port", "0", "--storage", "sqlite:\(databasePath)", "--password-hash-rounds", "1000",
-            "--log-level", "info", "--rate-limit-scale", "0",
-        ]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        // The bound port is logged: `address=[IPv4]127.0.0.1/127.0.0.1:PORT tls=false`. The log is
-        // read (and then drained, so the child never blocks on a full pipe) off this thread, and the
-        // wait for the port is bounded, so a server that never says where it listens fails the test.
-        let log = Mutex<(seen: String, port: Int?)>(("", nil))
-        let found = DispatchSemaphore(value: 0)
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            let first = log.withLock { log -> Bool in
-                guard log.port == nil else { return false }
-                log.seen += String(decoding: data, as: UTF8.self)
-                guard let range = log.seen.range(of: #"127\.0\.0\.1:(\d+) tls"#, options: .regularExpression) else {
-                    return false
-                }
-                log.port = Int(log.seen[range].dropFirst("127.0.0.1:".count).prefix { $0.isNumber })
-                return true
-            }
-            if first { found.signal() }
-        }
-        _ = found.wait(timeout: .now() + 10)
-        guard let port = log.withLock({ $0.port }) else {
-            process.terminate()
-            throw ServerDidNotStart(output: log.withLock { $0.seen })
-        }
-        self.port = port
-    }
-
-    func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    struct ServerDidNotStart: Error, CustomStringConvertible {
-        var output: String
-        var description: String { "skiff-server did not report its port: \(output)" }
+extension ServerProcess {
+    /// A server on the SQLite file at `databasePath`.
+    convenience init(databasePath: String) throws {
+        try self.init(arguments: [
+            "--storage", "sqlite:\(databasePath)", "--password-hash-rounds", "1000", "--log-level", "info",
+            "--rate-limit-scale", "0",
+        ])
     }
 }
 

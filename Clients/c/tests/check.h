@@ -21,10 +21,7 @@ static atomic_int failures;
         }                                                                                 \
     } while (0)
 
-/* A NUL-terminated string's bytes (without the NUL). */
-static inline skiff_bytes text(const char *s) {
-    skiff_bytes b = {(const uint8_t *)s, strlen(s)};
-    return b;
-}
+/* A NUL-terminated string's bytes (without the NUL), short for the tests. */
+static inline skiff_bytes text(const char *s) { return skiff_bytes_of_string(s); }
 
 #endif

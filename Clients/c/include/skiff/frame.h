@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,12 @@ typedef struct skiff_bytes {
     const uint8_t *data;
     size_t length;
 } skiff_bytes;
+
+/** The bytes of a NUL-terminated string, without the NUL: for metadata keys and values. */
+static inline skiff_bytes skiff_bytes_of_string(const char *string) {
+    skiff_bytes bytes = {(const uint8_t *)string, strlen(string)};
+    return bytes;
+}
 
 /** A frame header (§2). The reserved u16 is written as 0 and ignored on receipt. */
 typedef struct skiff_frame_header {
