@@ -70,6 +70,32 @@ struct CClientTests {
         }
     }
 
+    @Test(
+        "libskiff over TLS (OpenSSL, ALPN skiff/1): the same calls; a certificate for another name, untrusted roots, a missing roots file and a plain client are refused"
+    )
+    func tls() async throws {
+        let directory = try await Self.buildChannelTest()
+        let (cert, key) = try makeCertificate()
+        let (otherCert, _) = try makeCertificate()
+        defer {
+            for file in [cert, otherCert] {
+                try? FileManager.default.removeItem(at: URL(fileURLWithPath: file).deletingLastPathComponent())
+            }
+        }
+        let tls = try ServerConfiguration.TLS(certificatePath: cert, keyPath: key)
+        try await withTestServer(services: [TestService(), HealthService()], configure: { $0.tls = tls }) { _, port in
+            let result = try await Task.detached {
+                try runProcess(
+                    "timeout",
+                    ["300", "\(directory)/build/sanitize/channel_test", "127.0.0.1", "\(port)", "--tls", cert, otherCert]
+                )
+            }.value
+            #expect(result.status == 0, "\(result.output)")
+            let checks = result.output.split(separator: "\n").last { $0.hasPrefix("channel_test (TLS): ") }
+            #expect(checks?.hasPrefix("channel_test (TLS): 275 checks, 0 failed") == true, "\(result.output)")
+        }
+    }
+
     @Test("libskiff leaks nothing across 100,000 calls from 4 threads (LeakSanitizer)")
     func noLeak() async throws {
         let directory = try await Self.buildChannelTest()

@@ -69,6 +69,12 @@ struct skiff_channel {
     bool closing;
     bool draining;
     uint32_t goaway_last_stream_id;
+    skiff_tls *tls; /* NULL for plain TCP */
+    /* Keepalive (CLOCK_MONOTONIC ns): the last bytes read, the last PING sent, the one unanswered. */
+    int64_t last_read_ns;
+    int64_t last_ping_ns;
+    bool ping_outstanding;
+    uint8_t ping_opaque[8];
 };
 
 /* ---- Helpers ---- */
@@ -99,6 +105,12 @@ void skiff_channel_options_defaults(skiff_channel_options *options) {
     options->connect_timeout_ms = 10000;
     options->max_queued_bytes = 1048576;
     options->batch_writes = false;
+    options->tls = false;
+    options->tls_ca_file = NULL;
+    options->tls_server_name = NULL;
+    options->keepalive_interval_ms = 0;
+    options->keepalive_timeout_ms = 20000;
+    options->keepalive_without_calls = false;
 }
 
 static void set_status(skiff_status *status, uint32_t code, const char *message) {
@@ -198,11 +210,13 @@ static void flush_locked(skiff_channel *channel) {
         return;
     }
     while (channel->out_start < channel->out.length) {
-        ssize_t sent = send(channel->fd, channel->out.data + channel->out_start,
-            channel->out.length - channel->out_start, MSG_NOSIGNAL | MSG_DONTWAIT);
+        const uint8_t *data = channel->out.data + channel->out_start;
+        size_t length = channel->out.length - channel->out_start;
+        ssize_t sent = channel->tls ? skiff_tls_write(channel->tls, data, length)
+                                    : send(channel->fd, data, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent < 0 && !channel->tls && errno == EINTR) continue;
+        if (sent == 0 || (sent < 0 && !channel->tls && (errno == EAGAIN || errno == EWOULDBLOCK))) break;
         if (sent < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
             fail_connection(channel, "the connection failed while sending");
             return;
         }
@@ -409,6 +423,8 @@ static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, sk
         if (skiff_ping_read(payload, opaque, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
         if (!(h->flags & SKIFF_FLAG_ACK) && skiff_write_ping(&channel->out, true, opaque) != 0)
             fail_connection(channel, "out of memory");
+        if ((h->flags & SKIFF_FLAG_ACK) && channel->ping_outstanding && memcmp(opaque, channel->ping_opaque, 8) == 0)
+            channel->ping_outstanding = false;
         return;
     }
     case SKIFF_FRAME_GOAWAY: {
@@ -519,12 +535,58 @@ static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, sk
     }
 }
 
+/* Keepalive (§5.1): sends a PING when one is due, fails the connection when one went unanswered
+ * too long; returns the ms until the next thing to do (at most 1,000). */
+static int keepalive_locked(skiff_channel *channel) {
+    const skiff_channel_options *o = &channel->options;
+    if (o->keepalive_interval_ms == 0) return 1000;
+    int64_t now = now_ns();
+    int64_t next;
+    if (channel->ping_outstanding) {
+        next = channel->last_ping_ns + (int64_t)o->keepalive_timeout_ms * 1000000;
+        if (now >= next) {
+            char reason[120];
+            snprintf(reason, sizeof reason, "the server did not answer a keepalive PING within %u ms",
+                (unsigned)o->keepalive_timeout_ms);
+            fail_connection(channel, reason);
+            return 0;
+        }
+    } else {
+        bool idle = channel->open_streams == 0;
+        if (idle && !o->keepalive_without_calls) return 1000;
+        /* While no call is open the server counts PINGs closer than its minimum interval. */
+        int64_t interval = (int64_t)o->keepalive_interval_ms;
+        if (idle && interval < (int64_t)channel->peer.keepalive_min_interval_ms)
+            interval = channel->peer.keepalive_min_interval_ms;
+        int64_t quiet_since = channel->last_read_ns > channel->last_ping_ns ? channel->last_read_ns : channel->last_ping_ns;
+        next = quiet_since + interval * 1000000;
+        if (now >= next) {
+            uint64_t count = (uint64_t)now;
+            for (int i = 0; i < 8; i++) channel->ping_opaque[i] = (uint8_t)(count >> (56 - 8 * i));
+            if (skiff_write_ping(&channel->out, false, channel->ping_opaque) != 0) {
+                fail_connection(channel, "out of memory");
+                return 0;
+            }
+            channel->ping_outstanding = true;
+            channel->last_ping_ns = now;
+            flush_locked(channel);
+            return (int)(o->keepalive_timeout_ms < 1000 ? o->keepalive_timeout_ms : 1000);
+        }
+    }
+    int64_t wait_ms = (next - now + 999999) / 1000000;
+    return wait_ms < 1000 ? (int)wait_ms : 1000;
+}
+
 static void *io_main(void *argument) {
     skiff_channel *channel = argument;
     uint8_t *chunk = malloc(65536);
     pthread_mutex_lock(&channel->lock);
     if (!chunk) fail_connection(channel, "out of memory");
+    bool tls_pending = false; /* bytes wait inside the TLS session: read them without polling */
+    channel->last_read_ns = now_ns();
     while (!channel->closing && !channel->broken) {
+        int wait_ms = keepalive_locked(channel);
+        if (channel->broken) break;
         bool want_out = queued_bytes(channel) > 0;
         /* A server that sends but does not read would make the replies (PING ACKs, WINDOW_UPDATEs)
          * pile up: while they wait for the socket, nothing more is read. */
@@ -534,26 +596,37 @@ static void *io_main(void *argument) {
             {channel->fd, (short)((want_in ? POLLIN : 0) | (want_out ? POLLOUT : 0)), 0},
             {channel->wake[0], POLLIN, 0},
         };
-        int ready = poll(fds, 2, 1000);
+        int ready = poll(fds, 2, tls_pending && want_in ? 0 : wait_ms);
         pthread_mutex_lock(&channel->lock);
         if (ready < 0 && errno != EINTR) fail_connection(channel, "poll failed");
-        if (ready <= 0) continue;
+        if (ready < 0 || (ready == 0 && !(tls_pending && want_in))) continue;
         if (fds[1].revents & POLLIN) {
             uint8_t drained[64];
             while (read(channel->wake[0], drained, sizeof drained) > 0) {
             }
         }
         if (fds[0].revents & POLLOUT) flush_locked(channel);
-        if (!want_in || !(fds[0].revents & (POLLIN | POLLHUP | POLLERR)) || channel->closing) continue;
-        pthread_mutex_unlock(&channel->lock);
-        ssize_t received = recv(channel->fd, chunk, 65536, 0);
-        int error = errno;
-        pthread_mutex_lock(&channel->lock);
-        if (received < 0 && (error == EINTR || error == EAGAIN || error == EWOULDBLOCK)) continue;
+        bool readable = (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) || tls_pending;
+        if (!want_in || !readable || channel->closing || channel->broken) continue;
+        ssize_t received;
+        int error = 0;
+        if (channel->tls) {
+            /* A TLS session is one object for both directions: read under the lock, as writes are. */
+            received = skiff_tls_read(channel->tls, chunk, 65536);
+            tls_pending = received > 0 && skiff_tls_has_pending(channel->tls);
+            if (received == -1) continue;
+        } else {
+            pthread_mutex_unlock(&channel->lock);
+            received = recv(channel->fd, chunk, 65536, 0);
+            error = errno;
+            pthread_mutex_lock(&channel->lock);
+            if (received < 0 && (error == EINTR || error == EAGAIN || error == EWOULDBLOCK)) continue;
+        }
         if (received <= 0) {
             fail_connection(channel, "the server closed the connection");
             break;
         }
+        channel->last_read_ns = now_ns();
         if (skiff_frame_decoder_feed(&channel->decoder, chunk, (size_t)received) != 0) {
             fail_connection(channel, "out of memory");
             break;
@@ -633,6 +706,8 @@ static int connect_with_timeout(const char *host, uint16_t port, uint32_t timeou
     return fd;
 }
 
+static skiff_channel *adopt(int fd, skiff_tls *tls, const skiff_channel_options *options, skiff_status *status);
+
 skiff_channel *skiff_channel_connect(
     const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status) {
     skiff_channel_options defaults;
@@ -646,26 +721,43 @@ skiff_channel *skiff_channel_connect(
     }
     int on = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    return skiff_channel_adopt(fd, options, status);
+    skiff_tls *tls = NULL;
+    if (options && options->tls) {
+        int64_t deadline = now_ns() + (int64_t)options->connect_timeout_ms * 1000000;
+        if (!(tls = skiff_tls_connect(fd, host, options, deadline, reason, sizeof reason))) {
+            close(fd);
+            set_status(status, SKIFF_STATUS_UNAVAILABLE, reason);
+            return NULL;
+        }
+    }
+    return adopt(fd, tls, options, status);
 }
 
 skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status) {
+    return adopt(fd, NULL, options, status);
+}
+
+/* A channel over a connected socket and, when not NULL, its TLS session; both are the channel's. */
+static skiff_channel *adopt(int fd, skiff_tls *tls, const skiff_channel_options *options, skiff_status *status) {
     skiff_channel *channel = calloc(1, sizeof *channel);
     if (!channel) {
         set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        skiff_tls_free(tls);
         close(fd);
         return NULL;
     }
+    channel->tls = tls;
     if (options)
         channel->options = *options;
     else
         skiff_channel_options_defaults(&channel->options);
     const skiff_channel_options *o = &channel->options;
     if (o->max_message_size < 1024 || o->max_message_size > SKIFF_MAX_STREAM_ID || o->max_frame_size < 16384 ||
-        o->max_frame_size > 16777216 || o->max_queued_bytes < 65536) {
+        o->max_frame_size > 16777216 || o->max_queued_bytes < 65536 || o->keepalive_timeout_ms == 0) {
         set_status(status, SKIFF_STATUS_INVALID_ARGUMENT,
             "channel options out of range: max_message_size 1,024 … 2^31-1, max_frame_size 16,384 … 16,777,216, "
-            "max_queued_bytes at least 65,536");
+            "max_queued_bytes at least 65,536, keepalive_timeout_ms at least 1");
+        skiff_tls_free(tls);
         close(fd);
         free(channel);
         return NULL;
@@ -699,6 +791,7 @@ skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options,
     }
     if (!ready) {
         set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
+        skiff_tls_free(tls);
         close(fd);
         if (channel->wake[0] >= 0) close(channel->wake[0]);
         if (channel->wake[1] >= 0) close(channel->wake[1]);
@@ -733,6 +826,8 @@ void skiff_channel_close(skiff_channel *channel) {
     pthread_mutex_unlock(&channel->lock);
     pthread_join(channel->thread, NULL);
     pthread_mutex_lock(&channel->lock);
+    skiff_tls_free(channel->tls);
+    channel->tls = NULL;
     close(channel->fd);
     close(channel->wake[0]);
     close(channel->wake[1]);

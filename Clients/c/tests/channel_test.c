@@ -539,16 +539,73 @@ static int leak_run(int calls) {
     return atomic_load(&failures) == 0 ? 0 : 1;
 }
 
+/* TLS (with --tls): the name checked is the address or tls_server_name; a certificate for
+ * another name, or from roots not trusted, is refused with the reason. */
+static void test_tls_checks(const char *ca_file, const char *other_ca_file) {
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.tls = true;
+    options.tls_ca_file = ca_file;
+    options.tls_server_name = "localhost";
+    skiff_status status = {0};
+    skiff_channel *by_name = skiff_channel_connect(host, port, &options, &status);
+    CHECK(by_name != NULL);
+    if (by_name) {
+        size_t received = 0;
+        CHECK(unary_call(by_name, 1000, 1000, 0, 5000, &received, &status) == SKIFF_STATUS_OK);
+        CHECK(received == 1000);
+        skiff_channel_close(by_name);
+    }
+    skiff_status_clear(&status);
+
+    options.tls_server_name = "skiff.example.com";
+    CHECK(skiff_channel_connect(host, port, &options, &status) == NULL);
+    CHECK(status.code == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(status.message && strstr(status.message, "certificate") != NULL);
+    skiff_status_clear(&status);
+
+    options.tls_server_name = NULL;
+    options.tls_ca_file = other_ca_file;
+    CHECK(skiff_channel_connect(host, port, &options, &status) == NULL);
+    CHECK(status.code == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(status.message && strstr(status.message, "certificate") != NULL);
+    skiff_status_clear(&status);
+
+    options.tls_ca_file = "/nonexistent/roots.pem";
+    CHECK(skiff_channel_connect(host, port, &options, &status) == NULL);
+    CHECK(status.code == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(status.message && strstr(status.message, "/nonexistent/roots.pem") != NULL);
+    skiff_status_clear(&status);
+
+    /* A plain channel to a TLS-only server does not get through. */
+    skiff_channel *plain = skiff_channel_connect(host, port, NULL, &status);
+    skiff_status_clear(&status);
+    if (plain) {
+        CHECK(unary_call(plain, 10, 10, 0, 3000, NULL, &status) != SKIFF_STATUS_OK);
+        skiff_status_clear(&status);
+        skiff_channel_close(plain);
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3 && !(argc == 5 && strcmp(argv[3], "--leak-calls") == 0)) {
-        fprintf(stderr, "usage: %s HOST PORT [--leak-calls N]\n", argv[0]);
+    bool leak = argc == 5 && strcmp(argv[3], "--leak-calls") == 0;
+    bool tls = argc == 6 && strcmp(argv[3], "--tls") == 0;
+    if (argc != 3 && !leak && !tls) {
+        fprintf(stderr, "usage: %s HOST PORT [--leak-calls N | --tls CA_FILE OTHER_CA_FILE]\n", argv[0]);
         return 2;
     }
     host = argv[1];
     port = (uint16_t)atoi(argv[2]);
-    if (argc == 5) return leak_run(atoi(argv[4]));
+    if (leak) return leak_run(atoi(argv[4]));
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    if (tls) {
+        /* The same calls over TLS, the certificate checked against the address (an IP entry). */
+        options.tls = true;
+        options.tls_ca_file = argv[4];
+    }
     skiff_status status = {0};
-    skiff_channel *channel = skiff_channel_connect(host, port, NULL, &status);
+    skiff_channel *channel = skiff_channel_connect(host, port, &options, &status);
     if (!channel) {
         fprintf(stderr, "cannot connect: %s\n", status.message ? status.message : "?");
         skiff_status_clear(&status);
@@ -562,9 +619,14 @@ int main(int argc, char **argv) {
     test_concurrency(channel);
     test_typed(channel);
     skiff_channel_close(channel);
-    test_ending_early();
-    test_batched();
-    test_limits();
-    printf("channel_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
+    if (tls) {
+        test_tls_checks(argv[4], argv[5]);
+    } else {
+        /* These make plain channels of their own. */
+        test_ending_early();
+        test_batched();
+        test_limits();
+    }
+    printf("channel_test%s: %d checks, %d failed\n", tls ? " (TLS)" : "", atomic_load(&checks), atomic_load(&failures));
     return atomic_load(&failures) == 0 ? 0 : 1;
 }

@@ -52,21 +52,43 @@ typedef struct skiff_channel_options {
      *  for a thread that keeps many calls in flight, but a request made by a thread that then
      *  does something else stays queued until one of those happens. */
     bool batch_writes;
+    /** false (the default): plain TCP. true: TLS 1.2 or later (OpenSSL) for skiff_channel_connect,
+     *  offering ALPN `skiff/1` and requiring the server to choose it; the server's certificate
+     *  must chain to a trusted root and name the server. */
+    bool tls;
+    /** With tls: a PEM file of the roots to trust; NULL for the system's (OpenSSL's default
+     *  locations). Read while connecting. */
+    const char *tls_ca_file;
+    /** With tls: the name the certificate must carry and, unless it is an IP address, the SNI
+     *  sent; NULL for the host given to skiff_channel_connect. */
+    const char *tls_server_name;
+    /** Keepalive: after this many ms without a byte from the server, while calls are open, the
+     *  channel sends a PING; 0 (the default) sends none. */
+    uint32_t keepalive_interval_ms;
+    /** How long a keepalive PING may go unanswered before the connection counts as dead: its
+     *  calls fail with UNAVAILABLE. 20,000 ms; at least 1. */
+    uint32_t keepalive_timeout_ms;
+    /** Ping while no call is open, too. The server allows that only as often as its
+     *  KEEPALIVE_MIN_INTERVAL_MS (§5.1), so the channel then never pings more often than that. */
+    bool keepalive_without_calls;
 } skiff_channel_options;
 
 void skiff_channel_options_defaults(skiff_channel_options *options);
 
 /**
  * Connects to `host` (a name or address) and `port`, sends the preface and SETTINGS and starts
- * the I/O thread. On failure returns NULL and sets `status` (UNAVAILABLE, with the reason;
- * INVALID_ARGUMENT for options out of range). `options` may be NULL for the defaults.
+ * the I/O thread; with `options->tls`, the TLS handshake comes first, bounded by the same
+ * connect_timeout_ms. On failure returns NULL and sets `status` (UNAVAILABLE, with the reason:
+ * the address, the refusal, the certificate check that failed; INVALID_ARGUMENT for options out
+ * of range). `options` may be NULL for the defaults.
  */
 skiff_channel *skiff_channel_connect(
     const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status);
 
 /**
  * Makes a channel of a stream socket the caller has connected (TCP, a Unix domain socket, a
- * socketpair): the channel owns `fd` from then on and closes it. On failure returns NULL, sets
+ * socketpair), in plain skiff/1 (`options->tls` is ignored): the channel owns `fd` from then on
+ * and closes it. On failure returns NULL, sets
  * `status` and closes `fd`.
  */
 skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status);

@@ -1,0 +1,294 @@
+/*
+ * The channel against a scripted server on a socketpair: what a real Skiff server never does
+ * (leave a PING unanswered, overrun a window, send metadata it may not) and the timing of
+ * keepalive PINGs. Needs no server: `make check` and `make check-sanitize` run it.
+ */
+#include "skiff/channel.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static int64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* ---- The scripted server ---- */
+
+typedef struct fake {
+    int fd;
+    skiff_frame_decoder decoder;
+    skiff_buffer out;
+    /* What the script does; what it saw. */
+    int scenario;
+    int pings;            /* PINGs (not ACKs) received */
+    int64_t ping_at[64];  /* when, ms */
+    int pings_after_end;  /* PINGs received after the call's TRAILERS went out (+100 ms) */
+    bool reset_seen;      /* an RST_STREAM from the client */
+    bool closed;          /* the client ended the connection */
+} fake;
+
+static void fake_flush(fake *f) {
+    for (size_t at = 0; at < f->out.length;) {
+        ssize_t written = send(f->fd, f->out.data + at, f->out.length - at, MSG_NOSIGNAL);
+        if (written <= 0) break;
+        at += (size_t)written;
+    }
+    f->out.length = 0;
+}
+
+/* The next frame from the client within `timeout_ms`: 1 with it, 0 on timeout, -1 at the end. */
+static int fake_next(fake *f, skiff_frame_header *h, skiff_bytes *payload, int timeout_ms) {
+    int64_t until = now_ms() + timeout_ms;
+    for (;;) {
+        const char *why = NULL;
+        skiff_read_result result = skiff_frame_decoder_next(&f->decoder, h, payload, &why);
+        if (result == SKIFF_READ_OK) {
+            if (h->type == SKIFF_FRAME_PING && !(h->flags & SKIFF_FLAG_ACK) && f->pings < 64)
+                f->ping_at[f->pings++] = now_ms();
+            if (h->type == SKIFF_FRAME_RST_STREAM) f->reset_seen = true;
+            return 1;
+        }
+        if (result != SKIFF_READ_NEED_MORE) return -1;
+        int left = (int)(until - now_ms());
+        if (left <= 0) return 0;
+        struct pollfd wait = {f->fd, POLLIN, 0};
+        if (poll(&wait, 1, left) <= 0) return 0;
+        uint8_t chunk[65536];
+        ssize_t n = recv(f->fd, chunk, sizeof chunk, 0);
+        if (n <= 0) {
+            f->closed = true;
+            return -1;
+        }
+        skiff_frame_decoder_feed(&f->decoder, chunk, (size_t)n);
+    }
+}
+
+/* Reads for `ms`, answering PINGs when `answer`; -1 once the client has gone. */
+static int fake_listen(fake *f, int ms, bool answer) {
+    int64_t until = now_ms() + ms;
+    for (int left; (left = (int)(until - now_ms())) > 0;) {
+        skiff_frame_header h;
+        skiff_bytes payload;
+        int got = fake_next(f, &h, &payload, left);
+        if (got < 0) return -1;
+        if (got && answer && h.type == SKIFF_FRAME_PING && !(h.flags & SKIFF_FLAG_ACK)) {
+            skiff_write_ping(&f->out, true, payload.data);
+            fake_flush(f);
+        }
+    }
+    return 0;
+}
+
+/* Until the client's HEADERS: the preface and SETTINGS go out, the client's SETTINGS are ACKed. */
+static void fake_open(fake *f, uint32_t keepalive_min_interval_ms) {
+    skiff_write_preface(&f->out);
+    skiff_setting settings[] = {{SKIFF_SETTING_KEEPALIVE_MIN_INTERVAL_MS, keepalive_min_interval_ms}};
+    skiff_write_settings(&f->out, settings, keepalive_min_interval_ms ? 1 : 0);
+    fake_flush(f);
+    skiff_frame_header h;
+    skiff_bytes payload;
+    while (fake_next(f, &h, &payload, 2000) == 1) {
+        if (h.type == SKIFF_FRAME_SETTINGS && !(h.flags & SKIFF_FLAG_ACK)) {
+            skiff_write_settings_ack(&f->out);
+            fake_flush(f);
+        }
+        if (h.type == SKIFF_FRAME_HEADERS || (h.type == SKIFF_FRAME_SETTINGS && keepalive_min_interval_ms)) return;
+    }
+}
+
+enum { UNANSWERED_PING, ANSWERED_PINGS, IDLE_PINGS, WINDOW_OVERRUN, BAD_METADATA };
+
+static void *run_fake(void *argument) {
+    fake *f = argument;
+    skiff_bytes none = {NULL, 0};
+    switch (f->scenario) {
+    case UNANSWERED_PING:
+        fake_open(f, 0);
+        fake_listen(f, 3000, false);
+        break;
+    case ANSWERED_PINGS: {
+        fake_open(f, 0);
+        fake_listen(f, 400, true);
+        skiff_write_headers(&f->out, 1, 0, none, NULL, 0);
+        skiff_write_message(&f->out, 1, 0, text("done"));
+        skiff_write_trailers(&f->out, 1, SKIFF_STATUS_OK, none, NULL, 0);
+        fake_flush(f);
+        fake_listen(f, 100, true);
+        int before = f->pings;
+        fake_listen(f, 400, true);
+        f->pings_after_end = f->pings - before;
+        break;
+    }
+    case IDLE_PINGS:
+        fake_open(f, 200);
+        fake_listen(f, 900, true);
+        break;
+    case WINDOW_OVERRUN: {
+        /* The stream window the client announced (8 MiB) and one frame more, none of it taken. */
+        fake_open(f, 0);
+        skiff_write_headers(&f->out, 1, 0, none, NULL, 0);
+        fake_flush(f);
+        uint8_t *block = calloc(1, 65536);
+        skiff_bytes frame = {block, 65536};
+        for (int i = 0; i < 129 && !f->closed; i++) {
+            skiff_write_message(&f->out, 1, 0, frame);
+            fake_flush(f);
+        }
+        free(block);
+        fake_listen(f, 2000, true);
+        break;
+    }
+    case BAD_METADATA: {
+        fake_open(f, 0);
+        skiff_metadata_entry upper = {text("Bad-Key"), text("value")};
+        skiff_write_headers(&f->out, 1, 0, none, &upper, 1);
+        fake_flush(f);
+        fake_listen(f, 500, true);
+        break;
+    }
+    }
+    return NULL;
+}
+
+/* A channel over a socketpair whose other end the script plays. */
+static skiff_channel *start(fake *f, int scenario, const skiff_channel_options *options, pthread_t *thread) {
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, ends) != 0) abort();
+    memset(f, 0, sizeof *f);
+    f->fd = ends[1];
+    f->scenario = scenario;
+    skiff_frame_decoder_init(&f->decoder, 16777216, true);
+    skiff_channel *channel = skiff_channel_adopt(ends[0], options, NULL);
+    if (!channel || pthread_create(thread, NULL, run_fake, f) != 0) abort();
+    return channel;
+}
+
+/* Ends the channel and the script: the script first when it runs to its own end (`script_ends`). */
+static void stop(fake *f, skiff_channel *channel, pthread_t thread, bool script_ends) {
+    if (script_ends) pthread_join(thread, NULL);
+    skiff_channel_close(channel);
+    if (!script_ends) pthread_join(thread, NULL);
+    close(f->fd);
+    skiff_frame_decoder_free(&f->decoder);
+    skiff_buffer_free(&f->out);
+}
+
+/* A call to the script: sends one empty request; returns the status of finish. */
+static uint32_t one_call(skiff_channel *channel, skiff_status *status, int *messages) {
+    skiff_call_options options = {.timeout_ms = 2500}; /* a script that stalls fails the test, not hangs it */
+    skiff_call *call = skiff_call_start(channel, "/skiff.testing.v1.TestService/UnaryCall", &options);
+    skiff_bytes empty = {NULL, 0};
+    skiff_call_send(call, empty, true);
+    skiff_buffer message = {0};
+    *messages = 0;
+    while (skiff_call_receive(call, &message) == 1) ++*messages;
+    skiff_buffer_free(&message);
+    return skiff_call_finish(call, status);
+}
+
+/* ---- The tests ---- */
+
+static void test_unanswered_ping(void) {
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.keepalive_interval_ms = 50;
+    options.keepalive_timeout_ms = 150;
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start(&f, UNANSWERED_PING, &options, &thread);
+    skiff_status status = {0};
+    int messages;
+    int64_t began = now_ms();
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_UNAVAILABLE);
+    int64_t took = now_ms() - began;
+    CHECK(status.message && strstr(status.message, "keepalive PING within 150 ms") != NULL);
+    CHECK(took >= 190 && took < 1500); /* 50 ms of quiet, then 150 ms without an answer */
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, false);
+    CHECK(f.pings == 1); /* one PING at a time */
+    CHECK(f.closed);
+}
+
+static void test_answered_pings(void) {
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.keepalive_interval_ms = 50;
+    options.keepalive_timeout_ms = 150;
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start(&f, ANSWERED_PINGS, &options, &thread);
+    skiff_status status = {0};
+    int messages;
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_OK);
+    CHECK(messages == 1);
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, true); /* the script listens 500 ms more */
+    /* 400 ms of a quiet call: a PING after each 50 ms of quiet (answered at once). */
+    CHECK(f.pings >= 3 && f.pings <= 9);
+    CHECK(f.pings_after_end == 0); /* no call open: no PINGs */
+}
+
+static void test_idle_pings(void) {
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.keepalive_interval_ms = 50;
+    options.keepalive_without_calls = true;
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start(&f, IDLE_PINGS, &options, &thread);
+    stop(&f, channel, thread, true);
+    /* No call open: never closer than the server's KEEPALIVE_MIN_INTERVAL_MS (200 ms). */
+    CHECK(f.pings >= 2 && f.pings <= 5);
+    for (int i = 1; i < f.pings; i++) CHECK(f.ping_at[i] - f.ping_at[i - 1] >= 195);
+}
+
+static void test_window_overrun(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start(&f, WINDOW_OVERRUN, NULL, &thread);
+    skiff_call *call = skiff_call_start(channel, "/skiff.testing.v1.TestService/StreamingOutputCall", NULL);
+    skiff_bytes empty = {NULL, 0};
+    skiff_call_send(call, empty, true);
+    /* The application takes nothing while the server sends; the channel must end the connection. */
+    skiff_status status = {0};
+    int64_t until = now_ms() + 3000;
+    while (!f.closed && now_ms() < until) nanosleep(&(struct timespec){0, 10000000}, NULL);
+    CHECK(f.closed);
+    CHECK(skiff_call_finish(call, &status) == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(status.message && strstr(status.message, "overran a stream's window") != NULL);
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, false);
+}
+
+static void test_bad_metadata(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start(&f, BAD_METADATA, NULL, &thread);
+    skiff_status status = {0};
+    int messages;
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_INTERNAL);
+    CHECK(messages == 0);
+    CHECK(status.message != NULL);
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, true);
+    CHECK(f.reset_seen); /* the stream was reset; the connection went on */
+    CHECK(!f.closed);
+}
+
+int main(void) {
+    test_unanswered_ping();
+    test_answered_pings();
+    test_idle_pings();
+    test_window_overrun();
+    test_bad_metadata();
+    printf("fake_server_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
+    return atomic_load(&failures) == 0 ? 0 : 1;
+}
