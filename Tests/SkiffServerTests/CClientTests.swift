@@ -87,7 +87,10 @@ struct CClientTests {
             let result = try await Task.detached {
                 try runProcess(
                     "timeout",
-                    ["300", "\(directory)/build/sanitize/channel_test", "127.0.0.1", "\(port)", "--tls", cert, otherCert]
+                    [
+                        "300", "\(directory)/build/sanitize/channel_test", "127.0.0.1", "\(port)", "--tls", cert,
+                        otherCert,
+                    ]
                 )
             }.value
             #expect(result.status == 0, "\(result.output)")
