@@ -3,8 +3,8 @@
 # (protoc for the CLI's --proto tests and code generation, SQLite's headers, openssl for the TLS
 # tests, curl and Python with the stock grpcio and connectrpc clients, grpcio-tools,
 # grpcio-health-checking and grpcio-reflection for the gRPC, gRPC-Web and Connect interop tests,
-# headless Chromium for the browser test of gRPC-Web and Connect through CORS, a C compiler, make
-# and protobuf-c for the C client runtime), then runs the C runtime's tests (plain, under
+# headless Chromium for the browser test of gRPC-Web and Connect through CORS, a C compiler, make,
+# protobuf-c and OpenSSL's headers for the C client runtime), then runs the C runtime's tests (plain, under
 # AddressSanitizer and UndefinedBehaviorSanitizer, and a bounded libFuzzer run with the Swift
 # toolchain's clang) and the whole Swift suite one test at a time. Extra arguments go to
 # `swift test` alone (e.g. `dev/test.sh --filter SkiffCoreTests`).
@@ -22,6 +22,7 @@ command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v protoc-c >/dev/null 2>&1 || need+=(protobuf-c-compiler)
 dpkg -s libprotobuf-c-dev >/dev/null 2>&1 || need+=(libprotobuf-c-dev)
+dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)
 if ((${#need[@]})); then
     echo "Installing: ${need[*]}"
     sudo=()

@@ -1,4 +1,11 @@
-/* A skiff/1 channel: see include/skiff/channel.h and docs/PROTOCOL.md §1, §4, §5. */
+/* A skiff/1 channel: see include/skiff/channel.h and docs/PROTOCOL.md §1, §4, §5.
+ *
+ * A channel holds at most one connection that takes new calls (`current`), plus connections that
+ * no longer do but still carry calls (after a GOAWAY) or whose I/O thread has not been joined yet
+ * (`retired`). One mutex guards all of it. Each connection has its own I/O thread. A call whose
+ * stream the server did not process (refused, or above a GOAWAY's last stream id) is opened again
+ * by the thread that owns it, on the current connection, connecting if need be: a transparent
+ * retry, possible while the request messages sent so far are still kept for it. */
 #include "skiff/channel.h"
 
 #include "internal.h"
@@ -17,17 +24,21 @@
 #include <time.h>
 #include <unistd.h>
 
+typedef struct connection connection;
+
 struct skiff_call {
     skiff_channel *channel;
-    uint32_t stream_id; /* 0 until the HEADERS went out */
+    connection *connection; /* its stream's connection (a reference); NULL before one opens or for a retry */
+    uint32_t stream_id;     /* 0 while no stream is open */
     pthread_cond_t changed;
     int64_t deadline; /* CLOCK_MONOTONIC nanoseconds; 0 for none */
     int64_t send_window;
     int64_t receive_window; /* MESSAGE bytes the server may still send on this stream */
     bool headers_received;
-    bool local_ended;   /* the client's side is over */
-    bool done;          /* the status is known; the stream is no longer in the table */
-    bool response_ended; /* TRAILERS (or RST_STREAM) ended the response */
+    bool local_ended;      /* the client's side is over */
+    bool ended_by_message; /* ...by the `last` flag of a message (else by HALF_CLOSE) */
+    bool done;             /* the status is known; the stream is no longer in the table */
+    bool response_ended;   /* TRAILERS (or RST_STREAM) ended the response */
     uint32_t code;
     char *message;
     skiff_buffer initial;  /* the response's initial metadata block, as received */
@@ -39,24 +50,34 @@ struct skiff_call {
     size_t queued_messages;
     bool assembling;
     size_t assembly_start;
+    /* What opening the stream again takes: the path, the metadata (entries pointing into
+     * `metadata_bytes`) and, while `replayable`, every request message sent (records of a u32
+     * length, a byte `last`, the bytes). Kept until the server answers (`committed`). */
+    char *path;
+    skiff_metadata_entry *metadata;
+    size_t metadata_count;
+    uint8_t *metadata_bytes;
+    skiff_buffer replay;
+    bool replayable;
+    bool committed;
+    bool retry_pending; /* not processed: the owner opens a new stream at its next step */
+    uint32_t retries;
 };
 
-struct skiff_channel {
+struct connection {
+    skiff_channel *channel;
     int fd;
     int wake[2]; /* a pipe: callers wake the I/O thread when bytes wait for the socket */
     pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t space; /* flow-control credit, room in the queue, a free stream */
-    skiff_channel_options options;
+    bool thread_done; /* the I/O thread has let go of the socket and buffers */
+    bool joined;
+    skiff_tls *tls; /* NULL for plain TCP */
     skiff_settings peer;
-    int64_t connection_send_window;
-    int64_t connection_receive_window; /* MESSAGE bytes the server may still send */
-    uint64_t connection_unacknowledged; /* MESSAGE bytes read whose credit is not returned yet */
-    uint32_t stream_receive_window;     /* the INITIAL_STREAM_WINDOW announced */
+    int64_t send_window;    /* the connection's */
+    int64_t receive_window; /* MESSAGE bytes the server may still send */
+    uint64_t unacknowledged; /* MESSAGE bytes read whose credit is not returned yet */
     bool peer_settings_received;
     bool settings_acknowledged; /* our SETTINGS' limits apply from then on (§1.3) */
-    /* The channel and each call not yet finished hold a reference: the memory goes with the last. */
-    size_t references;
     uint32_t next_stream_id;
     skiff_buffer out;
     size_t out_start;
@@ -66,15 +87,38 @@ struct skiff_channel {
     size_t table_capacity;
     size_t open_streams;
     bool broken;
-    bool closing;
-    bool draining;
+    bool draining; /* a GOAWAY came: no new streams */
+    bool retired;  /* no longer the channel's current connection: it ends once its streams have */
     uint32_t goaway_last_stream_id;
-    skiff_tls *tls; /* NULL for plain TCP */
     /* Keepalive (CLOCK_MONOTONIC ns): the last bytes read, the last PING sent, the one unanswered. */
     int64_t last_read_ns;
     int64_t last_ping_ns;
     bool ping_outstanding;
     uint8_t ping_opaque[8];
+    size_t references; /* calls whose stream is or was on it */
+    connection *next;  /* in the channel's list of retired connections */
+};
+
+struct skiff_channel {
+    pthread_mutex_t lock;
+    pthread_cond_t space; /* flow-control credit, room in a queue, a free stream, a connection */
+    skiff_channel_options options;
+    uint32_t stream_receive_window; /* the INITIAL_STREAM_WINDOW announced */
+    /* The channel and each call not yet finished hold a reference: the memory goes with the last. */
+    size_t references;
+    bool closing;
+    connection *current;
+    connection *retired;
+    /* Reconnecting (channels made by skiff_channel_connect): where to, and the backoff. */
+    bool can_reconnect;
+    char *host;
+    uint16_t port;
+    char *tls_ca_file;
+    char *tls_server_name;
+    bool connecting;     /* a thread is connecting, the lock released */
+    int64_t retry_at_ns; /* no attempt before this after a failed one */
+    uint32_t backoff_ms;
+    char failure[256]; /* why the last attempt failed, or why the connection was lost */
 };
 
 /* ---- Helpers ---- */
@@ -111,6 +155,10 @@ void skiff_channel_options_defaults(skiff_channel_options *options) {
     options->keepalive_interval_ms = 0;
     options->keepalive_timeout_ms = 20000;
     options->keepalive_without_calls = false;
+    options->backoff_initial_ms = 100;
+    options->backoff_max_ms = 30000;
+    options->max_transparent_retries = 3;
+    options->retry_buffer_bytes = 65536;
 }
 
 static void set_status(skiff_status *status, uint32_t code, const char *message) {
@@ -138,119 +186,126 @@ static int make_condition(pthread_cond_t *cond) {
     return result;
 }
 
-/* ---- The stream table ---- */
-
-static size_t slot_of(const skiff_channel *channel, uint32_t id) {
-    return ((size_t)id * 2654435761u) & (channel->table_capacity - 1);
+static void wake(connection *c) {
+    if (c->wake[1] < 0) return;
+    uint8_t byte = 1;
+    ssize_t ignored = write(c->wake[1], &byte, 1);
+    (void)ignored;
 }
 
-static skiff_call *find_call(const skiff_channel *channel, uint32_t id) {
-    if (channel->table_capacity == 0) return NULL;
-    for (size_t i = slot_of(channel, id);; i = (i + 1) & (channel->table_capacity - 1)) {
-        skiff_call *call = channel->table[i];
+/* ---- The stream table ---- */
+
+static size_t slot_of(const connection *c, uint32_t id) {
+    return ((size_t)id * 2654435761u) & (c->table_capacity - 1);
+}
+
+static skiff_call *find_call(const connection *c, uint32_t id) {
+    if (c->table_capacity == 0) return NULL;
+    for (size_t i = slot_of(c, id);; i = (i + 1) & (c->table_capacity - 1)) {
+        skiff_call *call = c->table[i];
         if (!call) return NULL;
         if (call->stream_id == id) return call;
     }
 }
 
-static int insert_call(skiff_channel *channel, skiff_call *call);
+static int insert_call(connection *c, skiff_call *call);
 
-static int grow_table(skiff_channel *channel) {
-    size_t old_capacity = channel->table_capacity;
-    skiff_call **old = channel->table;
+static int grow_table(connection *c) {
+    size_t old_capacity = c->table_capacity;
+    skiff_call **old = c->table;
     size_t capacity = old_capacity ? old_capacity * 2 : 64;
     skiff_call **table = calloc(capacity, sizeof *table);
     if (!table) return -1;
-    channel->table = table;
-    channel->table_capacity = capacity;
-    channel->open_streams = 0;
+    c->table = table;
+    c->table_capacity = capacity;
+    c->open_streams = 0;
     for (size_t i = 0; i < old_capacity; i++)
-        if (old[i]) insert_call(channel, old[i]);
+        if (old[i]) insert_call(c, old[i]);
     free(old);
     return 0;
 }
 
-static int insert_call(skiff_channel *channel, skiff_call *call) {
-    if ((channel->open_streams + 1) * 2 > channel->table_capacity && grow_table(channel) != 0) return -1;
-    size_t i = slot_of(channel, call->stream_id);
-    while (channel->table[i]) i = (i + 1) & (channel->table_capacity - 1);
-    channel->table[i] = call;
-    channel->open_streams++;
+static int insert_call(connection *c, skiff_call *call) {
+    if ((c->open_streams + 1) * 2 > c->table_capacity && grow_table(c) != 0) return -1;
+    size_t i = slot_of(c, call->stream_id);
+    while (c->table[i]) i = (i + 1) & (c->table_capacity - 1);
+    c->table[i] = call;
+    c->open_streams++;
     return 0;
 }
 
-static void remove_call(skiff_channel *channel, skiff_call *call) {
-    size_t mask = channel->table_capacity - 1;
-    size_t i = slot_of(channel, call->stream_id);
-    while (channel->table[i] != call) {
-        if (!channel->table[i]) return;
+static void remove_call(connection *c, skiff_call *call) {
+    size_t mask = c->table_capacity - 1;
+    size_t i = slot_of(c, call->stream_id);
+    while (c->table[i] != call) {
+        if (!c->table[i]) return;
         i = (i + 1) & mask;
     }
-    channel->table[i] = NULL;
-    channel->open_streams--;
+    c->table[i] = NULL;
+    c->open_streams--;
     /* Shift back the entries of the probe run that follows, so lookups still find them. */
-    for (size_t j = (i + 1) & mask; channel->table[j]; j = (j + 1) & mask) {
-        size_t home = slot_of(channel, channel->table[j]->stream_id);
+    for (size_t j = (i + 1) & mask; c->table[j]; j = (j + 1) & mask) {
+        size_t home = slot_of(c, c->table[j]->stream_id);
         bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
         if (between) continue;
-        channel->table[i] = channel->table[j];
-        channel->table[j] = NULL;
+        c->table[i] = c->table[j];
+        c->table[j] = NULL;
         i = j;
     }
+    /* A connection that takes no new streams ends with its last one. */
+    if (c->open_streams == 0 && (c->retired || c->draining)) wake(c);
 }
 
 /* ---- Writing to the socket ---- */
 
-static void fail_connection(skiff_channel *channel, const char *reason);
+static void fail_connection(connection *c, const char *reason);
 
 /* Sends what is queued without blocking. */
-static void flush_locked(skiff_channel *channel) {
-    if (channel->fd < 0) {
-        channel->out.length = channel->out_start = 0;
+static void flush_locked(connection *c) {
+    if (c->fd < 0 || c->broken) {
+        c->out.length = c->out_start = 0;
         return;
     }
-    while (channel->out_start < channel->out.length) {
-        const uint8_t *data = channel->out.data + channel->out_start;
-        size_t length = channel->out.length - channel->out_start;
-        ssize_t sent = channel->tls ? skiff_tls_write(channel->tls, data, length)
-                                    : send(channel->fd, data, length, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (sent < 0 && !channel->tls && errno == EINTR) continue;
-        if (sent == 0 || (sent < 0 && !channel->tls && (errno == EAGAIN || errno == EWOULDBLOCK))) break;
+    while (c->out_start < c->out.length) {
+        const uint8_t *data = c->out.data + c->out_start;
+        size_t length = c->out.length - c->out_start;
+        ssize_t sent = c->tls ? skiff_tls_write(c->tls, data, length)
+                              : send(c->fd, data, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent < 0 && !c->tls && errno == EINTR) continue;
+        if (sent == 0 || (sent < 0 && !c->tls && (errno == EAGAIN || errno == EWOULDBLOCK))) break;
         if (sent < 0) {
-            fail_connection(channel, "the connection failed while sending");
+            fail_connection(c, "the connection failed while sending");
             return;
         }
-        channel->out_start += (size_t)sent;
+        c->out_start += (size_t)sent;
     }
-    if (channel->out_start == channel->out.length) {
-        channel->out.length = 0;
-        channel->out_start = 0;
+    if (c->out_start == c->out.length) {
+        c->out.length = 0;
+        c->out_start = 0;
     }
-    pthread_cond_broadcast(&channel->space);
+    pthread_cond_broadcast(&c->channel->space);
 }
 
 /* Sends what is queued; the I/O thread finishes if the socket is full. */
-static void send_queued_locked(skiff_channel *channel) {
-    flush_locked(channel);
-    if (channel->out.length > channel->out_start && channel->wake[1] >= 0) {
-        uint8_t byte = 1;
-        ssize_t ignored = write(channel->wake[1], &byte, 1);
-        (void)ignored;
-    }
+static void send_queued_locked(connection *c) {
+    flush_locked(c);
+    if (c->out.length > c->out_start) wake(c);
 }
 
-static size_t queued_bytes(const skiff_channel *channel) { return channel->out.length - channel->out_start; }
+static size_t queued_bytes(const connection *c) { return c->out.length - c->out_start; }
 
 /* After frames were queued: send now, or, with batch_writes, once the calling thread waits or 64 KiB
  * are waiting. */
-static void push_locked(skiff_channel *channel) {
-    if (channel->options.batch_writes && queued_bytes(channel) < 65536) return;
-    send_queued_locked(channel);
+static void push_locked(connection *c) {
+    if (c->channel->options.batch_writes && queued_bytes(c) < 65536) return;
+    send_queued_locked(c);
 }
 
 /* Before a thread waits for the channel: nothing it queued may be left unsent. */
 static void flush_before_wait(skiff_channel *channel) {
-    if (queued_bytes(channel) > 0) send_queued_locked(channel);
+    if (channel->current && queued_bytes(channel->current) > 0) send_queued_locked(channel->current);
+    for (connection *c = channel->retired; c; c = c->next)
+        if (queued_bytes(c) > 0) send_queued_locked(c);
 }
 
 void skiff_channel_flush(skiff_channel *channel) {
@@ -259,30 +314,109 @@ void skiff_channel_flush(skiff_channel *channel) {
     pthread_mutex_unlock(&channel->lock);
 }
 
+/* ---- Connections' lives ---- */
+
+/* Frees a connection's struct once its I/O thread is joined and no call refers to it. */
+static void free_connection_if_unused(skiff_channel *channel, connection *c) {
+    if (!c->joined || c->references > 0 || channel->current == c) return;
+    for (connection **at = &channel->retired; *at; at = &(*at)->next) {
+        if (*at == c) {
+            *at = c->next;
+            break;
+        }
+    }
+    free(c);
+}
+
+/* Drops a call's reference to its connection. */
+static void let_go_of_connection(skiff_call *call) {
+    connection *c = call->connection;
+    if (!c) return;
+    call->connection = NULL;
+    c->references--;
+    free_connection_if_unused(call->channel, c);
+}
+
+/* The current connection takes no new streams from now on; it ends once its streams have. */
+static void retire_current(skiff_channel *channel) {
+    connection *c = channel->current;
+    if (!c) return;
+    channel->current = NULL;
+    c->retired = true;
+    c->next = channel->retired;
+    channel->retired = c;
+    wake(c);
+}
+
+/* Joins the I/O threads that have ended and frees what nothing uses. A thread that has set
+ * thread_done has let go of the lock for good, so joining it here cannot deadlock. */
+static void collect_locked(skiff_channel *channel) {
+    for (connection *c = channel->retired, *next; c; c = next) {
+        next = c->next;
+        if (c->thread_done && !c->joined) {
+            pthread_join(c->thread, NULL);
+            c->joined = true;
+        }
+        free_connection_if_unused(channel, c);
+    }
+}
+
 /* ---- Ending calls ---- */
+
+/* Takes a call's stream out of its connection's table, optionally resetting it. */
+static void close_stream(skiff_call *call, bool reset, uint32_t reset_code) {
+    connection *c = call->connection;
+    if (!c || call->stream_id == 0 || find_call(c, call->stream_id) != call) return;
+    remove_call(c, call);
+    if (reset && !c->broken) {
+        skiff_bytes none = {NULL, 0};
+        if (skiff_write_rst_stream(&c->out, call->stream_id, 0, reset_code, none) == 0) push_locked(c);
+    }
+    pthread_cond_broadcast(&call->channel->space); /* a stream is free */
+}
+
+static void drop_replay(skiff_call *call) {
+    call->replayable = false;
+    skiff_buffer_free(&call->replay);
+}
 
 /* Ends a call with a status: no more frames of its stream are read; optionally resets it. */
 static void end_call(skiff_call *call, uint32_t code, const char *message, size_t message_length, bool reset,
     uint32_t reset_code) {
     if (call->done) return;
-    skiff_channel *channel = call->channel;
     call->done = true;
+    call->retry_pending = false;
     call->code = code;
     free(call->message);
     call->message = message ? copy_text(message, message_length) : NULL;
-    if (call->stream_id != 0 && find_call(channel, call->stream_id) == call) {
-        remove_call(channel, call);
-        if (reset && !channel->broken) {
-            skiff_bytes none = {NULL, 0};
-            if (skiff_write_rst_stream(&channel->out, call->stream_id, 0, reset_code, none) == 0) push_locked(channel);
-        }
-        pthread_cond_broadcast(&channel->space); /* a stream is free */
-    }
+    close_stream(call, reset, reset_code);
+    drop_replay(call);
     pthread_cond_broadcast(&call->changed);
+    pthread_cond_broadcast(&call->channel->space);
 }
 
 static void end_call_text(skiff_call *call, uint32_t code, const char *message, bool reset, uint32_t reset_code) {
     end_call(call, code, message, strlen(message), reset, reset_code);
+}
+
+/* The server did not process the call's stream: its owner opens a new one at its next step (a
+ * transparent retry) while the request is still kept and retries are left; else it ends. */
+static void retry_or_end(skiff_call *call, uint32_t code, const char *message, size_t message_length) {
+    skiff_channel *channel = call->channel;
+    if (call->done) return;
+    if (call->committed || !call->replayable || call->retries >= channel->options.max_transparent_retries ||
+        channel->closing) {
+        end_call(call, code, message, message_length, false, 0);
+        return;
+    }
+    call->retries++;
+    close_stream(call, false, 0);
+    let_go_of_connection(call);
+    call->stream_id = 0;
+    call->headers_received = false;
+    call->retry_pending = true;
+    pthread_cond_broadcast(&call->changed);
+    pthread_cond_broadcast(&channel->space);
 }
 
 /* Checks a call's own deadline; true if it has passed (the call is then ended). */
@@ -292,18 +426,21 @@ static bool expired(skiff_call *call) {
     return true;
 }
 
-static void fail_connection(skiff_channel *channel, const char *reason) {
-    if (channel->broken) return;
-    channel->broken = true;
-    shutdown(channel->fd, SHUT_RDWR); /* the server sees the end at once (§5.3) */
-    for (size_t i = 0; i < channel->table_capacity;) {
-        skiff_call *call = channel->table[i];
+static void fail_connection(connection *c, const char *reason) {
+    if (c->broken) return;
+    c->broken = true;
+    skiff_channel *channel = c->channel;
+    snprintf(channel->failure, sizeof channel->failure, "%s", reason);
+    if (c->fd >= 0) shutdown(c->fd, SHUT_RDWR); /* the server sees the end at once (§5.3) */
+    for (size_t i = 0; i < c->table_capacity;) {
+        skiff_call *call = c->table[i];
         if (call) {
             end_call_text(call, SKIFF_STATUS_UNAVAILABLE, reason, false, 0); /* shifts the table */
         } else {
             i++;
         }
     }
+    wake(c);
     pthread_cond_broadcast(&channel->space);
 }
 
@@ -311,15 +448,15 @@ static void fail_connection(skiff_channel *channel, const char *reason) {
 
 /* The largest response message accepted now: ours once the server has ACKed our SETTINGS; before,
  * a stricter limit than the default is not yet in force. */
-static uint32_t message_limit(const skiff_channel *channel) {
-    uint32_t ours = channel->options.max_message_size;
-    return channel->settings_acknowledged || ours > 4194304 ? ours : 4194304;
+static uint32_t message_limit(const connection *c) {
+    uint32_t ours = c->channel->options.max_message_size;
+    return c->settings_acknowledged || ours > 4194304 ? ours : 4194304;
 }
 
-static void connection_error(skiff_channel *channel, const char *why) {
+static void connection_error(connection *c, const char *why) {
     char reason[160];
     snprintf(reason, sizeof reason, "the connection broke: %s", why ? why : "protocol violation");
-    fail_connection(channel, reason);
+    fail_connection(c, reason);
 }
 
 static int copy_block(skiff_buffer *into, skiff_metadata_block block) {
@@ -330,14 +467,14 @@ static int copy_block(skiff_buffer *into, skiff_metadata_block block) {
     return 0;
 }
 
-static void apply_settings(skiff_channel *channel, const skiff_settings *settings) {
-    int64_t stream_delta = (int64_t)settings->initial_stream_window - channel->peer.initial_stream_window;
-    channel->connection_send_window +=
-        (int64_t)settings->initial_connection_window - channel->peer.initial_connection_window;
-    for (size_t i = 0; i < channel->table_capacity; i++)
-        if (channel->table[i]) channel->table[i]->send_window += stream_delta;
-    channel->peer = *settings;
-    pthread_cond_broadcast(&channel->space);
+static void apply_settings(connection *c, const skiff_settings *settings) {
+    int64_t stream_delta = (int64_t)settings->initial_stream_window - c->peer.initial_stream_window;
+    c->send_window +=
+        (int64_t)settings->initial_connection_window - c->peer.initial_connection_window;
+    for (size_t i = 0; i < c->table_capacity; i++)
+        if (c->table[i]) c->table[i]->send_window += stream_delta;
+    c->peer = *settings;
+    pthread_cond_broadcast(&c->channel->space);
 }
 
 /* The queue of complete responses holds records of a big-endian u32 length, then the bytes. */
@@ -345,9 +482,9 @@ static uint32_t record_length(const uint8_t *at) {
     return (uint32_t)at[0] << 24 | (uint32_t)at[1] << 16 | (uint32_t)at[2] << 8 | at[3];
 }
 
-static void receive_message(skiff_channel *channel, skiff_call *call, const skiff_frame_header *h, skiff_bytes payload) {
+static void receive_message(connection *c, skiff_call *call, const skiff_frame_header *h, skiff_bytes payload) {
     if ((int64_t)payload.length > call->receive_window) {
-        connection_error(channel, "the server overran a stream's window");
+        connection_error(c, "the server overran a stream's window");
         return;
     }
     call->receive_window -= (int64_t)payload.length;
@@ -365,7 +502,7 @@ static void receive_message(skiff_channel *channel, skiff_call *call, const skif
         call->assembling = true;
     }
     size_t so_far = queue->length - call->assembly_start - 4;
-    if (payload.length > message_limit(channel) - so_far) {
+    if (payload.length > message_limit(c) - so_far) {
         end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "a response message over the client's MAX_MESSAGE_SIZE",
             true, SKIFF_STATUS_RESOURCE_EXHAUSTED);
         return;
@@ -387,86 +524,89 @@ no_memory:
         SKIFF_STATUS_RESOURCE_EXHAUSTED);
 }
 
-static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, skiff_bytes payload) {
+static void handle_frame(connection *c, const skiff_frame_header *h, skiff_bytes payload) {
     const char *why = NULL;
     bool first_settings = h->type == SKIFF_FRAME_SETTINGS && !(h->flags & SKIFF_FLAG_ACK);
-    if (first_settings == channel->peer_settings_received) {
-        connection_error(channel, first_settings ? "a second SETTINGS" : "the server's first frame is not SETTINGS");
+    if (first_settings == c->peer_settings_received) {
+        connection_error(c, first_settings ? "a second SETTINGS" : "the server's first frame is not SETTINGS");
         return;
     }
-    if (h->stream_id >= channel->next_stream_id) {
-        connection_error(channel, "a frame for a stream never opened");
+    if (h->stream_id >= c->next_stream_id) {
+        connection_error(c, "a frame for a stream never opened");
         return;
     }
-    skiff_call *call = h->stream_id ? find_call(channel, h->stream_id) : NULL;
+    skiff_call *call = h->stream_id ? find_call(c, h->stream_id) : NULL;
     switch (h->type) {
     case SKIFF_FRAME_SETTINGS: {
         if (h->flags & SKIFF_FLAG_ACK) {
             if (skiff_empty_read(payload, &why) != SKIFF_READ_OK) {
-                connection_error(channel, why);
+                connection_error(c, why);
                 return;
             }
             /* Our limits are in force now, the stricter ones included. */
-            channel->settings_acknowledged = true;
-            channel->decoder.max_frame_size = channel->options.max_frame_size;
+            c->settings_acknowledged = true;
+            c->decoder.max_frame_size = c->channel->options.max_frame_size;
             return;
         }
-        channel->peer_settings_received = true;
-        skiff_settings settings = channel->peer;
-        if (skiff_settings_read(payload, &settings, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
-        apply_settings(channel, &settings);
-        if (skiff_write_settings_ack(&channel->out) != 0) { fail_connection(channel, "out of memory"); return; }
+        c->peer_settings_received = true;
+        skiff_settings settings = c->peer;
+        if (skiff_settings_read(payload, &settings, &why) != SKIFF_READ_OK) { connection_error(c, why); return; }
+        apply_settings(c, &settings);
+        if (skiff_write_settings_ack(&c->out) != 0) { fail_connection(c, "out of memory"); return; }
         return;
     }
     case SKIFF_FRAME_PING: {
         uint8_t opaque[8];
-        if (skiff_ping_read(payload, opaque, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
-        if (!(h->flags & SKIFF_FLAG_ACK) && skiff_write_ping(&channel->out, true, opaque) != 0)
-            fail_connection(channel, "out of memory");
-        if ((h->flags & SKIFF_FLAG_ACK) && channel->ping_outstanding && memcmp(opaque, channel->ping_opaque, 8) == 0)
-            channel->ping_outstanding = false;
+        if (skiff_ping_read(payload, opaque, &why) != SKIFF_READ_OK) { connection_error(c, why); return; }
+        if (!(h->flags & SKIFF_FLAG_ACK) && skiff_write_ping(&c->out, true, opaque) != 0)
+            fail_connection(c, "out of memory");
+        if ((h->flags & SKIFF_FLAG_ACK) && c->ping_outstanding && memcmp(opaque, c->ping_opaque, 8) == 0)
+            c->ping_outstanding = false;
         return;
     }
     case SKIFF_FRAME_GOAWAY: {
         skiff_goaway goaway;
-        if (skiff_goaway_read(payload, &goaway, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
-        channel->draining = true;
-        channel->goaway_last_stream_id = goaway.last_stream_id;
-        pthread_cond_broadcast(&channel->space); /* calls waiting for a stream give up */
+        if (skiff_goaway_read(payload, &goaway, &why) != SKIFF_READ_OK) { connection_error(c, why); return; }
+        c->draining = true;
+        c->goaway_last_stream_id = goaway.last_stream_id;
+        /* New calls go to a new connection; this one ends with its last stream. */
+        if (c->channel->current == c) retire_current(c->channel);
+        pthread_cond_broadcast(&c->channel->space);
+        /* Streams above the last id were not processed, whatever the status: retried elsewhere. */
+        static const char not_processed[] = "the server is draining; the call was not processed";
+        for (size_t i = 0; i < c->table_capacity;) {
+            skiff_call *open = c->table[i];
+            if (open && open->stream_id > goaway.last_stream_id)
+                retry_or_end(open, SKIFF_STATUS_UNAVAILABLE, not_processed, sizeof not_processed - 1); /* shifts */
+            else
+                i++;
+        }
         if (goaway.status != SKIFF_STATUS_OK) {
             char reason[200];
             int shown = goaway.debug.length > 120 ? 120 : (int)goaway.debug.length;
             snprintf(reason, sizeof reason, "the server closed the connection (%s: %.*s)",
                 skiff_status_name(goaway.status), shown, (const char *)goaway.debug.data);
-            { fail_connection(channel, reason); return; }
-        }
-        /* A drain: streams above the last id were not processed. */
-        for (size_t i = 0; i < channel->table_capacity;) {
-            skiff_call *open = channel->table[i];
-            if (open && open->stream_id > goaway.last_stream_id) {
-                end_call_text(open, SKIFF_STATUS_UNAVAILABLE, "the server is draining; the call was not processed",
-                    false, 0);
-            } else {
-                i++;
-            }
+            fail_connection(c, reason);
         }
         return;
     }
     case SKIFF_FRAME_WINDOW_UPDATE: {
         uint32_t increment;
-        if (skiff_window_update_read(payload, &increment, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
-        int64_t *window = h->stream_id == 0 ? &channel->connection_send_window : call ? &call->send_window : NULL;
+        if (skiff_window_update_read(payload, &increment, &why) != SKIFF_READ_OK) { connection_error(c, why); return; }
+        int64_t *window = h->stream_id == 0 ? &c->send_window : call ? &call->send_window : NULL;
         if (!window) return; /* an ended stream */
         if (increment == 0 || *window + increment > (int64_t)SKIFF_MAX_STREAM_ID)
-            { connection_error(channel, "a WINDOW_UPDATE of 0 or beyond 2^31-1"); return; }
+            { connection_error(c, "a WINDOW_UPDATE of 0 or beyond 2^31-1"); return; }
         *window += increment;
-        pthread_cond_broadcast(&channel->space);
+        pthread_cond_broadcast(&c->channel->space);
         return;
     }
     case SKIFF_FRAME_HEADERS: {
         skiff_headers headers;
-        if (skiff_headers_read(payload, &headers, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
+        if (skiff_headers_read(payload, &headers, &why) != SKIFF_READ_OK) { connection_error(c, why); return; }
         if (!call || call->done) return;
+        call->committed = true; /* the server took the call: no transparent retry from here on */
+        drop_replay(call);
         if (call->headers_received || call->queued_messages > 0 || call->assembling) {
             end_call_text(call, SKIFF_STATUS_INTERNAL, "the server sent a second HEADERS, or one after a message",
                 true, SKIFF_STATUS_CANCELLED);
@@ -485,18 +625,23 @@ static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, sk
         return;
     }
     case SKIFF_FRAME_MESSAGE:
-        if ((int64_t)payload.length > channel->connection_receive_window) {
-            connection_error(channel, "the server overran the connection's window");
+        if ((int64_t)payload.length > c->receive_window) {
+            connection_error(c, "the server overran the connection's window");
             return;
         }
-        channel->connection_receive_window -= (int64_t)payload.length;
-        channel->connection_unacknowledged += payload.length;
-        if (call && !call->done) receive_message(channel, call, h, payload);
+        c->receive_window -= (int64_t)payload.length;
+        c->unacknowledged += payload.length;
+        if (call && !call->done) {
+            call->committed = true;
+            drop_replay(call);
+            receive_message(c, call, h, payload);
+        }
         return;
     case SKIFF_FRAME_TRAILERS: {
         skiff_trailers trailers;
-        if (skiff_trailers_read(payload, &trailers, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
+        if (skiff_trailers_read(payload, &trailers, &why) != SKIFF_READ_OK) { connection_error(c, why); return; }
         if (!call || call->done) return;
+        call->committed = true;
         skiff_status_code checked = skiff_metadata_check(&trailers.metadata, 8192, &why);
         if (checked == SKIFF_STATUS_OK && copy_block(&call->trailing, trailers.metadata) != 0) {
             checked = SKIFF_STATUS_RESOURCE_EXHAUSTED;
@@ -516,20 +661,22 @@ static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, sk
     }
     case SKIFF_FRAME_RST_STREAM: {
         skiff_rst_stream reset;
-        if (skiff_rst_stream_read(payload, &reset, &why) != SKIFF_READ_OK) { connection_error(channel, why); return; }
+        if (skiff_rst_stream_read(payload, &reset, &why) != SKIFF_READ_OK) { connection_error(c, why); return; }
         if (!call || call->done) return;
-        call->response_ended = true;
-        if (reset.reason.length)
-            end_call(call, reset.status, (const char *)reset.reason.data, reset.reason.length, false, 0);
-        else
-            end_call_text(call, reset.status,
-                (h->flags & SKIFF_FLAG_REFUSED) ? "the server refused the stream (not processed)"
-                                                : "the server reset the stream",
-                false, 0);
+        bool refused = h->flags & SKIFF_FLAG_REFUSED;
+        const char *text = reset.reason.length ? (const char *)reset.reason.data
+                           : refused            ? "the server refused the stream (not processed)"
+                                                : "the server reset the stream";
+        size_t length = reset.reason.length ? reset.reason.length : strlen(text);
+        if (refused) retry_or_end(call, reset.status, text, length); /* not processed: a transparent retry */
+        if (call->done || !refused) {
+            call->response_ended = true;
+            end_call(call, reset.status, text, length, false, 0);
+        }
         return;
     }
     case SKIFF_FRAME_HALF_CLOSE:
-        { connection_error(channel, "HALF_CLOSE from the server"); return; }
+        { connection_error(c, "HALF_CLOSE from the server"); return; }
     default:
         return; /* unknown types on stream 0 are skipped */
     }
@@ -537,39 +684,39 @@ static void handle_frame(skiff_channel *channel, const skiff_frame_header *h, sk
 
 /* Keepalive (§5.1): sends a PING when one is due, fails the connection when one went unanswered
  * too long; returns the ms until the next thing to do (at most 1,000). */
-static int keepalive_locked(skiff_channel *channel) {
-    const skiff_channel_options *o = &channel->options;
+static int keepalive_locked(connection *c) {
+    const skiff_channel_options *o = &c->channel->options;
     if (o->keepalive_interval_ms == 0) return 1000;
     int64_t now = now_ns();
     int64_t next;
-    if (channel->ping_outstanding) {
-        next = channel->last_ping_ns + (int64_t)o->keepalive_timeout_ms * 1000000;
+    if (c->ping_outstanding) {
+        next = c->last_ping_ns + (int64_t)o->keepalive_timeout_ms * 1000000;
         if (now >= next) {
             char reason[120];
             snprintf(reason, sizeof reason, "the server did not answer a keepalive PING within %u ms",
                 (unsigned)o->keepalive_timeout_ms);
-            fail_connection(channel, reason);
+            fail_connection(c, reason);
             return 0;
         }
     } else {
-        bool idle = channel->open_streams == 0;
+        bool idle = c->open_streams == 0;
         if (idle && !o->keepalive_without_calls) return 1000;
         /* While no call is open the server counts PINGs closer than its minimum interval. */
         int64_t interval = (int64_t)o->keepalive_interval_ms;
-        if (idle && interval < (int64_t)channel->peer.keepalive_min_interval_ms)
-            interval = channel->peer.keepalive_min_interval_ms;
-        int64_t quiet_since = channel->last_read_ns > channel->last_ping_ns ? channel->last_read_ns : channel->last_ping_ns;
+        if (idle && interval < (int64_t)c->peer.keepalive_min_interval_ms)
+            interval = c->peer.keepalive_min_interval_ms;
+        int64_t quiet_since = c->last_read_ns > c->last_ping_ns ? c->last_read_ns : c->last_ping_ns;
         next = quiet_since + interval * 1000000;
         if (now >= next) {
             uint64_t count = (uint64_t)now;
-            for (int i = 0; i < 8; i++) channel->ping_opaque[i] = (uint8_t)(count >> (56 - 8 * i));
-            if (skiff_write_ping(&channel->out, false, channel->ping_opaque) != 0) {
-                fail_connection(channel, "out of memory");
+            for (int i = 0; i < 8; i++) c->ping_opaque[i] = (uint8_t)(count >> (56 - 8 * i));
+            if (skiff_write_ping(&c->out, false, c->ping_opaque) != 0) {
+                fail_connection(c, "out of memory");
                 return 0;
             }
-            channel->ping_outstanding = true;
-            channel->last_ping_ns = now;
-            flush_locked(channel);
+            c->ping_outstanding = true;
+            c->last_ping_ns = now;
+            flush_locked(c);
             return (int)(o->keepalive_timeout_ms < 1000 ? o->keepalive_timeout_ms : 1000);
         }
     }
@@ -577,77 +724,108 @@ static int keepalive_locked(skiff_channel *channel) {
     return wait_ms < 1000 ? (int)wait_ms : 1000;
 }
 
+
+/* ---- The I/O thread ---- */
+
+/* Lets go of what only the I/O thread used: the socket, the session, the buffers. */
+static void release_transport(connection *c) {
+    skiff_tls_free(c->tls);
+    c->tls = NULL;
+    if (c->fd >= 0) close(c->fd);
+    if (c->wake[0] >= 0) close(c->wake[0]);
+    if (c->wake[1] >= 0) close(c->wake[1]);
+    c->fd = c->wake[0] = c->wake[1] = -1;
+    skiff_buffer_free(&c->out);
+    c->out_start = 0;
+    skiff_frame_decoder_free(&c->decoder);
+    free(c->table);
+    c->table = NULL;
+    c->table_capacity = 0;
+}
+
 static void *io_main(void *argument) {
-    skiff_channel *channel = argument;
+    connection *c = argument;
+    skiff_channel *channel = c->channel;
     uint8_t *chunk = malloc(65536);
     pthread_mutex_lock(&channel->lock);
-    if (!chunk) fail_connection(channel, "out of memory");
+    if (!chunk) fail_connection(c, "out of memory");
     bool tls_pending = false; /* bytes wait inside the TLS session: read them without polling */
-    channel->last_read_ns = now_ns();
-    while (!channel->closing && !channel->broken) {
-        int wait_ms = keepalive_locked(channel);
-        if (channel->broken) break;
-        bool want_out = queued_bytes(channel) > 0;
+    c->last_read_ns = now_ns();
+    while (!c->broken) {
+        if (channel->closing) {
+            fail_connection(c, "the channel was closed");
+            break;
+        }
+        /* A connection that takes no new streams ends with its last one. */
+        if ((c->retired || c->draining) && c->open_streams == 0 && queued_bytes(c) == 0) {
+            fail_connection(c, c->draining ? "the server drained the connection" : "the connection was replaced");
+            break;
+        }
+        int wait_ms = keepalive_locked(c);
+        if (c->broken) break;
+        bool want_out = queued_bytes(c) > 0;
         /* A server that sends but does not read would make the replies (PING ACKs, WINDOW_UPDATEs)
          * pile up: while they wait for the socket, nothing more is read. */
-        bool want_in = queued_bytes(channel) < channel->options.max_queued_bytes;
+        bool want_in = queued_bytes(c) < channel->options.max_queued_bytes;
         pthread_mutex_unlock(&channel->lock);
         struct pollfd fds[2] = {
-            {channel->fd, (short)((want_in ? POLLIN : 0) | (want_out ? POLLOUT : 0)), 0},
-            {channel->wake[0], POLLIN, 0},
+            {c->fd, (short)((want_in ? POLLIN : 0) | (want_out ? POLLOUT : 0)), 0},
+            {c->wake[0], POLLIN, 0},
         };
         int ready = poll(fds, 2, tls_pending && want_in ? 0 : wait_ms);
         pthread_mutex_lock(&channel->lock);
-        if (ready < 0 && errno != EINTR) fail_connection(channel, "poll failed");
+        if (ready < 0 && errno != EINTR) fail_connection(c, "poll failed");
         if (ready < 0 || (ready == 0 && !(tls_pending && want_in))) continue;
         if (fds[1].revents & POLLIN) {
             uint8_t drained[64];
-            while (read(channel->wake[0], drained, sizeof drained) > 0) {
+            while (read(c->wake[0], drained, sizeof drained) > 0) {
             }
         }
-        if (fds[0].revents & POLLOUT) flush_locked(channel);
+        if (fds[0].revents & POLLOUT) flush_locked(c);
         bool readable = (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) || tls_pending;
-        if (!want_in || !readable || channel->closing || channel->broken) continue;
+        if (!want_in || !readable || channel->closing || c->broken) continue;
         ssize_t received;
         int error = 0;
-        if (channel->tls) {
+        if (c->tls) {
             /* A TLS session is one object for both directions: read under the lock, as writes are. */
-            received = skiff_tls_read(channel->tls, chunk, 65536);
-            tls_pending = received > 0 && skiff_tls_has_pending(channel->tls);
+            received = skiff_tls_read(c->tls, chunk, 65536);
+            tls_pending = received > 0 && skiff_tls_has_pending(c->tls);
             if (received == -1) continue;
         } else {
             pthread_mutex_unlock(&channel->lock);
-            received = recv(channel->fd, chunk, 65536, 0);
+            received = recv(c->fd, chunk, 65536, 0);
             error = errno;
             pthread_mutex_lock(&channel->lock);
             if (received < 0 && (error == EINTR || error == EAGAIN || error == EWOULDBLOCK)) continue;
         }
         if (received <= 0) {
-            fail_connection(channel, "the server closed the connection");
+            fail_connection(c, "the server closed the connection");
             break;
         }
-        channel->last_read_ns = now_ns();
-        if (skiff_frame_decoder_feed(&channel->decoder, chunk, (size_t)received) != 0) {
-            fail_connection(channel, "out of memory");
+        c->last_read_ns = now_ns();
+        if (skiff_frame_decoder_feed(&c->decoder, chunk, (size_t)received) != 0) {
+            fail_connection(c, "out of memory");
             break;
         }
         skiff_frame_header header;
         skiff_bytes payload;
         const char *why = NULL;
         skiff_read_result result = SKIFF_READ_NEED_MORE;
-        while (!channel->broken &&
-               (result = skiff_frame_decoder_next(&channel->decoder, &header, &payload, &why)) == SKIFF_READ_OK)
-            handle_frame(channel, &header, payload);
-        if (!channel->broken && result != SKIFF_READ_NEED_MORE) connection_error(channel, why);
+        while (!c->broken && (result = skiff_frame_decoder_next(&c->decoder, &header, &payload, &why)) == SKIFF_READ_OK)
+            handle_frame(c, &header, payload);
+        if (!c->broken && result != SKIFF_READ_NEED_MORE) connection_error(c, why);
         /* Connection credit goes back as soon as the bytes are read (§4.8), once per read. */
-        if (!channel->broken && channel->connection_unacknowledged > 0) {
-            if (skiff_write_window_update(&channel->out, 0, (uint32_t)channel->connection_unacknowledged) != 0)
-                fail_connection(channel, "out of memory");
-            channel->connection_receive_window += (int64_t)channel->connection_unacknowledged;
-            channel->connection_unacknowledged = 0;
+        if (!c->broken && c->unacknowledged > 0) {
+            if (skiff_write_window_update(&c->out, 0, (uint32_t)c->unacknowledged) != 0)
+                fail_connection(c, "out of memory");
+            c->receive_window += (int64_t)c->unacknowledged;
+            c->unacknowledged = 0;
         }
-        if (!channel->broken) flush_locked(channel);
+        if (!c->broken) flush_locked(c);
     }
+    release_transport(c);
+    c->thread_done = true;
+    pthread_cond_broadcast(&channel->space);
     pthread_mutex_unlock(&channel->lock);
     free(chunk);
     return NULL;
@@ -673,11 +851,11 @@ static int connect_with_timeout(const char *host, uint16_t port, uint32_t timeou
     hints.ai_socktype = SOCK_STREAM;
     int resolved = getaddrinfo(host, service, &hints, &addresses);
     if (resolved != 0) {
-        snprintf(reason, size, "cannot resolve %s: %s", host, gai_strerror(resolved));
+        snprintf(reason, size, "cannot resolve %.100s: %s", host, gai_strerror(resolved));
         return -1;
     }
     int fd = -1;
-    snprintf(reason, size, "cannot connect to %s:%u", host, (unsigned)port);
+    snprintf(reason, size, "cannot connect to %.100s:%u", host, (unsigned)port);
     for (struct addrinfo *a = addresses; a && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
         if (fd < 0) continue;
@@ -692,10 +870,10 @@ static int connect_with_timeout(const char *host, uint16_t port, uint32_t timeou
                 error == 0)
                 connected = 0;
             else
-                snprintf(reason, size, "cannot connect to %s:%u: %s", host, (unsigned)port,
+                snprintf(reason, size, "cannot connect to %.100s:%u: %s", host, (unsigned)port,
                     error ? strerror(error) : "timed out");
         } else if (connected != 0) {
-            snprintf(reason, size, "cannot connect to %s:%u: %s", host, (unsigned)port, strerror(errno));
+            snprintf(reason, size, "cannot connect to %.100s:%u: %s", host, (unsigned)port, strerror(errno));
         }
         if (connected != 0) {
             close(fd);
@@ -703,101 +881,186 @@ static int connect_with_timeout(const char *host, uint16_t port, uint32_t timeou
         }
     }
     freeaddrinfo(addresses);
+    if (fd >= 0) {
+        int on = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    }
     return fd;
 }
 
-static skiff_channel *adopt(int fd, skiff_tls *tls, const skiff_channel_options *options, skiff_status *status);
-
-skiff_channel *skiff_channel_connect(
-    const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status) {
-    skiff_channel_options defaults;
-    skiff_channel_options_defaults(&defaults);
-    char reason[256];
-    int fd = connect_with_timeout(
-        host, port, (options ? options : &defaults)->connect_timeout_ms, reason, sizeof reason);
-    if (fd < 0) {
-        set_status(status, SKIFF_STATUS_UNAVAILABLE, reason);
-        return NULL;
+/* TCP, then TLS when the options ask for it; -1 with `reason` on failure. */
+static int open_transport(const char *host, uint16_t port, const skiff_channel_options *options, skiff_tls **tls,
+    char *reason, size_t size) {
+    *tls = NULL;
+    int64_t deadline = now_ns() + (int64_t)options->connect_timeout_ms * 1000000;
+    int fd = connect_with_timeout(host, port, options->connect_timeout_ms, reason, size);
+    if (fd >= 0 && options->tls && !(*tls = skiff_tls_connect(fd, host, options, deadline, reason, size))) {
+        close(fd);
+        return -1;
     }
-    int on = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    skiff_tls *tls = NULL;
-    if (options && options->tls) {
-        int64_t deadline = now_ns() + (int64_t)options->connect_timeout_ms * 1000000;
-        if (!(tls = skiff_tls_connect(fd, host, options, deadline, reason, sizeof reason))) {
-            close(fd);
-            set_status(status, SKIFF_STATUS_UNAVAILABLE, reason);
-            return NULL;
-        }
-    }
-    return adopt(fd, tls, options, status);
+    return fd;
 }
 
-skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status) {
-    return adopt(fd, NULL, options, status);
-}
-
-/* A channel over a connected socket and, when not NULL, its TLS session; both are the channel's. */
-static skiff_channel *adopt(int fd, skiff_tls *tls, const skiff_channel_options *options, skiff_status *status) {
-    skiff_channel *channel = calloc(1, sizeof *channel);
-    if (!channel) {
-        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+/* A connection over a connected socket (and TLS session): the preface and SETTINGS queued, its
+ * I/O thread started. NULL when that cannot be done (the socket and session are closed). */
+static connection *start_connection(skiff_channel *channel, int fd, skiff_tls *tls) {
+    connection *c = calloc(1, sizeof *c);
+    if (!c) {
         skiff_tls_free(tls);
         close(fd);
         return NULL;
     }
-    channel->tls = tls;
+    c->channel = channel;
+    c->fd = fd;
+    c->tls = tls;
+    c->wake[0] = c->wake[1] = -1;
+    skiff_settings_defaults(&c->peer);
+    c->send_window = c->peer.initial_connection_window;
+    c->receive_window = 16777216; /* INITIAL_CONNECTION_WINDOW's default, not announced */
+    c->next_stream_id = 1;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    const skiff_channel_options *o = &channel->options;
+    skiff_setting settings[] = {
+        {SKIFF_SETTING_MAX_FRAME_SIZE, o->max_frame_size},
+        {SKIFF_SETTING_MAX_MESSAGE_SIZE, o->max_message_size},
+        {SKIFF_SETTING_INITIAL_STREAM_WINDOW, channel->stream_receive_window},
+    };
+    /* Until the server ACKs our SETTINGS, a frame limit stricter than the default is not in force. */
+    skiff_frame_decoder_init(&c->decoder, o->max_frame_size > 65536 ? o->max_frame_size : 65536, true);
+    bool ready = make_wake_pipe(c->wake) == 0 && skiff_write_preface(&c->out) == 0 &&
+                 skiff_write_settings(&c->out, settings, 3) == 0;
+    if (ready) {
+        flush_locked(c);
+        ready = !c->broken && pthread_create(&c->thread, NULL, io_main, c) == 0;
+    }
+    if (!ready) {
+        release_transport(c);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Copies what a channel keeps of its options (the strings are the caller's). */
+static int keep_options(skiff_channel *channel, const char *host, uint16_t port) {
+    skiff_channel_options *o = &channel->options;
+    channel->port = port;
+    channel->host = host ? copy_text(host, strlen(host)) : NULL;
+    channel->tls_ca_file = o->tls_ca_file ? copy_text(o->tls_ca_file, strlen(o->tls_ca_file)) : NULL;
+    channel->tls_server_name = o->tls_server_name ? copy_text(o->tls_server_name, strlen(o->tls_server_name)) : NULL;
+    bool copied = (!host || channel->host) && (!o->tls_ca_file || channel->tls_ca_file) &&
+                  (!o->tls_server_name || channel->tls_server_name);
+    o->tls_ca_file = channel->tls_ca_file;
+    o->tls_server_name = channel->tls_server_name;
+    return copied ? 0 : -1;
+}
+
+static void free_channel(skiff_channel *channel) {
+    while (channel->retired) {
+        connection *c = channel->retired;
+        channel->retired = c->next;
+        free(c);
+    }
+    free(channel->current);
+    free(channel->host);
+    free(channel->tls_ca_file);
+    free(channel->tls_server_name);
+    pthread_cond_destroy(&channel->space);
+    pthread_mutex_destroy(&channel->lock);
+    free(channel);
+}
+
+/* A channel with `options` checked and kept; NULL with `status` set. */
+static skiff_channel *new_channel(const char *host, uint16_t port, const skiff_channel_options *options,
+    skiff_status *status) {
+    skiff_channel *channel = calloc(1, sizeof *channel);
+    if (!channel) {
+        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        return NULL;
+    }
     if (options)
         channel->options = *options;
     else
         skiff_channel_options_defaults(&channel->options);
     const skiff_channel_options *o = &channel->options;
     if (o->max_message_size < 1024 || o->max_message_size > SKIFF_MAX_STREAM_ID || o->max_frame_size < 16384 ||
-        o->max_frame_size > 16777216 || o->max_queued_bytes < 65536 || o->keepalive_timeout_ms == 0) {
+        o->max_frame_size > 16777216 || o->max_queued_bytes < 65536 || o->keepalive_timeout_ms == 0 ||
+        o->backoff_initial_ms == 0 || o->backoff_max_ms < o->backoff_initial_ms) {
         set_status(status, SKIFF_STATUS_INVALID_ARGUMENT,
             "channel options out of range: max_message_size 1,024 … 2^31-1, max_frame_size 16,384 … 16,777,216, "
-            "max_queued_bytes at least 65,536, keepalive_timeout_ms at least 1");
-        skiff_tls_free(tls);
-        close(fd);
+            "max_queued_bytes at least 65,536, keepalive_timeout_ms at least 1, backoff_initial_ms at least 1 "
+            "and at most backoff_max_ms");
         free(channel);
         return NULL;
     }
-    skiff_settings_defaults(&channel->peer);
-    channel->connection_send_window = channel->peer.initial_connection_window;
-    channel->connection_receive_window = 16777216; /* INITIAL_CONNECTION_WINDOW's default, not announced */
-    channel->next_stream_id = 1;
-    channel->references = 1;
-    channel->fd = fd;
-    channel->wake[0] = channel->wake[1] = -1;
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    uint32_t max_message = channel->options.max_message_size;
+    uint32_t max_message = o->max_message_size;
     channel->stream_receive_window = max_message > 8388608 ? max_message : 8388608;
-    skiff_setting settings[] = {
-        {SKIFF_SETTING_MAX_FRAME_SIZE, channel->options.max_frame_size},
-        {SKIFF_SETTING_MAX_MESSAGE_SIZE, max_message},
-        {SKIFF_SETTING_INITIAL_STREAM_WINDOW, channel->stream_receive_window},
-    };
-    /* Until the server ACKs our SETTINGS, a frame limit stricter than the default is not in force. */
-    uint32_t frame_limit = channel->options.max_frame_size > 65536 ? channel->options.max_frame_size : 65536;
-    skiff_frame_decoder_init(&channel->decoder, frame_limit, true);
-    bool ready = make_wake_pipe(channel->wake) == 0 && pthread_mutex_init(&channel->lock, NULL) == 0 &&
-                 make_condition(&channel->space) == 0 && skiff_write_preface(&channel->out) == 0 &&
-                 skiff_write_settings(&channel->out, settings, 3) == 0;
-    if (ready) {
-        pthread_mutex_lock(&channel->lock);
-        push_locked(channel);
-        pthread_mutex_unlock(&channel->lock);
-        ready = pthread_create(&channel->thread, NULL, io_main, channel) == 0;
-    }
-    if (!ready) {
-        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
-        skiff_tls_free(tls);
-        close(fd);
-        if (channel->wake[0] >= 0) close(channel->wake[0]);
-        if (channel->wake[1] >= 0) close(channel->wake[1]);
-        skiff_buffer_free(&channel->out);
-        skiff_frame_decoder_free(&channel->decoder);
+    channel->references = 1;
+    channel->backoff_ms = o->backoff_initial_ms;
+    if (pthread_mutex_init(&channel->lock, NULL) != 0) {
         free(channel);
+        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
+        return NULL;
+    }
+    if (make_condition(&channel->space) != 0) {
+        pthread_mutex_destroy(&channel->lock);
+        free(channel);
+        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
+        return NULL;
+    }
+    if (keep_options(channel, host, port) != 0) {
+        free_channel(channel);
+        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        return NULL;
+    }
+    return channel;
+}
+
+skiff_channel *skiff_channel_connect(
+    const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status) {
+    skiff_channel *channel = new_channel(host, port, options, status);
+    if (!channel) return NULL;
+    char reason[256];
+    skiff_tls *tls = NULL;
+    int fd = open_transport(host, port, &channel->options, &tls, reason, sizeof reason);
+    if (fd < 0) {
+        free_channel(channel);
+        set_status(status, SKIFF_STATUS_UNAVAILABLE, reason);
+        return NULL;
+    }
+    pthread_mutex_lock(&channel->lock);
+    channel->current = start_connection(channel, fd, tls);
+    pthread_mutex_unlock(&channel->lock);
+    if (!channel->current) {
+        free_channel(channel);
+        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
+        return NULL;
+    }
+    channel->can_reconnect = true;
+    set_status(status, SKIFF_STATUS_OK, NULL);
+    return channel;
+}
+
+skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status) {
+    skiff_channel_options plain;
+    if (options) {
+        plain = *options;
+        plain.tls = false;
+        plain.tls_ca_file = plain.tls_server_name = NULL;
+    } else {
+        skiff_channel_options_defaults(&plain);
+    }
+    skiff_channel *channel = new_channel(NULL, 0, &plain, status);
+    if (!channel) {
+        close(fd);
+        return NULL;
+    }
+    pthread_mutex_lock(&channel->lock);
+    channel->current = start_connection(channel, fd, NULL);
+    pthread_mutex_unlock(&channel->lock);
+    if (!channel->current) {
+        free_channel(channel);
+        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
         return NULL;
     }
     set_status(status, SKIFF_STATUS_OK, NULL);
@@ -809,34 +1072,107 @@ static void release_channel(skiff_channel *channel) {
     pthread_mutex_lock(&channel->lock);
     bool last = --channel->references == 0;
     pthread_mutex_unlock(&channel->lock);
-    if (!last) return;
-    free(channel->table);
-    pthread_cond_destroy(&channel->space);
-    pthread_mutex_destroy(&channel->lock);
-    free(channel);
+    if (last) free_channel(channel);
 }
 
 void skiff_channel_close(skiff_channel *channel) {
     pthread_mutex_lock(&channel->lock);
     channel->closing = true;
-    fail_connection(channel, "the channel was closed");
-    uint8_t byte = 1;
-    ssize_t ignored = write(channel->wake[1], &byte, 1);
-    (void)ignored;
-    pthread_mutex_unlock(&channel->lock);
-    pthread_join(channel->thread, NULL);
-    pthread_mutex_lock(&channel->lock);
-    skiff_tls_free(channel->tls);
-    channel->tls = NULL;
-    close(channel->fd);
-    close(channel->wake[0]);
-    close(channel->wake[1]);
-    channel->fd = channel->wake[0] = channel->wake[1] = -1;
-    skiff_buffer_free(&channel->out);
-    channel->out_start = 0;
-    skiff_frame_decoder_free(&channel->decoder);
+    /* A thread connecting finds the channel closing when it is back, and gives its connection up. */
+    while (channel->connecting) pthread_cond_wait(&channel->space, &channel->lock);
+    retire_current(channel);
+    for (connection *c = channel->retired; c; c = c->next) fail_connection(c, "the channel was closed");
+    /* Wait for every I/O thread. None starts from now on (the channel is closing). */
+    for (connection *c = channel->retired; c; c = c->next) {
+        if (c->joined) continue;
+        pthread_mutex_unlock(&channel->lock);
+        pthread_join(c->thread, NULL);
+        pthread_mutex_lock(&channel->lock);
+        c->joined = true;
+    }
+    collect_locked(channel);
     pthread_mutex_unlock(&channel->lock);
     release_channel(channel); /* calls not yet finished keep the rest until they are */
+}
+
+/* The connection a call's stream opens on: the current one when it takes a stream now; else,
+ * once streams are free, or a new one (connected by this thread, within the backoff). NULL when
+ * the call ended instead (its deadline, the channel closed, no connection to be had). */
+static connection *usable_connection(skiff_call *call) {
+    skiff_channel *channel = call->channel;
+    for (;;) {
+        if (expired(call)) return NULL;
+        connection *c = channel->current;
+        if (c && !c->broken && !c->draining && c->next_stream_id <= SKIFF_MAX_STREAM_ID) {
+            if (c->peer.has_max_concurrent_streams && c->peer.max_concurrent_streams == 0) {
+                end_call_text(call, SKIFF_STATUS_UNAVAILABLE, "the server accepts no streams (MAX_CONCURRENT_STREAMS 0)",
+                    false, 0);
+                return NULL;
+            }
+            if (!c->peer.has_max_concurrent_streams || c->open_streams < c->peer.max_concurrent_streams) return c;
+            flush_before_wait(channel);
+            if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
+            continue;
+        }
+        if (channel->closing) {
+            end_call_text(call, SKIFF_STATUS_UNAVAILABLE, "the channel was closed", false, 0);
+            return NULL;
+        }
+        if (!channel->can_reconnect) {
+            char reason[300];
+            snprintf(reason, sizeof reason, "the connection is closed (%s)",
+                channel->failure[0] ? channel->failure : "the server drained it");
+            end_call_text(call, SKIFF_STATUS_UNAVAILABLE, reason, false, 0);
+            return NULL;
+        }
+        if (channel->connecting) {
+            if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
+            continue;
+        }
+        int64_t now = now_ns();
+        if (now < channel->retry_at_ns) {
+            /* Within the backoff after a failed attempt: fail at once, as gRPC does. */
+            char reason[360];
+            snprintf(reason, sizeof reason, "%s (the next attempt in %lld ms)", channel->failure,
+                (long long)((channel->retry_at_ns - now + 999999) / 1000000));
+            end_call_text(call, SKIFF_STATUS_UNAVAILABLE, reason, false, 0);
+            return NULL;
+        }
+        /* Connect, the lock released; other calls wait for the result. */
+        retire_current(channel);
+        collect_locked(channel);
+        channel->connecting = true;
+        pthread_mutex_unlock(&channel->lock);
+        char reason[256];
+        skiff_tls *tls = NULL;
+        int fd = open_transport(channel->host, channel->port, &channel->options, &tls, reason, sizeof reason);
+        pthread_mutex_lock(&channel->lock);
+        channel->connecting = false;
+        pthread_cond_broadcast(&channel->space);
+        if (fd >= 0 && channel->closing) {
+            skiff_tls_free(tls);
+            close(fd);
+            continue;
+        }
+        connection *fresh = fd >= 0 ? start_connection(channel, fd, tls) : NULL;
+        if (fresh) {
+            channel->current = fresh;
+            channel->backoff_ms = channel->options.backoff_initial_ms;
+            channel->retry_at_ns = 0;
+            channel->failure[0] = 0;
+            continue;
+        }
+        if (fd >= 0) snprintf(reason, sizeof reason, "cannot set the connection up");
+        /* The next attempt after the backoff, with ±20 % jitter; the backoff grows 1.6× to its maximum. */
+        snprintf(channel->failure, sizeof channel->failure, "%s", reason);
+        int64_t jitter = (int64_t)((uint64_t)now_ns() % 401) - 200; /* per mille */
+        channel->retry_at_ns = now_ns() + (int64_t)channel->backoff_ms * (1000 + jitter) * 1000;
+        uint64_t grown = (uint64_t)channel->backoff_ms * 16 / 10;
+        channel->backoff_ms =
+            grown > channel->options.backoff_max_ms ? channel->options.backoff_max_ms : (uint32_t)grown;
+        end_call_text(call, SKIFF_STATUS_UNAVAILABLE, reason, false, 0);
+        return NULL;
+    }
 }
 
 /* ---- Calls ---- */
@@ -851,6 +1187,131 @@ static void format_timeout(int64_t milliseconds, char out[32]) {
         snprintf(out, 32, "%lldH", (long long)((milliseconds + 3599999) / 3600000));
 }
 
+/* Writes the call's HEADERS for `stream_id` into `out`: grpc-timeout from what is left of the
+ * deadline goes first (of a reserved key only the first occurrence counts), then the metadata. */
+static int write_headers(skiff_buffer *out, const skiff_call *call, uint32_t stream_id) {
+    skiff_metadata_entry stack[9] = {{{NULL, 0}, {NULL, 0}}};
+    size_t count = call->metadata_count + 1;
+    skiff_metadata_entry *entries = count <= 9 ? stack : malloc(count * sizeof *entries);
+    if (!entries) return -1;
+    size_t first = 0;
+    char timeout[32];
+    if (call->deadline != 0) {
+        int64_t left_ms = (call->deadline - now_ns() + 999999) / 1000000;
+        format_timeout(left_ms > 1 ? left_ms : 1, timeout);
+        entries[0].key = skiff_bytes_of_string("grpc-timeout");
+        entries[0].value = skiff_bytes_of_string(timeout);
+        first = 1;
+    }
+    if (call->metadata_count) memcpy(entries + first, call->metadata, call->metadata_count * sizeof *entries);
+    int written = skiff_write_headers(out, stream_id, 0, skiff_bytes_of_string(call->path), entries,
+        first + call->metadata_count);
+    if (entries != stack) free(entries);
+    return written;
+}
+
+/* Keeps the path and a copy of the metadata, for the HEADERS of every stream the call opens. */
+static int keep_request_head(skiff_call *call, const char *path, const skiff_call_options *options) {
+    size_t bytes = 0;
+    for (size_t i = 0; i < options->metadata_count; i++)
+        bytes += options->metadata[i].key.length + options->metadata[i].value.length;
+    call->path = copy_text(path, strlen(path));
+    call->metadata = options->metadata_count ? calloc(options->metadata_count, sizeof *call->metadata) : NULL;
+    call->metadata_bytes = bytes ? malloc(bytes) : NULL;
+    if (!call->path || (options->metadata_count && !call->metadata) || (bytes && !call->metadata_bytes)) return -1;
+    uint8_t *at = call->metadata_bytes;
+    for (size_t i = 0; i < options->metadata_count; i++) {
+        const skiff_metadata_entry *entry = &options->metadata[i];
+        skiff_bytes *parts[2] = {&call->metadata[i].key, &call->metadata[i].value};
+        const skiff_bytes *from[2] = {&entry->key, &entry->value};
+        for (int p = 0; p < 2; p++) {
+            if (from[p]->length) memcpy(at, from[p]->data, from[p]->length);
+            parts[p]->data = at;
+            parts[p]->length = from[p]->length;
+            at += from[p]->length;
+        }
+    }
+    call->metadata_count = options->metadata_count;
+    return 0;
+}
+
+/* Checks the path and metadata as the server will (limits from the connection the call would
+ * use, else the protocol's defaults); ends the call when they cannot be sent. */
+static void check_request_head(skiff_call *call) {
+    skiff_channel *channel = call->channel;
+    skiff_settings defaults;
+    skiff_settings_defaults(&defaults);
+    const skiff_settings *peer = channel->current ? &channel->current->peer : &defaults;
+    skiff_buffer probe = {0};
+    if (write_headers(&probe, call, 1) != 0) {
+        end_call_text(call, SKIFF_STATUS_INTERNAL, "the path or the metadata does not fit a HEADERS frame", false, 0);
+        skiff_buffer_free(&probe);
+        return;
+    }
+    skiff_headers parsed;
+    memset(&parsed, 0, sizeof parsed);
+    skiff_bytes payload = {probe.data + SKIFF_FRAME_HEADER_SIZE, probe.length - SKIFF_FRAME_HEADER_SIZE};
+    const char *why = "request metadata the server does not take";
+    if (skiff_headers_read(payload, &parsed, NULL) != SKIFF_READ_OK ||
+        skiff_metadata_check(&parsed.metadata, peer->max_header_list_size, &why) != SKIFF_STATUS_OK) {
+        end_call_text(call,
+            parsed.metadata.encoded.length > peer->max_header_list_size ? SKIFF_STATUS_RESOURCE_EXHAUSTED
+                                                                         : SKIFF_STATUS_INTERNAL,
+            why, false, 0);
+    } else if (payload.length > peer->max_frame_size) {
+        end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED,
+            "the path and metadata do not fit the server's MAX_FRAME_SIZE", false, 0);
+    }
+    skiff_buffer_free(&probe);
+}
+
+static int send_locked(skiff_call *call, skiff_bytes message, bool last);
+
+/* Opens the call's stream (again, for a transparent retry) and sends what the call had sent: its
+ * HEADERS, the request messages kept, its half-close. Returns with a stream open, or the call
+ * ended. */
+static void open_stream(skiff_call *call) {
+    while (!call->done && (call->retry_pending || !call->connection)) {
+        connection *c = usable_connection(call);
+        if (!c) return;
+        call->retry_pending = false;
+        call->connection = c;
+        c->references++;
+        call->stream_id = c->next_stream_id;
+        c->next_stream_id += 2;
+        call->send_window = c->peer.initial_stream_window;
+        call->receive_window = call->channel->stream_receive_window;
+        if (insert_call(c, call) != 0) {
+            call->stream_id = 0;
+            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0);
+            return;
+        }
+        if (write_headers(&c->out, call, call->stream_id) != 0) {
+            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", true, SKIFF_STATUS_CANCELLED);
+            return;
+        }
+        push_locked(c);
+        for (size_t at = 0; at < call->replay.length && !call->done && !call->retry_pending;) {
+            uint32_t length = record_length(call->replay.data + at);
+            bool last = call->replay.data[at + 4] != 0;
+            skiff_bytes message = {call->replay.data + at + 5, length};
+            at += 5 + (size_t)length;
+            send_locked(call, message, last);
+        }
+        if (!call->done && !call->retry_pending && call->local_ended && !call->ended_by_message) {
+            if (skiff_write_half_close(&c->out, call->stream_id) == 0)
+                push_locked(c);
+            else
+                end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", true, SKIFF_STATUS_CANCELLED);
+        }
+    }
+}
+
+/* The owner's step starts here: a call whose stream was not processed opens a new one. */
+static void resume(skiff_call *call) {
+    if (call->retry_pending && !call->done) open_stream(call);
+}
+
 skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const skiff_call_options *options) {
     skiff_call *call = calloc(1, sizeof *call);
     if (!call) return NULL;
@@ -859,135 +1320,98 @@ skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const ski
         return NULL;
     }
     call->channel = channel;
-    pthread_mutex_lock(&channel->lock);
-    channel->references++;
-    pthread_mutex_unlock(&channel->lock);
+    call->replayable = true;
     static const skiff_call_options none = {0, NULL, 0};
     if (!options) options = &none;
     /* Longer than 99,999,999 s (about three years) is as good as none, and fits grpc-timeout. */
     int64_t timeout_ms = options->timeout_ms > 99999999000 ? 99999999000 : options->timeout_ms;
     if (timeout_ms > 0) call->deadline = now_ns() + timeout_ms * 1000000;
-
-    /* The request metadata, checked as the server will check it, plus grpc-timeout. */
-    size_t count = options->metadata_count + (timeout_ms > 0 ? 1 : 0);
-    skiff_metadata_entry *entries = calloc(count ? count : 1, sizeof *entries);
-    char timeout[32];
+    bool kept = keep_request_head(call, path, options) == 0;
     pthread_mutex_lock(&channel->lock);
-    if (!entries) {
+    channel->references++;
+    if (!kept)
         end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0);
-        goto out;
-    }
-    /* grpc-timeout from timeout_ms goes first: of a reserved key only the first occurrence counts. */
-    size_t first = 0;
-    if (timeout_ms > 0) {
-        format_timeout(timeout_ms, timeout);
-        entries[0].key = (skiff_bytes){(const uint8_t *)"grpc-timeout", 12};
-        entries[0].value = (skiff_bytes){(const uint8_t *)timeout, strlen(timeout)};
-        first = 1;
-    }
-    if (options->metadata_count)
-        memcpy(entries + first, options->metadata, options->metadata_count * sizeof *entries);
-    skiff_bytes path_bytes = {(const uint8_t *)path, strlen(path)};
-    skiff_buffer probe = {0};
-    int written = skiff_write_headers(&probe, 1, 0, path_bytes, entries, count);
-    if (written == 0) {
-        skiff_headers parsed;
-        memset(&parsed, 0, sizeof parsed);
-        skiff_bytes payload = {probe.data + SKIFF_FRAME_HEADER_SIZE, probe.length - SKIFF_FRAME_HEADER_SIZE};
-        const char *why = "request metadata the server does not take";
-        if (skiff_headers_read(payload, &parsed, NULL) != SKIFF_READ_OK ||
-            skiff_metadata_check(&parsed.metadata, channel->peer.max_header_list_size, &why) != SKIFF_STATUS_OK) {
-            end_call_text(call,
-                parsed.metadata.encoded.length > channel->peer.max_header_list_size ? SKIFF_STATUS_RESOURCE_EXHAUSTED
-                                                                                    : SKIFF_STATUS_INTERNAL,
-                why, false, 0);
-        } else if (probe.length - SKIFF_FRAME_HEADER_SIZE > channel->peer.max_frame_size) {
-            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED,
-                "the path and metadata do not fit the server's MAX_FRAME_SIZE", false, 0);
-        }
-    } else {
-        end_call_text(call, SKIFF_STATUS_INTERNAL, "the path or the metadata does not fit a HEADERS frame", false, 0);
-    }
-    /* A free stream: the server's MAX_CONCURRENT_STREAMS, when it has one. */
-    if (!call->done && channel->peer.has_max_concurrent_streams && channel->peer.max_concurrent_streams == 0)
-        end_call_text(call, SKIFF_STATUS_UNAVAILABLE, "the server accepts no streams (MAX_CONCURRENT_STREAMS 0)",
-            false, 0);
-    while (!call->done && !channel->broken && !channel->draining && channel->peer.has_max_concurrent_streams &&
-           channel->open_streams >= channel->peer.max_concurrent_streams) {
-        flush_before_wait(channel);
-        if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
-    }
-    if (!call->done && (channel->broken || channel->draining || channel->next_stream_id > SKIFF_MAX_STREAM_ID)) {
-        end_call_text(call, SKIFF_STATUS_UNAVAILABLE,
-            channel->draining ? "the server is draining the connection" : "the connection is closed", false, 0);
-    }
-    if (!call->done) {
-        call->stream_id = channel->next_stream_id;
-        call->send_window = channel->peer.initial_stream_window;
-        call->receive_window = channel->stream_receive_window;
-        channel->next_stream_id += 2;
-        /* The HEADERS frame, written for stream 1 above, gets its real stream id. */
-        probe.data[8] = (uint8_t)(call->stream_id >> 24), probe.data[9] = (uint8_t)(call->stream_id >> 16);
-        probe.data[10] = (uint8_t)(call->stream_id >> 8), probe.data[11] = (uint8_t)call->stream_id;
-        if (insert_call(channel, call) != 0) {
-            call->stream_id = 0;
-            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0);
-        } else if (skiff_buffer_reserve(&channel->out, probe.length) != 0) {
-            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0); /* leaves the table */
-        } else {
-            memcpy(channel->out.data + channel->out.length, probe.data, probe.length);
-            channel->out.length += probe.length;
-            push_locked(channel);
-        }
-    }
-    skiff_buffer_free(&probe);
-out:
+    else
+        check_request_head(call);
+    open_stream(call);
     pthread_mutex_unlock(&channel->lock);
-    free(entries);
     return call;
+}
+
+/* Sends one message on the call's stream, waiting for room and credit; stops early when the call
+ * ends or its stream was not processed (retry_pending). */
+static int send_locked(skiff_call *call, skiff_bytes message, bool last) {
+    skiff_channel *channel = call->channel;
+    size_t sent = 0;
+    do {
+        connection *c = call->connection;
+        if (expired(call) || call->retry_pending || !c) return -1;
+        /* Room in the queue, then credit in both windows (a zero-length message needs none). */
+        size_t remaining = message.length - sent;
+        int64_t credit = c->send_window < call->send_window ? c->send_window : call->send_window;
+        if (queued_bytes(c) >= channel->options.max_queued_bytes || (remaining > 0 && credit <= 0)) {
+            flush_before_wait(channel);
+            if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
+            continue;
+        }
+        if (message.length > c->peer.max_message_size) {
+            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED,
+                "a request message over the server's MAX_MESSAGE_SIZE", true, SKIFF_STATUS_CANCELLED);
+            return -1;
+        }
+        size_t fragment = remaining;
+        if (fragment > c->peer.max_frame_size) fragment = c->peer.max_frame_size;
+        if (remaining > 0 && (int64_t)fragment > credit) fragment = (size_t)credit;
+        bool final = sent + fragment == message.length;
+        uint8_t flags = final ? (last ? SKIFF_FLAG_END_STREAM : 0) : SKIFF_FLAG_MORE;
+        skiff_bytes piece = {message.data + sent, fragment};
+        if (skiff_write_message(&c->out, call->stream_id, flags, piece) != 0) {
+            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", true, SKIFF_STATUS_CANCELLED);
+            return -1;
+        }
+        c->send_window -= (int64_t)fragment;
+        call->send_window -= (int64_t)fragment;
+        sent += fragment;
+        push_locked(c);
+    } while (sent < message.length);
+    return 0;
+}
+
+/* Keeps a request message for a retry, while the call may still be retried and the kept bytes
+ * stay within retry_buffer_bytes; beyond, the call can no longer be retried. */
+static void keep_for_retry(skiff_call *call, skiff_bytes message, bool last) {
+    if (!call->replayable || call->committed) return;
+    size_t limit = call->channel->options.retry_buffer_bytes;
+    if (call->channel->options.max_transparent_retries == 0 || call->replay.length + 5 + message.length > limit ||
+        skiff_buffer_reserve(&call->replay, 5 + message.length) != 0) {
+        drop_replay(call);
+        return;
+    }
+    uint8_t *at = call->replay.data + call->replay.length;
+    uint32_t length = (uint32_t)message.length;
+    at[0] = (uint8_t)(length >> 24), at[1] = (uint8_t)(length >> 16), at[2] = (uint8_t)(length >> 8);
+    at[3] = (uint8_t)length;
+    at[4] = last ? 1 : 0;
+    if (message.length) memcpy(at + 5, message.data, message.length);
+    call->replay.length += 5 + message.length;
 }
 
 uint32_t skiff_call_send(skiff_call *call, skiff_bytes message, bool last) {
     skiff_channel *channel = call->channel;
     pthread_mutex_lock(&channel->lock);
+    resume(call);
     if (expired(call)) goto out;
     if (call->local_ended) {
         pthread_mutex_unlock(&channel->lock);
         return SKIFF_STATUS_FAILED_PRECONDITION; /* the client's side is already over */
     }
-    if (message.length > channel->peer.max_message_size) {
-        end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "a request message over the server's MAX_MESSAGE_SIZE",
-            true, SKIFF_STATUS_CANCELLED);
-        goto out;
+    keep_for_retry(call, message, last);
+    if (last) {
+        call->local_ended = true;
+        call->ended_by_message = true;
     }
-    size_t sent = 0;
-    do {
-        /* Room in the queue, then credit in both windows (a zero-length message needs none). */
-        size_t remaining = message.length - sent;
-        int64_t credit = channel->connection_send_window < call->send_window ? channel->connection_send_window
-                                                                             : call->send_window;
-        if (queued_bytes(channel) >= channel->options.max_queued_bytes || (remaining > 0 && credit <= 0)) {
-            flush_before_wait(channel);
-            if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
-            if (call->done) goto out;
-            continue;
-        }
-        size_t fragment = remaining;
-        if (fragment > channel->peer.max_frame_size) fragment = channel->peer.max_frame_size;
-        if (remaining > 0 && (int64_t)fragment > credit) fragment = (size_t)credit;
-        bool final = sent + fragment == message.length;
-        uint8_t flags = final ? (last ? SKIFF_FLAG_END_STREAM : 0) : SKIFF_FLAG_MORE;
-        skiff_bytes piece = {message.data + sent, fragment};
-        if (skiff_write_message(&channel->out, call->stream_id, flags, piece) != 0) {
-            end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", true, SKIFF_STATUS_CANCELLED);
-            goto out;
-        }
-        channel->connection_send_window -= (int64_t)fragment;
-        call->send_window -= (int64_t)fragment;
-        sent += fragment;
-        push_locked(channel);
-    } while (sent < message.length && !call->done);
-    if (last) call->local_ended = true;
+    /* Sent on this stream, or, when it was not processed meanwhile, with the kept ones on the next. */
+    if (send_locked(call, message, last) != 0) resume(call);
 out:;
     uint32_t code = call->done ? call->code : SKIFF_STATUS_OK;
     pthread_mutex_unlock(&channel->lock);
@@ -997,10 +1421,11 @@ out:;
 uint32_t skiff_call_half_close(skiff_call *call) {
     skiff_channel *channel = call->channel;
     pthread_mutex_lock(&channel->lock);
+    resume(call);
     if (!expired(call) && !call->local_ended) {
         call->local_ended = true;
-        if (skiff_write_half_close(&channel->out, call->stream_id) == 0)
-            push_locked(channel);
+        if (skiff_write_half_close(&call->connection->out, call->stream_id) == 0)
+            push_locked(call->connection);
         else
             end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", true, SKIFF_STATUS_CANCELLED);
     }
@@ -1015,6 +1440,7 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
     pthread_mutex_lock(&channel->lock);
     int result;
     for (;;) {
+        resume(call);
         /* Ended here (cancelled, deadline, connection lost): what was queued is dropped. Ended by
          * the server: the messages it sent first are still delivered. */
         if (call->done && !call->response_ended) {
@@ -1041,9 +1467,10 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
                 call->queue_read = 0;
             }
             /* The stream's credit comes back once the application has the message (§4.8). */
-            if (!call->done && length > 0 && skiff_write_window_update(&channel->out, call->stream_id, length) == 0) {
+            connection *c = call->connection;
+            if (!call->done && length > 0 && skiff_write_window_update(&c->out, call->stream_id, length) == 0) {
                 call->receive_window += length;
-                push_locked(channel);
+                push_locked(c);
             }
             result = 1;
             break;
@@ -1053,7 +1480,7 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
             break;
         }
         flush_before_wait(channel);
-        if (!wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
+        if (!call->retry_pending && !wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
     }
     pthread_mutex_unlock(&channel->lock);
     return result;
@@ -1101,7 +1528,6 @@ void skiff_call_cancel(skiff_call *call) {
 /* Drops the complete responses the application did not take, returning their stream credit so
  * the server can go on to its TRAILERS. */
 static void discard_responses(skiff_call *call) {
-    skiff_channel *channel = call->channel;
     uint64_t credit = 0;
     while (call->queued_messages > 0) {
         const uint8_t *at = call->queue.data + call->queue_read;
@@ -1115,27 +1541,33 @@ static void discard_responses(skiff_call *call) {
     call->queue.length = partial;
     call->queue_read = 0;
     if (call->assembling) call->assembly_start = 0;
-    if (credit > 0 && !call->done &&
-        skiff_write_window_update(&channel->out, call->stream_id, (uint32_t)credit) == 0) {
+    connection *c = call->connection;
+    if (credit > 0 && !call->done && skiff_write_window_update(&c->out, call->stream_id, (uint32_t)credit) == 0) {
         call->receive_window += (int64_t)credit;
-        push_locked(channel);
+        push_locked(c);
     }
 }
 
 uint32_t skiff_call_finish(skiff_call *call, skiff_status *status) {
     skiff_channel *channel = call->channel;
     pthread_mutex_lock(&channel->lock);
+    resume(call);
     /* The client's side ends here if it has not; responses not taken are dropped as they come. */
     if (!call->done && !call->local_ended) {
         call->local_ended = true;
-        if (skiff_write_half_close(&channel->out, call->stream_id) == 0) push_locked(channel);
+        if (skiff_write_half_close(&call->connection->out, call->stream_id) == 0) push_locked(call->connection);
     }
     while (!call->done && !expired(call)) {
+        if (call->retry_pending) {
+            resume(call);
+            continue;
+        }
         discard_responses(call);
         flush_before_wait(channel);
         if (!wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
     }
     uint32_t code = call->code;
+    let_go_of_connection(call);
     pthread_mutex_unlock(&channel->lock);
     if (status) {
         status->code = code;
@@ -1143,9 +1575,13 @@ uint32_t skiff_call_finish(skiff_call *call, skiff_status *status) {
         call->message = NULL;
     }
     free(call->message);
+    free(call->path);
+    free(call->metadata);
+    free(call->metadata_bytes);
     skiff_buffer_free(&call->initial);
     skiff_buffer_free(&call->trailing);
     skiff_buffer_free(&call->queue);
+    skiff_buffer_free(&call->replay);
     pthread_cond_destroy(&call->changed);
     free(call);
     release_channel(channel);

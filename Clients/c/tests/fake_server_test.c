@@ -5,6 +5,8 @@
  */
 #include "skiff/channel.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,6 +35,13 @@ typedef struct fake {
     int pings_after_end;  /* PINGs received after the call's TRAILERS went out (+100 ms) */
     bool reset_seen;      /* an RST_STREAM from the client */
     bool closed;          /* the client ended the connection */
+    int listener;         /* TCP scripts: the listening socket (-1 for a socketpair) */
+    uint16_t port;
+    int connections;      /* accepted */
+    int streams;          /* HEADERS received */
+    int same_requests;    /* request messages equal to "hello" */
+    bool deadline_sent;   /* every HEADERS carried grpc-timeout */
+    int backoff_failures; /* calls that failed at once within the backoff */
 } fake;
 
 static void fake_flush(fake *f) {
@@ -104,7 +113,98 @@ static void fake_open(fake *f, uint32_t keepalive_min_interval_ms) {
     }
 }
 
-enum { UNANSWERED_PING, ANSWERED_PINGS, IDLE_PINGS, WINDOW_OVERRUN, BAD_METADATA };
+/* Reads one request (HEADERS, a MESSAGE with END_STREAM), answering PINGs; its stream id, or 0. */
+static uint32_t fake_request(fake *f, int timeout_ms) {
+    skiff_frame_header h;
+    skiff_bytes payload;
+    uint32_t stream = 0;
+    while (fake_next(f, &h, &payload, timeout_ms) == 1) {
+        if (h.type == SKIFF_FRAME_SETTINGS && !(h.flags & SKIFF_FLAG_ACK)) {
+            skiff_write_settings_ack(&f->out);
+            fake_flush(f);
+        } else if (h.type == SKIFF_FRAME_PING && !(h.flags & SKIFF_FLAG_ACK)) {
+            skiff_write_ping(&f->out, true, payload.data);
+            fake_flush(f);
+        } else if (h.type == SKIFF_FRAME_HEADERS) {
+            stream = h.stream_id;
+            f->streams++;
+            skiff_headers headers;
+            bool timed = false;
+            if (skiff_headers_read(payload, &headers, NULL) == SKIFF_READ_OK) {
+                skiff_metadata_iterator it;
+                skiff_metadata_iterate(&headers.metadata, &it);
+                skiff_metadata_entry entry;
+                while (skiff_metadata_next(&it, &entry))
+                    if (entry.key.length == 12 && memcmp(entry.key.data, "grpc-timeout", 12) == 0) timed = true;
+            }
+            if (f->streams == 1) f->deadline_sent = timed;
+            f->deadline_sent = f->deadline_sent && timed;
+        } else if (h.type == SKIFF_FRAME_MESSAGE && h.stream_id == stream) {
+            if (payload.length == 5 && memcmp(payload.data, "hello", 5) == 0) f->same_requests++;
+            if (h.flags & SKIFF_FLAG_END_STREAM) return stream;
+        }
+    }
+    return 0;
+}
+
+static void fake_answer(fake *f, uint32_t stream) {
+    skiff_bytes none = {NULL, 0};
+    skiff_write_headers(&f->out, stream, 0, none, NULL, 0);
+    skiff_write_message(&f->out, stream, 0, text("ok"));
+    skiff_write_trailers(&f->out, stream, SKIFF_STATUS_OK, none, NULL, 0);
+    fake_flush(f);
+}
+
+static void fake_refuse(fake *f, uint32_t stream) {
+    skiff_write_rst_stream(&f->out, stream, SKIFF_FLAG_REFUSED, SKIFF_STATUS_UNAVAILABLE, text("busy: refused"));
+    fake_flush(f);
+}
+
+/* The server's preface and (empty) SETTINGS. */
+static void fake_greet(fake *f) {
+    skiff_write_preface(&f->out);
+    skiff_write_settings(&f->out, NULL, 0);
+    fake_flush(f);
+}
+
+/* TCP scripts: the next connection, within `timeout_ms`; its preface and SETTINGS go out. */
+static bool fake_accept(fake *f, int timeout_ms) {
+    struct pollfd wait = {f->listener, POLLIN, 0};
+    if (poll(&wait, 1, timeout_ms) != 1) return false;
+    int fd = accept(f->listener, NULL, NULL);
+    if (fd < 0) return false;
+    if (f->fd >= 0) close(f->fd);
+    f->fd = fd;
+    f->closed = false;
+    f->connections++;
+    skiff_frame_decoder_free(&f->decoder);
+    skiff_frame_decoder_init(&f->decoder, 16777216, true);
+    f->out.length = 0;
+    fake_greet(f);
+    return true;
+}
+
+static int listen_on(uint16_t port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port)};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, 8) != 0) abort();
+    return fd;
+}
+
+enum {
+    UNANSWERED_PING,
+    ANSWERED_PINGS,
+    IDLE_PINGS,
+    WINDOW_OVERRUN,
+    BAD_METADATA,
+    REFUSED_ONCE,
+    REFUSED_ALWAYS,
+    DRAINED,
+    RECONNECT,
+};
 
 static void *run_fake(void *argument) {
     fake *f = argument;
@@ -146,6 +246,53 @@ static void *run_fake(void *argument) {
         fake_listen(f, 2000, true);
         break;
     }
+    case REFUSED_ONCE: {
+        fake_greet(f);
+        fake_refuse(f, fake_request(f, 2000));
+        uint32_t again = fake_request(f, 2000);
+        if (again) fake_answer(f, again);
+        fake_listen(f, 300, true);
+        break;
+    }
+    case REFUSED_ALWAYS:
+        fake_greet(f);
+        for (uint32_t stream; (stream = fake_request(f, 500)) != 0;) fake_refuse(f, stream);
+        break;
+    case DRAINED: {
+        /* The first connection is drained before the call's stream is processed. */
+        if (!fake_accept(f, 2000)) break;
+        fake_request(f, 2000);
+        skiff_write_goaway(&f->out, 0, SKIFF_STATUS_OK, text("restarting"));
+        fake_flush(f);
+        fake_listen(f, 2000, true); /* until the client closes it: it carries no stream */
+        if (!f->closed || !fake_accept(f, 2000)) break;
+        uint32_t stream = fake_request(f, 2000);
+        if (stream) fake_answer(f, stream);
+        fake_listen(f, 300, true);
+        break;
+    }
+    case RECONNECT: {
+        /* The first connection ends under an idle channel; the next call connects again. */
+        if (!fake_accept(f, 2000)) break;
+        fake_listen(f, 100, true);
+        close(f->fd);
+        f->fd = -1;
+        if (!fake_accept(f, 2000)) break;
+        uint32_t stream = fake_request(f, 2000);
+        if (stream) fake_answer(f, stream);
+        fake_listen(f, 100, true);
+        /* Then the server goes away altogether, and comes back on the same port later. */
+        close(f->listener);
+        close(f->fd);
+        f->fd = -1;
+        nanosleep(&(struct timespec){0, 600000000}, NULL);
+        f->listener = listen_on(f->port);
+        if (!fake_accept(f, 3000)) break;
+        stream = fake_request(f, 2000);
+        if (stream) fake_answer(f, stream);
+        fake_listen(f, 100, true);
+        break;
+    }
     case BAD_METADATA: {
         fake_open(f, 0);
         skiff_metadata_entry upper = {text("Bad-Key"), text("value")};
@@ -164,6 +311,7 @@ static skiff_channel *start(fake *f, int scenario, const skiff_channel_options *
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, ends) != 0) abort();
     memset(f, 0, sizeof *f);
     f->fd = ends[1];
+    f->listener = -1;
     f->scenario = scenario;
     skiff_frame_decoder_init(&f->decoder, 16777216, true);
     skiff_channel *channel = skiff_channel_adopt(ends[0], options, NULL);
@@ -172,26 +320,49 @@ static skiff_channel *start(fake *f, int scenario, const skiff_channel_options *
 }
 
 /* Ends the channel and the script: the script first when it runs to its own end (`script_ends`). */
+/* A channel connected (skiff_channel_connect, so it can reconnect) to a script on a TCP port. */
+static skiff_channel *start_tcp(fake *f, int scenario, skiff_channel_options *options, pthread_t *thread) {
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    f->scenario = scenario;
+    f->listener = listen_on(0);
+    struct sockaddr_in address;
+    socklen_t length = sizeof address;
+    getsockname(f->listener, (struct sockaddr *)&address, &length);
+    f->port = ntohs(address.sin_port);
+    skiff_frame_decoder_init(&f->decoder, 16777216, true);
+    if (pthread_create(thread, NULL, run_fake, f) != 0) abort();
+    skiff_status status = {0};
+    skiff_channel *channel = skiff_channel_connect("127.0.0.1", f->port, options, &status);
+    if (!channel) abort();
+    return channel;
+}
+
 static void stop(fake *f, skiff_channel *channel, pthread_t thread, bool script_ends) {
     if (script_ends) pthread_join(thread, NULL);
     skiff_channel_close(channel);
     if (!script_ends) pthread_join(thread, NULL);
-    close(f->fd);
+    if (f->fd >= 0) close(f->fd);
+    if (f->listener > 0) close(f->listener);
     skiff_frame_decoder_free(&f->decoder);
     skiff_buffer_free(&f->out);
 }
 
-/* A call to the script: sends one empty request; returns the status of finish. */
-static uint32_t one_call(skiff_channel *channel, skiff_status *status, int *messages) {
+/* A call to the script: sends one request ("hello" unless `request` is given); returns the status
+ * of finish. */
+static uint32_t call_with(skiff_channel *channel, skiff_bytes request, skiff_status *status, int *messages) {
     skiff_call_options options = {.timeout_ms = 2500}; /* a script that stalls fails the test, not hangs it */
     skiff_call *call = skiff_call_start(channel, "/skiff.testing.v1.TestService/UnaryCall", &options);
-    skiff_bytes empty = {NULL, 0};
-    skiff_call_send(call, empty, true);
+    skiff_call_send(call, request, true);
     skiff_buffer message = {0};
     *messages = 0;
     while (skiff_call_receive(call, &message) == 1) ++*messages;
     skiff_buffer_free(&message);
     return skiff_call_finish(call, status);
+}
+
+static uint32_t one_call(skiff_channel *channel, skiff_status *status, int *messages) {
+    return call_with(channel, text("hello"), status, messages);
 }
 
 /* ---- The tests ---- */
@@ -283,12 +454,112 @@ static void test_bad_metadata(void) {
     CHECK(!f.closed);
 }
 
+/* A refused stream is opened again at once, with the same request and what is left of the
+ * deadline; the application sees only the answer. */
+static void test_refused_once(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start(&f, REFUSED_ONCE, NULL, &thread);
+    skiff_status status = {0};
+    int messages;
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_OK);
+    CHECK(messages == 1);
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, true);
+    CHECK(f.streams == 2);
+    CHECK(f.same_requests == 2);
+    CHECK(f.deadline_sent);
+}
+
+/* At most max_transparent_retries (3) times; then the refusal is the status. A request larger than
+ * retry_buffer_bytes is not kept, so not retried. */
+static void test_refused_always(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start(&f, REFUSED_ALWAYS, NULL, &thread);
+    skiff_status status = {0};
+    int messages;
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(status.message && strcmp(status.message, "busy: refused") == 0);
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, true);
+    CHECK(f.streams == 4);
+
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.retry_buffer_bytes = 1024;
+    channel = start(&f, REFUSED_ALWAYS, &options, &thread);
+    static uint8_t big[2000];
+    skiff_bytes request = {big, sizeof big};
+    CHECK(call_with(channel, request, &status, &messages) == SKIFF_STATUS_UNAVAILABLE);
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, true);
+    CHECK(f.streams == 1);
+}
+
+/* A GOAWAY above the call's stream: the call goes to a new connection; the drained one, carrying
+ * nothing, is closed by the client. */
+static void test_drained(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start_tcp(&f, DRAINED, NULL, &thread);
+    skiff_status status = {0};
+    int messages;
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_OK);
+    CHECK(messages == 1);
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, true);
+    CHECK(f.connections == 2);
+    CHECK(f.streams == 2);
+    CHECK(f.same_requests == 2);
+}
+
+/* A lost connection is made again by the next call; while the server is away calls fail at once
+ * within the backoff, with the reason; once it is back, calls work again. */
+static void test_reconnect(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.backoff_initial_ms = 200;
+    options.backoff_max_ms = 400;
+    skiff_channel *channel = start_tcp(&f, RECONNECT, &options, &thread);
+    skiff_status status = {0};
+    int messages;
+    nanosleep(&(struct timespec){0, 250000000}, NULL); /* the first connection is gone by now */
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_OK);
+    skiff_status_clear(&status);
+    nanosleep(&(struct timespec){0, 200000000}, NULL); /* the server has gone away */
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(status.message && strstr(status.message, "cannot connect") != NULL);
+    skiff_status_clear(&status);
+    int64_t began = now_ms();
+    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(now_ms() - began < 100); /* within the backoff: at once */
+    CHECK(status.message && strstr(status.message, "the next attempt in") != NULL);
+    skiff_status_clear(&status);
+    /* Back after 600 ms: calls keep trying as their backoff allows, and one gets through. */
+    uint32_t code = SKIFF_STATUS_UNAVAILABLE;
+    for (int attempt = 0; attempt < 40 && code != SKIFF_STATUS_OK; attempt++) {
+        code = one_call(channel, &status, &messages);
+        skiff_status_clear(&status);
+        if (code != SKIFF_STATUS_OK) nanosleep(&(struct timespec){0, 50000000}, NULL);
+    }
+    CHECK(code == SKIFF_STATUS_OK);
+    stop(&f, channel, thread, true);
+    CHECK(f.connections == 3);
+}
+
 int main(void) {
     test_unanswered_ping();
     test_answered_pings();
     test_idle_pings();
     test_window_overrun();
     test_bad_metadata();
+    test_refused_once();
+    test_refused_always();
+    test_drained();
+    test_reconnect();
     printf("fake_server_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
     return atomic_load(&failures) == 0 ? 0 : 1;
 }

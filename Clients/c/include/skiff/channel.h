@@ -71,6 +71,20 @@ typedef struct skiff_channel_options {
     /** Ping while no call is open, too. The server allows that only as often as its
      *  KEEPALIVE_MIN_INTERVAL_MS (§5.1), so the channel then never pings more often than that. */
     bool keepalive_without_calls;
+    /** Reconnecting (channels from skiff_channel_connect): when the connection is lost or the
+     *  server drains it, the next call connects again. After a failed attempt, calls fail at once
+     *  with UNAVAILABLE (the reason and when the next attempt comes) until the backoff has passed:
+     *  first backoff_initial_ms (100), then 1.6 times longer each time, with ±20 % jitter, up to
+     *  backoff_max_ms (30,000). A successful attempt resets it. */
+    uint32_t backoff_initial_ms;
+    uint32_t backoff_max_ms;
+    /** How often a call the server did not process (a refused stream, or one above a GOAWAY's
+     *  last stream id) is opened again on its own, on this connection or the next: 3; 0 for never.
+     *  Calls the server has begun to answer are never repeated. */
+    uint32_t max_transparent_retries;
+    /** Request bytes a call keeps to repeat them in such a retry: 65,536. A call that has sent
+     *  more is not retried (it fails with UNAVAILABLE, "not processed"). */
+    uint32_t retry_buffer_bytes;
 } skiff_channel_options;
 
 void skiff_channel_options_defaults(skiff_channel_options *options);
@@ -88,8 +102,8 @@ skiff_channel *skiff_channel_connect(
 /**
  * Makes a channel of a stream socket the caller has connected (TCP, a Unix domain socket, a
  * socketpair), in plain skiff/1 (`options->tls` is ignored): the channel owns `fd` from then on
- * and closes it. On failure returns NULL, sets
- * `status` and closes `fd`.
+ * and closes it. It cannot connect again: once that connection ends, calls fail with UNAVAILABLE.
+ * On failure returns NULL, sets `status` and closes `fd`.
  */
 skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status);
 
