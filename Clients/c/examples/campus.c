@@ -11,6 +11,7 @@
  *
  * Every step's failure ends the program with its status and exit code 1.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, getpid */
 #include <skiff/protobuf.h>
 #include <stdio.h>
 #include <stdlib.h>
