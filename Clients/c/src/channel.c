@@ -62,6 +62,8 @@ struct skiff_call {
     bool committed;
     bool retry_pending; /* not processed: the owner opens a new stream at its next step */
     uint32_t retries;
+    uint64_t events; /* counts what happened to the call (notify): a thread reading for it stops */
+    skiff_call *waiting_prev, *waiting_next; /* in its connection's list of waiting calls */
 };
 
 struct connection {
@@ -97,6 +99,15 @@ struct connection {
     uint8_t ping_opaque[8];
     size_t references; /* calls whose stream is or was on it */
     connection *next;  /* in the channel's list of retired connections */
+    /* Who reads the socket: the I/O thread, or, while it is parked, an application thread waiting
+     * for its own call (the leader), which then needs no hand-off from another thread. */
+    uint8_t *chunk;
+    bool tls_pending; /* bytes wait inside the TLS session: read them without polling */
+    pthread_cond_t io_park;
+    bool io_parked;
+    bool leader;
+    int64_t last_lead_ns;
+    skiff_call *waiting; /* calls whose thread waits for a frame, not reading itself */
 };
 
 struct skiff_channel {
@@ -186,11 +197,23 @@ static int make_condition(pthread_cond_t *cond) {
     return result;
 }
 
+/* Gets the I/O thread going: out of poll (the wake pipe), or out of its park when no
+ * application thread reads in its place. */
 static void wake(connection *c) {
+    if (c->io_parked && !c->leader) {
+        c->io_parked = false;
+        pthread_cond_signal(&c->io_park);
+    }
     if (c->wake[1] < 0) return;
     uint8_t byte = 1;
     ssize_t ignored = write(c->wake[1], &byte, 1);
     (void)ignored;
+}
+
+/* Something happened to the call: its thread, waiting or reading, looks again. */
+static void notify(skiff_call *call) {
+    call->events++;
+    pthread_cond_broadcast(&call->changed);
 }
 
 /* ---- The stream table ---- */
@@ -325,6 +348,7 @@ static void free_connection_if_unused(skiff_channel *channel, connection *c) {
             break;
         }
     }
+    pthread_cond_destroy(&c->io_park);
     free(c);
 }
 
@@ -391,7 +415,7 @@ static void end_call(skiff_call *call, uint32_t code, const char *message, size_
     call->message = message ? copy_text(message, message_length) : NULL;
     close_stream(call, reset, reset_code);
     drop_replay(call);
-    pthread_cond_broadcast(&call->changed);
+    notify(call);
     pthread_cond_broadcast(&call->channel->space);
 }
 
@@ -415,7 +439,7 @@ static void retry_or_end(skiff_call *call, uint32_t code, const char *message, s
     call->stream_id = 0;
     call->headers_received = false;
     call->retry_pending = true;
-    pthread_cond_broadcast(&call->changed);
+    notify(call);
     pthread_cond_broadcast(&channel->space);
 }
 
@@ -517,7 +541,7 @@ static void receive_message(connection *c, skiff_call *call, const skiff_frame_h
     at[3] = (uint8_t)length;
     call->assembling = false;
     call->queued_messages++;
-    pthread_cond_broadcast(&call->changed);
+    notify(call);
     return;
 no_memory:
     end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory for a response", true,
@@ -621,7 +645,7 @@ static void handle_frame(connection *c, const skiff_frame_header *h, skiff_bytes
         if (checked != SKIFF_STATUS_OK)
             end_call_text(call, checked, why, true,
                 checked == SKIFF_STATUS_RESOURCE_EXHAUSTED ? SKIFF_STATUS_RESOURCE_EXHAUSTED : SKIFF_STATUS_CANCELLED);
-        pthread_cond_broadcast(&call->changed);
+        notify(call);
         return;
     }
     case SKIFF_FRAME_MESSAGE:
@@ -741,15 +765,90 @@ static void release_transport(connection *c) {
     free(c->table);
     c->table = NULL;
     c->table_capacity = 0;
+    free(c->chunk);
+    c->chunk = NULL;
 }
+
+/* Hands the reading to a waiting call's thread when nobody reads: the I/O thread is parked and
+ * no thread leads. The woken thread reads for itself, or passes this on when it leaves. */
+static void pass_reading(connection *c) {
+    if (c && c->io_parked && !c->leader && c->waiting) pthread_cond_signal(&c->waiting->changed);
+}
+
+/* One round of I/O: waits up to `wait_ms` for the socket, sends what is queued, reads what came
+ * and handles its frames. By the I/O thread, or by the leader; the lock held, released while
+ * waiting (and reading, without TLS). */
+static void io_step(connection *c, int wait_ms) {
+    skiff_channel *channel = c->channel;
+    bool want_out = queued_bytes(c) > 0;
+    /* A server that sends but does not read would make the replies (PING ACKs, WINDOW_UPDATEs)
+     * pile up: while they wait for the socket, nothing more is read. */
+    bool want_in = queued_bytes(c) < channel->options.max_queued_bytes;
+    bool pending = c->tls_pending && want_in;
+    pthread_mutex_unlock(&channel->lock);
+    struct pollfd fds[2] = {
+        {c->fd, (short)((want_in ? POLLIN : 0) | (want_out ? POLLOUT : 0)), 0},
+        {c->wake[0], POLLIN, 0},
+    };
+    int ready = poll(fds, 2, pending ? 0 : wait_ms);
+    pthread_mutex_lock(&channel->lock);
+    if (ready < 0 && errno != EINTR) fail_connection(c, "poll failed");
+    if (ready < 0 || (ready == 0 && !pending) || c->broken) return;
+    if (fds[1].revents & POLLIN) {
+        uint8_t drained[64];
+        while (read(c->wake[0], drained, sizeof drained) > 0) {
+        }
+    }
+    if (fds[0].revents & POLLOUT) flush_locked(c);
+    bool readable = (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) || pending;
+    if (!want_in || !readable || channel->closing || c->broken) return;
+    ssize_t received;
+    if (c->tls) {
+        /* A TLS session is one object for both directions: read under the lock, as writes are. */
+        received = skiff_tls_read(c->tls, c->chunk, 65536);
+        c->tls_pending = received > 0 && skiff_tls_has_pending(c->tls);
+        if (received == -1) return;
+    } else {
+        pthread_mutex_unlock(&channel->lock);
+        received = recv(c->fd, c->chunk, 65536, 0);
+        int error = errno;
+        pthread_mutex_lock(&channel->lock);
+        if (received < 0 && (error == EINTR || error == EAGAIN || error == EWOULDBLOCK)) return;
+    }
+    if (c->broken) return;
+    if (received <= 0) {
+        fail_connection(c, "the server closed the connection");
+        return;
+    }
+    c->last_read_ns = now_ns();
+    if (skiff_frame_decoder_feed(&c->decoder, c->chunk, (size_t)received) != 0) {
+        fail_connection(c, "out of memory");
+        return;
+    }
+    skiff_frame_header header;
+    skiff_bytes payload;
+    const char *why = NULL;
+    skiff_read_result result = SKIFF_READ_NEED_MORE;
+    while (!c->broken && (result = skiff_frame_decoder_next(&c->decoder, &header, &payload, &why)) == SKIFF_READ_OK)
+        handle_frame(c, &header, payload);
+    if (!c->broken && result != SKIFF_READ_NEED_MORE) connection_error(c, why);
+    /* Connection credit goes back as soon as the bytes are read (§4.8), once per read. */
+    if (!c->broken && c->unacknowledged > 0) {
+        if (skiff_write_window_update(&c->out, 0, (uint32_t)c->unacknowledged) != 0) fail_connection(c, "out of memory");
+        c->receive_window += (int64_t)c->unacknowledged;
+        c->unacknowledged = 0;
+    }
+    if (!c->broken) flush_locked(c);
+}
+
+/* How long the I/O thread stays parked after the last leader stopped: a thread that makes call
+ * after call reads for itself throughout; an idle channel gets its reader back soon. */
+#define PARK_NS 50000000
 
 static void *io_main(void *argument) {
     connection *c = argument;
     skiff_channel *channel = c->channel;
-    uint8_t *chunk = malloc(65536);
     pthread_mutex_lock(&channel->lock);
-    if (!chunk) fail_connection(c, "out of memory");
-    bool tls_pending = false; /* bytes wait inside the TLS session: read them without polling */
     c->last_read_ns = now_ns();
     while (!c->broken) {
         if (channel->closing) {
@@ -761,74 +860,86 @@ static void *io_main(void *argument) {
             fail_connection(c, c->draining ? "the server drained the connection" : "the connection was replaced");
             break;
         }
+        if (c->io_parked) {
+            int64_t until = c->last_lead_ns + PARK_NS;
+            if (c->leader || now_ns() < until) {
+                if (c->leader) until = now_ns() + PARK_NS;
+                (void)wait_until(&c->io_park, &channel->lock, until);
+            } else {
+                c->io_parked = false; /* nobody has read for a while: read again */
+            }
+            continue;
+        }
         int wait_ms = keepalive_locked(c);
         if (c->broken) break;
-        bool want_out = queued_bytes(c) > 0;
-        /* A server that sends but does not read would make the replies (PING ACKs, WINDOW_UPDATEs)
-         * pile up: while they wait for the socket, nothing more is read. */
-        bool want_in = queued_bytes(c) < channel->options.max_queued_bytes;
-        pthread_mutex_unlock(&channel->lock);
-        struct pollfd fds[2] = {
-            {c->fd, (short)((want_in ? POLLIN : 0) | (want_out ? POLLOUT : 0)), 0},
-            {c->wake[0], POLLIN, 0},
-        };
-        int ready = poll(fds, 2, tls_pending && want_in ? 0 : wait_ms);
-        pthread_mutex_lock(&channel->lock);
-        if (ready < 0 && errno != EINTR) fail_connection(c, "poll failed");
-        if (ready < 0 || (ready == 0 && !(tls_pending && want_in))) continue;
-        if (fds[1].revents & POLLIN) {
-            uint8_t drained[64];
-            while (read(c->wake[0], drained, sizeof drained) > 0) {
-            }
+        io_step(c, wait_ms);
+        /* Threads wait for frames of their calls: from now on they read for themselves. */
+        if (c->waiting && !c->broken && !channel->closing) {
+            c->io_parked = true;
+            c->last_lead_ns = now_ns();
+            pass_reading(c);
         }
-        if (fds[0].revents & POLLOUT) flush_locked(c);
-        bool readable = (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) || tls_pending;
-        if (!want_in || !readable || channel->closing || c->broken) continue;
-        ssize_t received;
-        int error = 0;
-        if (c->tls) {
-            /* A TLS session is one object for both directions: read under the lock, as writes are. */
-            received = skiff_tls_read(c->tls, chunk, 65536);
-            tls_pending = received > 0 && skiff_tls_has_pending(c->tls);
-            if (received == -1) continue;
-        } else {
-            pthread_mutex_unlock(&channel->lock);
-            received = recv(c->fd, chunk, 65536, 0);
-            error = errno;
-            pthread_mutex_lock(&channel->lock);
-            if (received < 0 && (error == EINTR || error == EAGAIN || error == EWOULDBLOCK)) continue;
-        }
-        if (received <= 0) {
-            fail_connection(c, "the server closed the connection");
-            break;
-        }
-        c->last_read_ns = now_ns();
-        if (skiff_frame_decoder_feed(&c->decoder, chunk, (size_t)received) != 0) {
-            fail_connection(c, "out of memory");
-            break;
-        }
-        skiff_frame_header header;
-        skiff_bytes payload;
-        const char *why = NULL;
-        skiff_read_result result = SKIFF_READ_NEED_MORE;
-        while (!c->broken && (result = skiff_frame_decoder_next(&c->decoder, &header, &payload, &why)) == SKIFF_READ_OK)
-            handle_frame(c, &header, payload);
-        if (!c->broken && result != SKIFF_READ_NEED_MORE) connection_error(c, why);
-        /* Connection credit goes back as soon as the bytes are read (§4.8), once per read. */
-        if (!c->broken && c->unacknowledged > 0) {
-            if (skiff_write_window_update(&c->out, 0, (uint32_t)c->unacknowledged) != 0)
-                fail_connection(c, "out of memory");
-            c->receive_window += (int64_t)c->unacknowledged;
-            c->unacknowledged = 0;
-        }
-        if (!c->broken) flush_locked(c);
     }
+    /* A leader may be in poll on the socket (shut down by now): it comes back before it is closed. */
+    c->io_parked = false;
+    pass_reading(c);
+    while (c->leader) pthread_cond_wait(&channel->space, &channel->lock);
     release_transport(c);
     c->thread_done = true;
     pthread_cond_broadcast(&channel->space);
     pthread_mutex_unlock(&channel->lock);
-    free(chunk);
     return NULL;
+}
+
+/* Reads the socket in the calling thread until something happens to `call` (the I/O thread is
+ * parked meanwhile), then lets another thread read. */
+static void lead(skiff_call *call) {
+    connection *c = call->connection;
+    skiff_channel *channel = call->channel;
+    uint64_t events = call->events;
+    c->leader = true;
+    while (!c->broken && !channel->closing && call->events == events && !expired(call)) {
+        int wait_ms = keepalive_locked(c);
+        if (c->broken) break;
+        if (call->deadline) {
+            int64_t left_ms = (call->deadline - now_ns() + 999999) / 1000000;
+            if (left_ms < wait_ms) wait_ms = left_ms > 0 ? (int)left_ms : 0;
+        }
+        io_step(c, wait_ms);
+    }
+    c->leader = false;
+    c->last_lead_ns = now_ns();
+    pthread_cond_broadcast(&channel->space); /* an I/O thread ending waits for the leader */
+    if (c->broken || channel->closing || c->retired || c->draining) wake(c);
+}
+
+/* Waits until something happens to the call (a frame, its end, a retry) or its deadline passes:
+ * reads the socket itself when nobody else does, else waits to be told. */
+static void wait_for_call(skiff_call *call) {
+    skiff_channel *channel = call->channel;
+    connection *c = call->connection;
+    flush_before_wait(channel);
+    if (c && !c->broken && c->io_parked && !c->leader) {
+        lead(call);
+    } else {
+        if (c) {
+            call->waiting_prev = NULL;
+            call->waiting_next = c->waiting;
+            if (c->waiting) c->waiting->waiting_prev = call;
+            c->waiting = call;
+        }
+        bool woken = wait_until(&call->changed, &channel->lock, call->deadline);
+        if (c) {
+            if (call->waiting_prev)
+                call->waiting_prev->waiting_next = call->waiting_next;
+            else
+                c->waiting = call->waiting_next;
+            if (call->waiting_next) call->waiting_next->waiting_prev = call->waiting_prev;
+            call->waiting_prev = call->waiting_next = NULL;
+        }
+        if (!woken) expired(call);
+    }
+    pass_reading(c);
 }
 
 /* ---- Connecting ---- */
@@ -927,7 +1038,9 @@ static connection *start_connection(skiff_channel *channel, int fd, skiff_tls *t
     };
     /* Until the server ACKs our SETTINGS, a frame limit stricter than the default is not in force. */
     skiff_frame_decoder_init(&c->decoder, o->max_frame_size > 65536 ? o->max_frame_size : 65536, true);
-    bool ready = make_wake_pipe(c->wake) == 0 && skiff_write_preface(&c->out) == 0 &&
+    c->chunk = malloc(65536);
+    bool parkable = make_condition(&c->io_park) == 0;
+    bool ready = parkable && c->chunk && make_wake_pipe(c->wake) == 0 && skiff_write_preface(&c->out) == 0 &&
                  skiff_write_settings(&c->out, settings, 3) == 0;
     if (ready) {
         flush_locked(c);
@@ -935,6 +1048,7 @@ static connection *start_connection(skiff_channel *channel, int fd, skiff_tls *t
     }
     if (!ready) {
         release_transport(c);
+        if (parkable) pthread_cond_destroy(&c->io_park);
         free(c);
         return NULL;
     }
@@ -959,9 +1073,13 @@ static void free_channel(skiff_channel *channel) {
     while (channel->retired) {
         connection *c = channel->retired;
         channel->retired = c->next;
+        pthread_cond_destroy(&c->io_park);
         free(c);
     }
-    free(channel->current);
+    if (channel->current) { /* only when its setup failed: no thread, buffers released */
+        pthread_cond_destroy(&channel->current->io_park);
+        free(channel->current);
+    }
     free(channel->host);
     free(channel->tls_ca_file);
     free(channel->tls_server_name);
@@ -1479,8 +1597,7 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
             result = call->response_ended ? 0 : -1;
             break;
         }
-        flush_before_wait(channel);
-        if (!call->retry_pending && !wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
+        if (!call->retry_pending) wait_for_call(call);
     }
     pthread_mutex_unlock(&channel->lock);
     return result;
@@ -1563,8 +1680,7 @@ uint32_t skiff_call_finish(skiff_call *call, skiff_status *status) {
             continue;
         }
         discard_responses(call);
-        flush_before_wait(channel);
-        if (!wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
+        wait_for_call(call);
     }
     uint32_t code = call->code;
     let_go_of_connection(call);
