@@ -1229,6 +1229,7 @@ static connection *usable_connection(skiff_call *call) {
             }
             if (!c->peer.has_max_concurrent_streams || c->open_streams < c->peer.max_concurrent_streams) return c;
             flush_before_wait(channel);
+            wake(c); /* streams end with frames: somebody must read */
             if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
             continue;
         }
@@ -1469,6 +1470,7 @@ static int send_locked(skiff_call *call, skiff_bytes message, bool last) {
         int64_t credit = c->send_window < call->send_window ? c->send_window : call->send_window;
         if (queued_bytes(c) >= channel->options.max_queued_bytes || (remaining > 0 && credit <= 0)) {
             flush_before_wait(channel);
+            wake(c); /* credit comes with frames: somebody must read (the I/O thread, unless a leader does) */
             if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
             continue;
         }
