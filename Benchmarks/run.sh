@@ -113,6 +113,8 @@ if [[ -n "$cpp" ]]; then
     targets=(skiff skiff-grpc skiff-grpc-cpp skiff-connect grpc grpc-by-cpp grpc-cpp raw raw-el)
 fi
 if [[ -n "$c_client" ]]; then targets+=(skiff-c); fi
+# BENCH_TARGETS="skiff skiff-c" ./run.sh measures only those targets.
+if [[ -n "${BENCH_TARGETS:-}" ]]; then read -r -a targets <<< "$BENCH_TARGETS"; fi
 configs=("unary 1" "unary 16" "unary 64" "stream 16")
 for config in "${configs[@]}"; do
     read -r mode concurrency <<< "$config"

@@ -399,6 +399,7 @@ static void close_stream(skiff_call *call, bool reset, uint32_t reset_code) {
     pthread_cond_broadcast(&call->channel->space); /* a stream is free */
 }
 
+/* Lets go of the kept request messages: by the call's owner only (a replay may be reading them). */
 static void drop_replay(skiff_call *call) {
     call->replayable = false;
     skiff_buffer_free(&call->replay);
@@ -414,7 +415,6 @@ static void end_call(skiff_call *call, uint32_t code, const char *message, size_
     free(call->message);
     call->message = message ? copy_text(message, message_length) : NULL;
     close_stream(call, reset, reset_code);
-    drop_replay(call);
     notify(call);
     pthread_cond_broadcast(&call->channel->space);
 }
@@ -454,7 +454,8 @@ static void fail_connection(connection *c, const char *reason) {
     if (c->broken) return;
     c->broken = true;
     skiff_channel *channel = c->channel;
-    snprintf(channel->failure, sizeof channel->failure, "%s", reason);
+    /* Why calls fail from now on: the current connection's end (an old one ending says nothing). */
+    if (c == channel->current) snprintf(channel->failure, sizeof channel->failure, "%s", reason);
     if (c->fd >= 0) shutdown(c->fd, SHUT_RDWR); /* the server sees the end at once (§5.3) */
     for (size_t i = 0; i < c->table_capacity;) {
         skiff_call *call = c->table[i];
@@ -610,6 +611,7 @@ static void handle_frame(connection *c, const skiff_frame_header *h, skiff_bytes
             int shown = goaway.debug.length > 120 ? 120 : (int)goaway.debug.length;
             snprintf(reason, sizeof reason, "the server closed the connection (%s: %.*s)",
                 skiff_status_name(goaway.status), shown, (const char *)goaway.debug.data);
+            snprintf(c->channel->failure, sizeof c->channel->failure, "%s", reason);
             fail_connection(c, reason);
         }
         return;
@@ -630,7 +632,6 @@ static void handle_frame(connection *c, const skiff_frame_header *h, skiff_bytes
         if (skiff_headers_read(payload, &headers, &why) != SKIFF_READ_OK) { connection_error(c, why); return; }
         if (!call || call->done) return;
         call->committed = true; /* the server took the call: no transparent retry from here on */
-        drop_replay(call);
         if (call->headers_received || call->queued_messages > 0 || call->assembling) {
             end_call_text(call, SKIFF_STATUS_INTERNAL, "the server sent a second HEADERS, or one after a message",
                 true, SKIFF_STATUS_CANCELLED);
@@ -657,7 +658,6 @@ static void handle_frame(connection *c, const skiff_frame_header *h, skiff_bytes
         c->unacknowledged += payload.length;
         if (call && !call->done) {
             call->committed = true;
-            drop_replay(call);
             receive_message(c, call, h, payload);
         }
         return;
@@ -953,7 +953,9 @@ static int make_wake_pipe(int ends[2]) {
     return 0;
 }
 
-static int connect_with_timeout(const char *host, uint16_t port, uint32_t timeout_ms, char *reason, size_t size) {
+/* TCP to `host`:`port`, trying each address until `deadline_ns` (CLOCK_MONOTONIC; name resolution
+ * itself is the system's and not bounded by it). */
+static int connect_by(const char *host, uint16_t port, int64_t deadline_ns, char *reason, size_t size) {
     char service[8];
     snprintf(service, sizeof service, "%u", (unsigned)port);
     struct addrinfo hints, *addresses = NULL;
@@ -977,7 +979,8 @@ static int connect_with_timeout(const char *host, uint16_t port, uint32_t timeou
             struct pollfd pending = {fd, POLLOUT, 0};
             int error = 0;
             socklen_t length = sizeof error;
-            if (poll(&pending, 1, (int)timeout_ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
+            int64_t left_ms = (deadline_ns - now_ns() + 999999) / 1000000;
+            if (left_ms > 0 && poll(&pending, 1, left_ms > INT32_MAX ? INT32_MAX : (int)left_ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
                 error == 0)
                 connected = 0;
             else
@@ -999,12 +1002,11 @@ static int connect_with_timeout(const char *host, uint16_t port, uint32_t timeou
     return fd;
 }
 
-/* TCP, then TLS when the options ask for it; -1 with `reason` on failure. */
-static int open_transport(const char *host, uint16_t port, const skiff_channel_options *options, skiff_tls **tls,
-    char *reason, size_t size) {
+/* TCP, then TLS when the options ask for it, both by `deadline`; -1 with `reason` on failure. */
+static int open_transport(const char *host, uint16_t port, const skiff_channel_options *options, int64_t deadline,
+    skiff_tls **tls, char *reason, size_t size) {
     *tls = NULL;
-    int64_t deadline = now_ns() + (int64_t)options->connect_timeout_ms * 1000000;
-    int fd = connect_with_timeout(host, port, options->connect_timeout_ms, reason, size);
+    int fd = connect_by(host, port, deadline, reason, size);
     if (fd >= 0 && options->tls && !(*tls = skiff_tls_connect(fd, host, options, deadline, reason, size))) {
         close(fd);
         return -1;
@@ -1140,16 +1142,18 @@ skiff_channel *skiff_channel_connect(
     if (!channel) return NULL;
     char reason[256];
     skiff_tls *tls = NULL;
-    int fd = open_transport(host, port, &channel->options, &tls, reason, sizeof reason);
+    int64_t deadline = now_ns() + (int64_t)channel->options.connect_timeout_ms * 1000000;
+    int fd = open_transport(host, port, &channel->options, deadline, &tls, reason, sizeof reason);
     if (fd < 0) {
         free_channel(channel);
         set_status(status, SKIFF_STATUS_UNAVAILABLE, reason);
         return NULL;
     }
+    /* The I/O thread runs from here on (and may retire the connection at once, on a GOAWAY). */
     pthread_mutex_lock(&channel->lock);
-    channel->current = start_connection(channel, fd, tls);
+    connection *started = channel->current = start_connection(channel, fd, tls);
     pthread_mutex_unlock(&channel->lock);
-    if (!channel->current) {
+    if (!started) {
         free_channel(channel);
         set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
         return NULL;
@@ -1174,9 +1178,9 @@ skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options,
         return NULL;
     }
     pthread_mutex_lock(&channel->lock);
-    channel->current = start_connection(channel, fd, NULL);
+    connection *started = channel->current = start_connection(channel, fd, NULL);
     pthread_mutex_unlock(&channel->lock);
-    if (!channel->current) {
+    if (!started) {
         free_channel(channel);
         set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
         return NULL;
@@ -1262,9 +1266,13 @@ static connection *usable_connection(skiff_call *call) {
         collect_locked(channel);
         channel->connecting = true;
         pthread_mutex_unlock(&channel->lock);
+        /* Bounded by connect_timeout_ms and by the call's deadline. */
         char reason[256];
         skiff_tls *tls = NULL;
-        int fd = open_transport(channel->host, channel->port, &channel->options, &tls, reason, sizeof reason);
+        int64_t deadline = now + (int64_t)channel->options.connect_timeout_ms * 1000000;
+        bool cut_short = call->deadline != 0 && call->deadline < deadline;
+        if (cut_short) deadline = call->deadline;
+        int fd = open_transport(channel->host, channel->port, &channel->options, deadline, &tls, reason, sizeof reason);
         pthread_mutex_lock(&channel->lock);
         channel->connecting = false;
         pthread_cond_broadcast(&channel->space);
@@ -1279,7 +1287,12 @@ static connection *usable_connection(skiff_call *call) {
             channel->backoff_ms = channel->options.backoff_initial_ms;
             channel->retry_at_ns = 0;
             channel->failure[0] = 0;
-            continue;
+            continue; /* the call's deadline, if it passed meanwhile, ends it at the top */
+        }
+        if (cut_short && now_ns() >= call->deadline) {
+            /* The call's deadline ended the attempt, not the server: no backoff from it. */
+            expired(call);
+            return NULL;
         }
         if (fd >= 0) snprintf(reason, sizeof reason, "cannot set the connection up");
         /* The next attempt after the backoff, with ±20 % jitter; the backoff grows 1.6× to its maximum. */
@@ -1424,6 +1437,9 @@ static void open_stream(skiff_call *call) {
                 end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", true, SKIFF_STATUS_CANCELLED);
         }
     }
+    /* Answered (or over): nothing will be sent again. Every kept message was sent, even when the
+     * answer came in the middle: they were accepted by skiff_call_send. */
+    if (call->committed || call->done) drop_replay(call);
 }
 
 /* The owner's step starts here: a call whose stream was not processed opens a new one. */
@@ -1500,7 +1516,11 @@ static int send_locked(skiff_call *call, skiff_bytes message, bool last) {
 /* Keeps a request message for a retry, while the call may still be retried and the kept bytes
  * stay within retry_buffer_bytes; beyond, the call can no longer be retried. */
 static void keep_for_retry(skiff_call *call, skiff_bytes message, bool last) {
-    if (!call->replayable || call->committed) return;
+    if (!call->replayable) return;
+    if (call->committed || call->done) {
+        drop_replay(call);
+        return;
+    }
     size_t limit = call->channel->options.retry_buffer_bytes;
     if (call->channel->options.max_transparent_retries == 0 || call->replay.length + 5 + message.length > limit ||
         skiff_buffer_reserve(&call->replay, 5 + message.length) != 0) {
@@ -1559,6 +1579,7 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
     message->length = 0;
     pthread_mutex_lock(&channel->lock);
     int result;
+    if (call->committed && call->replay.data) drop_replay(call); /* answered: never sent again */
     for (;;) {
         resume(call);
         /* Ended here (cancelled, deadline, connection lost): what was queued is dropped. Ended by

@@ -34,14 +34,17 @@ typedef struct fake {
     int64_t ping_at[64];  /* when, ms */
     int pings_after_end;  /* PINGs received after the call's TRAILERS went out (+100 ms) */
     bool reset_seen;      /* an RST_STREAM from the client */
-    bool closed;          /* the client ended the connection */
+    atomic_bool closed;   /* the client ended the connection */
     int listener;         /* TCP scripts: the listening socket (-1 for a socketpair) */
+    int fillers[8];       /* connections that fill the listener's queue */
     uint16_t port;
     int connections;      /* accepted */
     int streams;          /* HEADERS received */
     int same_requests;    /* request messages equal to "hello" */
     bool deadline_sent;   /* every HEADERS carried grpc-timeout */
-    int backoff_failures; /* calls that failed at once within the backoff */
+    int replayed_bytes;   /* request bytes on the retried stream */
+    bool replay_ended;    /* ...ended by END_STREAM */
+    atomic_bool stop;     /* the test tells a looping script to end */
 } fake;
 
 static void fake_flush(fake *f) {
@@ -184,13 +187,13 @@ static bool fake_accept(fake *f, int timeout_ms) {
     return true;
 }
 
-static int listen_on(uint16_t port) {
+static int listen_on(uint16_t port, int backlog) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     int on = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port)};
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, 8) != 0) abort();
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, backlog) != 0) abort();
     return fd;
 }
 
@@ -204,6 +207,9 @@ enum {
     REFUSED_ALWAYS,
     DRAINED,
     RECONNECT,
+    REPLAY_ANSWERED,
+    SILENT_AFTER_LOSS,
+    GOAWAY_AT_ONCE,
 };
 
 static void *run_fake(void *argument) {
@@ -271,6 +277,67 @@ static void *run_fake(void *argument) {
         fake_listen(f, 300, true);
         break;
     }
+    case REPLAY_ANSWERED: {
+        /* A stream window of 1,024: the replay of a refused stream must wait for credit, and the
+         * server answers (HEADERS) in the middle of it. All of the request must still arrive. */
+        skiff_write_preface(&f->out);
+        skiff_setting small[] = {{SKIFF_SETTING_MAX_MESSAGE_SIZE, 1024}, {SKIFF_SETTING_INITIAL_STREAM_WINDOW, 1024}};
+        skiff_write_settings(&f->out, small, 2);
+        fake_flush(f);
+        skiff_frame_header h;
+        skiff_bytes payload;
+        bool refused = false, answered = false;
+        while (fake_next(f, &h, &payload, 2000) == 1) {
+            if (h.type == SKIFF_FRAME_SETTINGS && !(h.flags & SKIFF_FLAG_ACK)) {
+                skiff_write_settings_ack(&f->out);
+            } else if (h.type == SKIFF_FRAME_MESSAGE && h.stream_id == 1 && !refused) {
+                fake_refuse(f, 1);
+                refused = true;
+            } else if (h.type == SKIFF_FRAME_MESSAGE && h.stream_id == 3) {
+                if (!answered) skiff_write_headers(&f->out, 3, 0, text(""), NULL, 0);
+                answered = true;
+                f->replayed_bytes += (int)payload.length;
+                if (payload.length) {
+                    skiff_write_window_update(&f->out, 3, (uint32_t)payload.length);
+                    skiff_write_window_update(&f->out, 0, (uint32_t)payload.length);
+                }
+                if (h.flags & SKIFF_FLAG_END_STREAM) {
+                    f->replay_ended = true;
+                    skiff_write_message(&f->out, 3, 0, text("ok"));
+                    skiff_write_trailers(&f->out, 3, SKIFF_STATUS_OK, text(""), NULL, 0);
+                }
+            }
+            fake_flush(f);
+            if (f->replay_ended) break;
+        }
+        fake_listen(f, 200, true);
+        break;
+    }
+    case SILENT_AFTER_LOSS: {
+        /* After the first connection the port answers no more: connection attempts hang (the
+         * listener's queue is full and never accepted from). */
+        if (!fake_accept(f, 2000)) break;
+        fake_listen(f, 100, true);
+        for (int i = 0; i < 8; i++) {
+            int filler = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+            struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(f->port)};
+            address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            (void)connect(filler, (struct sockaddr *)&address, sizeof address);
+            f->fillers[i] = filler;
+        }
+        close(f->fd);
+        f->fd = -1;
+        while (!atomic_load(&f->stop)) nanosleep(&(struct timespec){0, 10000000}, NULL);
+        for (int i = 0; i < 8; i++) close(f->fillers[i]);
+        break;
+    }
+    case GOAWAY_AT_ONCE:
+        /* A server at its connection limit (§5.4): preface, SETTINGS, GOAWAY(UNAVAILABLE) at once. */
+        while (!atomic_load(&f->stop) && fake_accept(f, 200)) {
+            skiff_write_goaway(&f->out, 0, SKIFF_STATUS_UNAVAILABLE, text("too many connections"));
+            fake_flush(f);
+        }
+        break;
     case RECONNECT: {
         /* The first connection ends under an idle channel; the next call connects again. */
         if (!fake_accept(f, 2000)) break;
@@ -286,7 +353,7 @@ static void *run_fake(void *argument) {
         close(f->fd);
         f->fd = -1;
         nanosleep(&(struct timespec){0, 600000000}, NULL);
-        f->listener = listen_on(f->port);
+        f->listener = listen_on(f->port, 8);
         if (!fake_accept(f, 3000)) break;
         stream = fake_request(f, 2000);
         if (stream) fake_answer(f, stream);
@@ -325,7 +392,7 @@ static skiff_channel *start_tcp(fake *f, int scenario, skiff_channel_options *op
     memset(f, 0, sizeof *f);
     f->fd = -1;
     f->scenario = scenario;
-    f->listener = listen_on(0);
+    f->listener = listen_on(0, scenario == SILENT_AFTER_LOSS ? 0 : 8);
     struct sockaddr_in address;
     socklen_t length = sizeof address;
     getsockname(f->listener, (struct sockaddr *)&address, &length);
@@ -550,6 +617,78 @@ static void test_reconnect(void) {
     CHECK(f.connections == 3);
 }
 
+/* The replay of a refused stream goes on to the end when the server answers in its middle: every
+ * message the application sent arrives, then END_STREAM. */
+static void test_replay_answered(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel *channel = start(&f, REPLAY_ANSWERED, NULL, &thread);
+    skiff_call_options options = {.timeout_ms = 3000};
+    skiff_call *call = skiff_call_start(channel, "/skiff.testing.v1.TestService/StreamingInputCall", &options);
+    static uint8_t piece[1000];
+    skiff_bytes message = {piece, sizeof piece};
+    CHECK(skiff_call_send(call, message, false) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_send(call, message, false) == SKIFF_STATUS_OK);
+    CHECK(skiff_call_send(call, message, true) == SKIFF_STATUS_OK);
+    skiff_status status = {0};
+    CHECK(skiff_call_finish(call, &status) == SKIFF_STATUS_OK);
+    skiff_status_clear(&status);
+    stop(&f, channel, thread, true);
+    CHECK(f.replayed_bytes == 3000);
+    CHECK(f.replay_ended);
+}
+
+/* A call's deadline bounds the connection attempt it makes; such an attempt starts no backoff. */
+static void test_deadline_while_connecting(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.connect_timeout_ms = 4000;
+    skiff_channel *channel = start_tcp(&f, SILENT_AFTER_LOSS, &options, &thread);
+    nanosleep(&(struct timespec){0, 300000000}, NULL); /* the connection is gone, the port is silent */
+    skiff_call_options short_deadline = {.timeout_ms = 300};
+    skiff_status status = {0};
+    for (int i = 0; i < 2; i++) {
+        int64_t began = now_ms();
+        skiff_call *call = skiff_call_start(channel, "/skiff.testing.v1.TestService/EmptyCall", &short_deadline);
+        CHECK(skiff_call_finish(call, &status) == SKIFF_STATUS_DEADLINE_EXCEEDED);
+        int64_t took = now_ms() - began;
+        CHECK(took >= 250 && took < 1500);
+        skiff_status_clear(&status);
+    }
+    atomic_store(&f.stop, true);
+    stop(&f, channel, thread, true);
+}
+
+/* A server that sends GOAWAY right after its SETTINGS still gives a channel (its calls go to the
+ * next connection). */
+static void test_goaway_at_once(void) {
+    fake f;
+    pthread_t thread;
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    skiff_channel *channel = start_tcp(&f, GOAWAY_AT_ONCE, &options, &thread);
+    skiff_channel_close(channel);
+    int made = 0;
+    for (int i = 0; i < 200; i++) {
+        skiff_status status = {0};
+        skiff_channel *another = skiff_channel_connect("127.0.0.1", f.port, &options, &status);
+        if (another) {
+            made++;
+            skiff_channel_close(another);
+        }
+        skiff_status_clear(&status);
+    }
+    CHECK(made == 200);
+    atomic_store(&f.stop, true);
+    pthread_join(thread, NULL);
+    if (f.fd >= 0) close(f.fd);
+    close(f.listener);
+    skiff_frame_decoder_free(&f.decoder);
+    skiff_buffer_free(&f.out);
+}
+
 int main(void) {
     test_unanswered_ping();
     test_answered_pings();
@@ -560,6 +699,9 @@ int main(void) {
     test_refused_always();
     test_drained();
     test_reconnect();
+    test_replay_answered();
+    test_deadline_while_connecting();
+    test_goaway_at_once();
     printf("fake_server_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
     return atomic_load(&failures) == 0 ? 0 : 1;
 }
