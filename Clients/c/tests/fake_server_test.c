@@ -388,7 +388,7 @@ static skiff_channel *start(fake *f, int scenario, const skiff_channel_options *
 
 /* Ends the channel and the script: the script first when it runs to its own end (`script_ends`). */
 /* A channel connected (skiff_channel_connect, so it can reconnect) to a script on a TCP port. */
-static skiff_channel *start_tcp(fake *f, int scenario, skiff_channel_options *options, pthread_t *thread) {
+static skiff_channel *start_tcp(fake *f, int scenario, const skiff_channel_options *options, pthread_t *thread) {
     memset(f, 0, sizeof *f);
     f->fd = -1;
     f->scenario = scenario;
@@ -432,6 +432,28 @@ static uint32_t one_call(skiff_channel *channel, skiff_status *status, int *mess
     return call_with(channel, text("hello"), status, messages);
 }
 
+/* What a call to a script came to. */
+typedef struct outcome {
+    uint32_t code;
+    int messages;      /* responses received */
+    char message[200]; /* the status message, or "" */
+} outcome;
+
+/* One call ("hello" unless `request` has bytes) on a new channel to a script that runs to its own
+ * end (a socketpair, or TCP with reconnecting); `f` then tells what the script saw. */
+static outcome scripted_call(
+    fake *f, int scenario, const skiff_channel_options *options, bool tcp, skiff_bytes request) {
+    pthread_t thread;
+    skiff_channel *channel = tcp ? start_tcp(f, scenario, options, &thread) : start(f, scenario, options, &thread);
+    skiff_status status = {0};
+    outcome o = {0, 0, ""};
+    o.code = call_with(channel, request.length ? request : text("hello"), &status, &o.messages);
+    snprintf(o.message, sizeof o.message, "%s", status.message ? status.message : "");
+    skiff_status_clear(&status);
+    stop(f, channel, thread, true);
+    return o;
+}
+
 /* ---- The tests ---- */
 
 static void test_unanswered_ping(void) {
@@ -461,14 +483,9 @@ static void test_answered_pings(void) {
     options.keepalive_interval_ms = 50;
     options.keepalive_timeout_ms = 150;
     fake f;
-    pthread_t thread;
-    skiff_channel *channel = start(&f, ANSWERED_PINGS, &options, &thread);
-    skiff_status status = {0};
-    int messages;
-    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_OK);
-    CHECK(messages == 1);
-    skiff_status_clear(&status);
-    stop(&f, channel, thread, true); /* the script listens 500 ms more */
+    outcome o = scripted_call(&f, ANSWERED_PINGS, &options, false, (skiff_bytes){NULL, 0});
+    CHECK(o.code == SKIFF_STATUS_OK);
+    CHECK(o.messages == 1);
     /* 400 ms of a quiet call: a PING after each 50 ms of quiet (answered at once). */
     CHECK(f.pings >= 3 && f.pings <= 9);
     CHECK(f.pings_after_end == 0); /* no call open: no PINGs */
@@ -508,15 +525,10 @@ static void test_window_overrun(void) {
 
 static void test_bad_metadata(void) {
     fake f;
-    pthread_t thread;
-    skiff_channel *channel = start(&f, BAD_METADATA, NULL, &thread);
-    skiff_status status = {0};
-    int messages;
-    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_INTERNAL);
-    CHECK(messages == 0);
-    CHECK(status.message != NULL);
-    skiff_status_clear(&status);
-    stop(&f, channel, thread, true);
+    outcome o = scripted_call(&f, BAD_METADATA, NULL, false, (skiff_bytes){NULL, 0});
+    CHECK(o.code == SKIFF_STATUS_INTERNAL);
+    CHECK(o.messages == 0);
+    CHECK(o.message[0] != 0);
     CHECK(f.reset_seen); /* the stream was reset; the connection went on */
     CHECK(!f.closed);
 }
@@ -525,14 +537,9 @@ static void test_bad_metadata(void) {
  * deadline; the application sees only the answer. */
 static void test_refused_once(void) {
     fake f;
-    pthread_t thread;
-    skiff_channel *channel = start(&f, REFUSED_ONCE, NULL, &thread);
-    skiff_status status = {0};
-    int messages;
-    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_OK);
-    CHECK(messages == 1);
-    skiff_status_clear(&status);
-    stop(&f, channel, thread, true);
+    outcome o = scripted_call(&f, REFUSED_ONCE, NULL, false, (skiff_bytes){NULL, 0});
+    CHECK(o.code == SKIFF_STATUS_OK);
+    CHECK(o.messages == 1);
     CHECK(f.streams == 2);
     CHECK(f.same_requests == 2);
     CHECK(f.deadline_sent);
@@ -542,25 +549,17 @@ static void test_refused_once(void) {
  * retry_buffer_bytes is not kept, so not retried. */
 static void test_refused_always(void) {
     fake f;
-    pthread_t thread;
-    skiff_channel *channel = start(&f, REFUSED_ALWAYS, NULL, &thread);
-    skiff_status status = {0};
-    int messages;
-    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_UNAVAILABLE);
-    CHECK(status.message && strcmp(status.message, "busy: refused") == 0);
-    skiff_status_clear(&status);
-    stop(&f, channel, thread, true);
+    outcome o = scripted_call(&f, REFUSED_ALWAYS, NULL, false, (skiff_bytes){NULL, 0});
+    CHECK(o.code == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(strcmp(o.message, "busy: refused") == 0);
     CHECK(f.streams == 4);
 
     skiff_channel_options options;
     skiff_channel_options_defaults(&options);
     options.retry_buffer_bytes = 1024;
-    channel = start(&f, REFUSED_ALWAYS, &options, &thread);
     static uint8_t big[2000];
-    skiff_bytes request = {big, sizeof big};
-    CHECK(call_with(channel, request, &status, &messages) == SKIFF_STATUS_UNAVAILABLE);
-    skiff_status_clear(&status);
-    stop(&f, channel, thread, true);
+    o = scripted_call(&f, REFUSED_ALWAYS, &options, false, (skiff_bytes){big, sizeof big});
+    CHECK(o.code == SKIFF_STATUS_UNAVAILABLE);
     CHECK(f.streams == 1);
 }
 
@@ -568,14 +567,9 @@ static void test_refused_always(void) {
  * nothing, is closed by the client. */
 static void test_drained(void) {
     fake f;
-    pthread_t thread;
-    skiff_channel *channel = start_tcp(&f, DRAINED, NULL, &thread);
-    skiff_status status = {0};
-    int messages;
-    CHECK(one_call(channel, &status, &messages) == SKIFF_STATUS_OK);
-    CHECK(messages == 1);
-    skiff_status_clear(&status);
-    stop(&f, channel, thread, true);
+    outcome o = scripted_call(&f, DRAINED, NULL, true, (skiff_bytes){NULL, 0});
+    CHECK(o.code == SKIFF_STATUS_OK);
+    CHECK(o.messages == 1);
     CHECK(f.connections == 2);
     CHECK(f.streams == 2);
     CHECK(f.same_requests == 2);
