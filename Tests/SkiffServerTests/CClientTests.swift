@@ -66,7 +66,7 @@ struct CClientTests {
             #expect(result.output.contains(", 0 failed"), "\(result.output)")
             // Every check ran (a test that stops early fails here).
             let checks = result.output.split(separator: "\n").last { $0.hasPrefix("channel_test: ") }
-            #expect(checks?.hasPrefix("channel_test: 489 checks") == true, "\(result.output)")
+            #expect(checks?.hasPrefix("channel_test: 499 checks") == true, "\(result.output)")
         }
     }
 
@@ -95,7 +95,7 @@ struct CClientTests {
             }.value
             #expect(result.status == 0, "\(result.output)")
             let checks = result.output.split(separator: "\n").last { $0.hasPrefix("channel_test (TLS): ") }
-            #expect(checks?.hasPrefix("channel_test (TLS): 275 checks, 0 failed") == true, "\(result.output)")
+            #expect(checks?.hasPrefix("channel_test (TLS): 280 checks, 0 failed") == true, "\(result.output)")
         }
     }
 

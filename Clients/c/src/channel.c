@@ -107,7 +107,9 @@ struct connection {
     bool io_parked;
     bool leader;
     int64_t last_lead_ns;
-    skiff_call *waiting; /* calls whose thread waits for a frame, not reading itself */
+    skiff_call *lead_call; /* the call the leader reads for */
+    skiff_call *waiting;   /* calls whose thread waits for a frame, not reading itself */
+    size_t space_waiters;  /* threads waiting for credit, queue room or a free stream on it */
 };
 
 struct skiff_channel {
@@ -772,7 +774,11 @@ static void release_transport(connection *c) {
 /* Hands the reading to a waiting call's thread when nobody reads: the I/O thread is parked and
  * no thread leads. The woken thread reads for itself, or passes this on when it leaves. */
 static void pass_reading(connection *c) {
-    if (c && c->io_parked && !c->leader && c->waiting) pthread_cond_signal(&c->waiting->changed);
+    if (!c || !c->io_parked || c->leader) return;
+    if (c->waiting)
+        pthread_cond_signal(&c->waiting->changed);
+    else if (c->space_waiters > 0 || queued_bytes(c) > 0)
+        wake(c); /* threads wait for credit or a free stream, or bytes for the socket: the I/O thread reads */
 }
 
 /* One round of I/O: waits up to `wait_ms` for the socket, sends what is queued, reads what came
@@ -898,6 +904,7 @@ static void lead(skiff_call *call) {
     skiff_channel *channel = call->channel;
     uint64_t events = call->events;
     c->leader = true;
+    c->lead_call = call;
     while (!c->broken && !channel->closing && call->events == events && !expired(call)) {
         int wait_ms = keepalive_locked(c);
         if (c->broken) break;
@@ -908,9 +915,27 @@ static void lead(skiff_call *call) {
         io_step(c, wait_ms);
     }
     c->leader = false;
+    c->lead_call = NULL;
     c->last_lead_ns = now_ns();
     pthread_cond_broadcast(&channel->space); /* an I/O thread ending waits for the leader */
     if (c->broken || channel->closing || c->retired || c->draining) wake(c);
+    pass_reading(c);
+}
+
+/* Waits on the channel's `space` for something on `c` (credit, room in its queue, a free stream),
+ * which comes with frames: the I/O thread reads unless a leader does, and a leader that stops
+ * wakes it for the threads counted here. The connection is held meanwhile. */
+static bool wait_for_space(skiff_call *call, connection *c) {
+    skiff_channel *channel = call->channel;
+    flush_before_wait(channel);
+    wake(c);
+    c->references++;
+    c->space_waiters++;
+    bool woken = wait_until(&channel->space, &channel->lock, call->deadline);
+    c->space_waiters--;
+    c->references--;
+    free_connection_if_unused(channel, c);
+    return woken;
 }
 
 /* Waits until something happens to the call (a frame, its end, a retry) or its deadline passes:
@@ -923,6 +948,8 @@ static void wait_for_call(skiff_call *call) {
         lead(call);
     } else {
         if (c) {
+            /* Held while listed: a retry may let go of the call's own reference meanwhile. */
+            c->references++;
             call->waiting_prev = NULL;
             call->waiting_next = c->waiting;
             if (c->waiting) c->waiting->waiting_prev = call;
@@ -938,6 +965,12 @@ static void wait_for_call(skiff_call *call) {
             call->waiting_prev = call->waiting_next = NULL;
         }
         if (!woken) expired(call);
+        if (c) {
+            pass_reading(c);
+            c->references--;
+            free_connection_if_unused(channel, c);
+        }
+        return;
     }
     pass_reading(c);
 }
@@ -1232,9 +1265,7 @@ static connection *usable_connection(skiff_call *call) {
                 return NULL;
             }
             if (!c->peer.has_max_concurrent_streams || c->open_streams < c->peer.max_concurrent_streams) return c;
-            flush_before_wait(channel);
-            wake(c); /* streams end with frames: somebody must read */
-            if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
+            if (!wait_for_space(call, c)) expired(call); /* streams end with frames */
             continue;
         }
         if (channel->closing) {
@@ -1418,6 +1449,8 @@ static void open_stream(skiff_call *call) {
             end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0);
             return;
         }
+        /* Keepalive PINGs are due from the first open stream on: the I/O thread times them anew. */
+        if (c->open_streams == 1 && call->channel->options.keepalive_interval_ms > 0) wake(c);
         if (write_headers(&c->out, call, call->stream_id) != 0) {
             end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", true, SKIFF_STATUS_CANCELLED);
             return;
@@ -1485,9 +1518,7 @@ static int send_locked(skiff_call *call, skiff_bytes message, bool last) {
         size_t remaining = message.length - sent;
         int64_t credit = c->send_window < call->send_window ? c->send_window : call->send_window;
         if (queued_bytes(c) >= channel->options.max_queued_bytes || (remaining > 0 && credit <= 0)) {
-            flush_before_wait(channel);
-            wake(c); /* credit comes with frames: somebody must read (the I/O thread, unless a leader does) */
-            if (!wait_until(&channel->space, &channel->lock, call->deadline)) expired(call);
+            if (!wait_for_space(call, c)) expired(call); /* credit comes with frames */
             continue;
         }
         if (message.length > c->peer.max_message_size) {
@@ -1646,6 +1677,16 @@ skiff_metadata_block skiff_call_trailing_metadata(skiff_call *call) {
     return block;
 }
 
+/* A call ended from outside while its owner reads the socket for it: out of poll at once. */
+static void tell_leader(skiff_call *call) {
+    connection *c = call->connection;
+    if (c && c->lead_call == call && c->wake[1] >= 0) {
+        uint8_t byte = 1;
+        ssize_t ignored = write(c->wake[1], &byte, 1);
+        (void)ignored;
+    }
+}
+
 void skiff_call_fail(skiff_call *call, uint32_t code, const char *message) {
     pthread_mutex_lock(&call->channel->lock);
     if (call->done && call->code == SKIFF_STATUS_OK) {
@@ -1656,12 +1697,14 @@ void skiff_call_fail(skiff_call *call, uint32_t code, const char *message) {
     } else {
         end_call_text(call, code, message, true, SKIFF_STATUS_CANCELLED);
     }
+    tell_leader(call);
     pthread_mutex_unlock(&call->channel->lock);
 }
 
 void skiff_call_cancel(skiff_call *call) {
     pthread_mutex_lock(&call->channel->lock);
     end_call_text(call, SKIFF_STATUS_CANCELLED, "the call was cancelled", true, SKIFF_STATUS_CANCELLED);
+    tell_leader(call);
     pthread_mutex_unlock(&call->channel->lock);
 }
 

@@ -39,6 +39,13 @@ static double seconds_since(const struct timespec *start) {
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+/* Cancels the call after 100 ms, from another thread. */
+static void *cancel_later(void *call) {
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    skiff_call_cancel(call);
+    return NULL;
+}
+
 /* A UnaryCall asking for `size` bytes back and sending `payload` bytes; returns the status code. */
 static uint32_t unary_call(skiff_channel *channel, int32_t size, size_t payload, int32_t sleep_ms, int64_t timeout_ms,
     size_t *received, skiff_status *status) {
@@ -220,6 +227,20 @@ static void test_streaming(skiff_channel *channel) {
     skiff_call_cancel(call);
     CHECK(skiff_call_receive(call, &message) == -1);
     CHECK(skiff_call_send(call, pack(&request.base, &out), false) == SKIFF_STATUS_CANCELLED);
+    CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_CANCELLED);
+    /* Cancelled from another thread while the owner is blocked receiving (reading the socket
+     * itself, or waiting): it returns at once, not when the server answers (5 s). */
+    Skiff__Testing__V1__SimpleRequest slow = SKIFF__TESTING__V1__SIMPLE_REQUEST__INIT;
+    slow.sleep_ms = 5000;
+    call = skiff_call_start(channel, PATH("UnaryCall"), NULL);
+    CHECK(skiff_call_send(call, pack(&slow.base, &out), true) == SKIFF_STATUS_OK);
+    pthread_t canceller;
+    CHECK(pthread_create(&canceller, NULL, cancel_later, call) == 0);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    CHECK(skiff_call_receive(call, &message) == -1);
+    CHECK(seconds_since(&start) < 0.6);
+    pthread_join(canceller, NULL);
     CHECK(skiff_call_finish(call, NULL) == SKIFF_STATUS_CANCELLED);
     skiff_status status = {0};
     CHECK(unary_call(channel, 5, 0, 0, 0, NULL, &status) == SKIFF_STATUS_OK);

@@ -43,6 +43,7 @@ typedef struct fake {
     int same_requests;    /* request messages equal to "hello" */
     bool deadline_sent;   /* every HEADERS carried grpc-timeout */
     int replayed_bytes;   /* request bytes on the retried stream */
+    uint32_t max_streams; /* MAX_CONCURRENT_STREAMS to announce; 0 for none */
     bool replay_ended;    /* ...ended by END_STREAM */
     atomic_bool stop;     /* the test tells a looping script to end */
 } fake;
@@ -166,7 +167,8 @@ static void fake_refuse(fake *f, uint32_t stream) {
 /* The server's preface and (empty) SETTINGS. */
 static void fake_greet(fake *f) {
     skiff_write_preface(&f->out);
-    skiff_write_settings(&f->out, NULL, 0);
+    skiff_setting limit[] = {{SKIFF_SETTING_MAX_CONCURRENT_STREAMS, f->max_streams}};
+    skiff_write_settings(&f->out, limit, f->max_streams ? 1 : 0);
     fake_flush(f);
 }
 
@@ -210,6 +212,7 @@ enum {
     REPLAY_ANSWERED,
     SILENT_AFTER_LOSS,
     GOAWAY_AT_ONCE,
+    DRAINED_BUSY,
 };
 
 static void *run_fake(void *argument) {
@@ -275,6 +278,27 @@ static void *run_fake(void *argument) {
         uint32_t stream = fake_request(f, 2000);
         if (stream) fake_answer(f, stream);
         fake_listen(f, 300, true);
+        break;
+    }
+    case DRAINED_BUSY: {
+        /* One stream at a time: one call waits for its answer, another for a free stream, when
+         * the GOAWAY comes. Both go to the next connection. */
+        f->max_streams = 1;
+        if (!fake_accept(f, 2000)) break;
+        fake_request(f, 2000);
+        fake_listen(f, 200, true);
+        skiff_write_goaway(&f->out, 0, SKIFF_STATUS_OK, text("restarting"));
+        fake_flush(f);
+        fake_listen(f, 2000, true);
+        f->max_streams = 0;
+        if (!f->closed || !fake_accept(f, 2000)) break;
+        for (int answered = 0; answered < 2;) {
+            uint32_t stream = fake_request(f, 2000);
+            if (!stream) break;
+            fake_answer(f, stream);
+            answered++;
+        }
+        fake_listen(f, 200, true);
         break;
     }
     case REPLAY_ANSWERED: {
@@ -683,6 +707,39 @@ static void test_goaway_at_once(void) {
     skiff_buffer_free(&f.out);
 }
 
+/* Runs one_call on the channel given; its code goes to `code`. */
+typedef struct caller {
+    skiff_channel *channel;
+    uint32_t code;
+} caller;
+
+static void *call_in_thread(void *argument) {
+    caller *c = argument;
+    skiff_status status = {0};
+    int messages;
+    c->code = one_call(c->channel, &status, &messages);
+    skiff_status_clear(&status);
+    return NULL;
+}
+
+/* A drain while one thread waits for its answer and another for a free stream: both calls are
+ * retried on the next connection (the waiting threads hold the old one until they leave it). */
+static void test_drained_busy(void) {
+    fake f;
+    pthread_t thread, first, second;
+    skiff_channel *channel = start_tcp(&f, DRAINED_BUSY, NULL, &thread);
+    caller a = {channel, 99}, b = {channel, 99};
+    pthread_create(&first, NULL, call_in_thread, &a);
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+    pthread_create(&second, NULL, call_in_thread, &b);
+    pthread_join(first, NULL);
+    pthread_join(second, NULL);
+    CHECK(a.code == SKIFF_STATUS_OK);
+    CHECK(b.code == SKIFF_STATUS_OK);
+    stop(&f, channel, thread, true);
+    CHECK(f.connections == 2);
+}
+
 int main(void) {
     test_unanswered_ping();
     test_answered_pings();
@@ -696,6 +753,7 @@ int main(void) {
     test_replay_answered();
     test_deadline_while_connecting();
     test_goaway_at_once();
+    test_drained_busy();
     printf("fake_server_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
     return atomic_load(&failures) == 0 ? 0 : 1;
 }
