@@ -17,6 +17,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,7 @@ struct skiff_call {
     skiff_channel *channel;
     connection *connection; /* its stream's connection (a reference); NULL before one opens or for a retry */
     uint32_t stream_id;     /* 0 while no stream is open */
-    pthread_cond_t changed;
-    int64_t deadline; /* CLOCK_MONOTONIC nanoseconds; 0 for none */
+    int64_t deadline;       /* CLOCK_MONOTONIC nanoseconds; 0 for none */
     int64_t send_window;
     int64_t receive_window; /* MESSAGE bytes the server may still send on this stream */
     bool headers_received;
@@ -41,29 +41,36 @@ struct skiff_call {
     bool response_ended;   /* TRAILERS (or RST_STREAM) ended the response */
     uint32_t code;
     char *message;
-    skiff_buffer initial;  /* the response's initial metadata block, as received */
-    skiff_buffer trailing; /* its trailing metadata block */
-    /* Complete response messages waiting for the application: records of a u32 length and the
-     * bytes, from `queue_read` on; a message being reassembled is the last, unfinished record. */
-    skiff_buffer queue;
-    size_t queue_read;
+    size_t queue_read;      /* in `queue`, below */
     size_t queued_messages;
     bool assembling;
     size_t assembly_start;
-    /* What opening the stream again takes: the path, the metadata (entries pointing into
-     * `metadata_bytes`) and, while `replayable`, every request message sent (records of a u32
-     * length, a byte `last`, the bytes). Kept until the server answers (`committed`). */
-    char *path;
-    skiff_metadata_entry *metadata;
+    /* What opening the stream again takes: the path and the metadata (in `head`) and, while
+     * `replayable`, every request message sent (in `replay`). Kept until the server answers
+     * (`committed`). */
+    const char *path;
+    const skiff_metadata_entry *metadata;
     size_t metadata_count;
-    uint8_t *metadata_bytes;
-    skiff_buffer replay;
     bool replayable;
     bool committed;
     bool retry_pending; /* not processed: the owner opens a new stream at its next step */
     uint32_t retries;
     uint64_t events; /* counts what happened to the call (notify): a thread reading for it stops */
     skiff_call *waiting_prev, *waiting_next; /* in its connection's list of waiting calls */
+    skiff_call *next_spare;                  /* in the channel's calls kept for reuse */
+    /* From here on, kept when the struct is reused for another call (the rest is zeroed): */
+    pthread_cond_t changed;
+    skiff_buffer initial;  /* the response's initial metadata block, as received */
+    skiff_buffer trailing; /* its trailing metadata block */
+    /* Complete response messages waiting for the application: records of a u32 length and the
+     * bytes, from `queue_read` on; a message being reassembled is the last, unfinished record. */
+    skiff_buffer queue;
+    /* The request messages kept for a retry: records of a u32 length, a byte `last`, the bytes. */
+    skiff_buffer replay;
+    /* The metadata entries, the path (NUL-terminated) and the metadata's bytes. */
+    skiff_buffer head;
+    /* The last response message taken by skiff_call_receive_kept: the owner's alone. */
+    skiff_buffer reply;
 };
 
 struct connection {
@@ -132,6 +139,11 @@ struct skiff_channel {
     int64_t retry_at_ns; /* no attempt before this after a failed one */
     uint32_t backoff_ms;
     char failure[256]; /* why the last attempt failed, or why the connection was lost */
+    /* Finished calls kept for reuse (their condition and buffers), and a scratch buffer for
+     * checking request heads: no allocation per call once these have grown. */
+    skiff_call *spare;
+    size_t spare_count;
+    skiff_buffer probe;
 };
 
 /* ---- Helpers ---- */
@@ -1104,6 +1116,8 @@ static int keep_options(skiff_channel *channel, const char *host, uint16_t port)
     return copied ? 0 : -1;
 }
 
+static void free_call(skiff_call *call);
+
 static void free_channel(skiff_channel *channel) {
     while (channel->retired) {
         connection *c = channel->retired;
@@ -1115,6 +1129,12 @@ static void free_channel(skiff_channel *channel) {
         pthread_cond_destroy(&channel->current->io_park);
         free(channel->current);
     }
+    while (channel->spare) {
+        skiff_call *call = channel->spare;
+        channel->spare = call->next_spare;
+        free_call(call);
+    }
+    skiff_buffer_free(&channel->probe);
     free(channel->host);
     free(channel->tls_ca_file);
     free(channel->tls_server_name);
@@ -1373,19 +1393,21 @@ static int write_headers(skiff_buffer *out, const skiff_call *call, uint32_t str
     return written;
 }
 
-/* Keeps the path and a copy of the metadata, for the HEADERS of every stream the call opens. */
+/* Keeps the path and a copy of the metadata, for the HEADERS of every stream the call opens: in
+ * the call's `head` buffer (reused with the call). */
 static int keep_request_head(skiff_call *call, const char *path, const skiff_call_options *options) {
-    size_t bytes = 0;
-    for (size_t i = 0; i < options->metadata_count; i++)
-        bytes += options->metadata[i].key.length + options->metadata[i].value.length;
-    call->path = copy_text(path, strlen(path));
-    call->metadata = options->metadata_count ? calloc(options->metadata_count, sizeof *call->metadata) : NULL;
-    call->metadata_bytes = bytes ? malloc(bytes) : NULL;
-    if (!call->path || (options->metadata_count && !call->metadata) || (bytes && !call->metadata_bytes)) return -1;
-    uint8_t *at = call->metadata_bytes;
-    for (size_t i = 0; i < options->metadata_count; i++) {
+    size_t count = options->metadata_count, path_length = strlen(path);
+    size_t entries = count * sizeof(skiff_metadata_entry), bytes = 0;
+    for (size_t i = 0; i < count; i++) bytes += options->metadata[i].key.length + options->metadata[i].value.length;
+    call->head.length = 0;
+    if (skiff_buffer_reserve(&call->head, entries + path_length + 1 + bytes) != 0) return -1;
+    skiff_metadata_entry *kept = (skiff_metadata_entry *)(void *)call->head.data;
+    char *kept_path = (char *)call->head.data + entries;
+    memcpy(kept_path, path, path_length + 1);
+    uint8_t *at = (uint8_t *)kept_path + path_length + 1;
+    for (size_t i = 0; i < count; i++) {
         const skiff_metadata_entry *entry = &options->metadata[i];
-        skiff_bytes *parts[2] = {&call->metadata[i].key, &call->metadata[i].value};
+        skiff_bytes *parts[2] = {&kept[i].key, &kept[i].value};
         const skiff_bytes *from[2] = {&entry->key, &entry->value};
         for (int p = 0; p < 2; p++) {
             if (from[p]->length) memcpy(at, from[p]->data, from[p]->length);
@@ -1394,7 +1416,10 @@ static int keep_request_head(skiff_call *call, const char *path, const skiff_cal
             at += from[p]->length;
         }
     }
-    call->metadata_count = options->metadata_count;
+    call->head.length = entries + path_length + 1 + bytes;
+    call->path = kept_path;
+    call->metadata = kept;
+    call->metadata_count = count;
     return 0;
 }
 
@@ -1405,15 +1430,15 @@ static void check_request_head(skiff_call *call) {
     skiff_settings defaults;
     skiff_settings_defaults(&defaults);
     const skiff_settings *peer = channel->current ? &channel->current->peer : &defaults;
-    skiff_buffer probe = {0};
-    if (write_headers(&probe, call, 1) != 0) {
+    skiff_buffer *probe = &channel->probe;
+    probe->length = 0;
+    if (write_headers(probe, call, 1) != 0) {
         end_call_text(call, SKIFF_STATUS_INTERNAL, "the path or the metadata does not fit a HEADERS frame", false, 0);
-        skiff_buffer_free(&probe);
         return;
     }
     skiff_headers parsed;
     memset(&parsed, 0, sizeof parsed);
-    skiff_bytes payload = {probe.data + SKIFF_FRAME_HEADER_SIZE, probe.length - SKIFF_FRAME_HEADER_SIZE};
+    skiff_bytes payload = {probe->data + SKIFF_FRAME_HEADER_SIZE, probe->length - SKIFF_FRAME_HEADER_SIZE};
     const char *why = "request metadata the server does not take";
     if (skiff_headers_read(payload, &parsed, NULL) != SKIFF_READ_OK ||
         skiff_metadata_check(&parsed.metadata, peer->max_header_list_size, &why) != SKIFF_STATUS_OK) {
@@ -1425,7 +1450,7 @@ static void check_request_head(skiff_call *call) {
         end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED,
             "the path and metadata do not fit the server's MAX_FRAME_SIZE", false, 0);
     }
-    skiff_buffer_free(&probe);
+    if (probe->capacity > 65536) skiff_buffer_free(probe); /* an outsized head does not stay */
 }
 
 static int send_locked(skiff_call *call, skiff_bytes message, bool last);
@@ -1480,11 +1505,69 @@ static void resume(skiff_call *call) {
     if (call->retry_pending && !call->done) open_stream(call);
 }
 
-skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const skiff_call_options *options) {
-    skiff_call *call = calloc(1, sizeof *call);
-    if (!call) return NULL;
-    if (make_condition(&call->changed) != 0) {
+/* ---- Call structs, kept for reuse ---- */
+
+/* Calls kept per channel, and the largest buffer a kept call keeps. */
+#define SPARE_CALLS 64
+#define SPARE_BUFFER_BYTES 65536
+
+static void free_call(skiff_call *call) {
+    free(call->message);
+    skiff_buffer_free(&call->initial);
+    skiff_buffer_free(&call->trailing);
+    skiff_buffer_free(&call->queue);
+    skiff_buffer_free(&call->replay);
+    skiff_buffer_free(&call->head);
+    skiff_buffer_free(&call->reply);
+    pthread_cond_destroy(&call->changed);
+    free(call);
+}
+
+/* A call struct: a kept one, zeroed but for its condition and buffers, or a new one. Lock held. */
+static skiff_call *take_call(skiff_channel *channel) {
+    skiff_call *call = channel->spare;
+    if (call) {
+        channel->spare = call->next_spare;
+        channel->spare_count--;
+        return call;
+    }
+    call = calloc(1, sizeof *call);
+    if (call && make_condition(&call->changed) != 0) {
         free(call);
+        call = NULL;
+    }
+    return call;
+}
+
+static void empty(skiff_buffer *buffer) {
+    buffer->length = 0;
+    if (buffer->capacity > SPARE_BUFFER_BYTES) skiff_buffer_free(buffer);
+}
+
+/* Keeps a finished call's struct for the next call (lock held), or frees it. */
+static void give_back_call(skiff_channel *channel, skiff_call *call) {
+    if (channel->spare_count >= SPARE_CALLS || channel->closing) {
+        free_call(call);
+        return;
+    }
+    free(call->message);
+    memset(call, 0, offsetof(skiff_call, changed));
+    empty(&call->initial);
+    empty(&call->trailing);
+    empty(&call->queue);
+    empty(&call->replay);
+    empty(&call->head);
+    empty(&call->reply);
+    call->next_spare = channel->spare;
+    channel->spare = call;
+    channel->spare_count++;
+}
+
+skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const skiff_call_options *options) {
+    pthread_mutex_lock(&channel->lock);
+    skiff_call *call = take_call(channel);
+    if (!call) {
+        pthread_mutex_unlock(&channel->lock);
         return NULL;
     }
     call->channel = channel;
@@ -1495,7 +1578,6 @@ skiff_call *skiff_call_start(skiff_channel *channel, const char *path, const ski
     int64_t timeout_ms = options->timeout_ms > 99999999000 ? 99999999000 : options->timeout_ms;
     if (timeout_ms > 0) call->deadline = now_ns() + timeout_ms * 1000000;
     bool kept = keep_request_head(call, path, options) == 0;
-    pthread_mutex_lock(&channel->lock);
     channel->references++;
     if (!kept)
         end_call_text(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory", false, 0);
@@ -1657,6 +1739,13 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
     return result;
 }
 
+int skiff_call_receive_kept(skiff_call *call, skiff_bytes *message) {
+    int received = skiff_call_receive(call, &call->reply);
+    message->data = call->reply.data;
+    message->length = call->reply.length;
+    return received;
+}
+
 static skiff_metadata_block block_of(const skiff_buffer *buffer) {
     skiff_metadata_block block = {0, {buffer->data, buffer->length}};
     if (buffer->length >= 2) block.count = (uint16_t)(buffer->data[0] << 8 | buffer->data[1]);
@@ -1750,22 +1839,13 @@ uint32_t skiff_call_finish(skiff_call *call, skiff_status *status) {
     }
     uint32_t code = call->code;
     let_go_of_connection(call);
-    pthread_mutex_unlock(&channel->lock);
     if (status) {
         status->code = code;
         status->message = call->message;
         call->message = NULL;
     }
-    free(call->message);
-    free(call->path);
-    free(call->metadata);
-    free(call->metadata_bytes);
-    skiff_buffer_free(&call->initial);
-    skiff_buffer_free(&call->trailing);
-    skiff_buffer_free(&call->queue);
-    skiff_buffer_free(&call->replay);
-    pthread_cond_destroy(&call->changed);
-    free(call);
+    give_back_call(channel, call);
+    pthread_mutex_unlock(&channel->lock);
     release_channel(channel);
     return code;
 }

@@ -11,6 +11,10 @@
  *  server ended with OK takes this status instead. */
 void skiff_call_fail(skiff_call *call, uint32_t code, const char *message);
 
+/** skiff_call_receive into a buffer the call keeps (and reuses): `message` views it until the
+ *  call's next receive or finish. */
+int skiff_call_receive_kept(skiff_call *call, skiff_bytes *message);
+
 /** A TLS session over a connected, non-blocking socket (src/tls.c). */
 typedef struct skiff_tls skiff_tls;
 

@@ -7,12 +7,20 @@
 
 #include "internal.h"
 
-/* Packs `message` into `buffer` (its length reset). */
-static int pack(const ProtobufCMessage *message, skiff_buffer *buffer) {
+/* Requests up to this size are packed on the stack; larger ones into a heap buffer. */
+#define STACK_REQUEST 1024
+
+/* Packs `message` into `stack` (STACK_REQUEST bytes) when it fits, else into `heap`; `bytes` views
+ * the result. -1 when memory runs out. */
+static int pack(const ProtobufCMessage *message, uint8_t *stack, skiff_buffer *heap, skiff_bytes *bytes) {
     size_t size = protobuf_c_message_get_packed_size(message);
-    buffer->length = 0;
-    if (skiff_buffer_reserve(buffer, size ? size : 1) != 0) return -1;
-    buffer->length = protobuf_c_message_pack(message, buffer->data);
+    uint8_t *into = stack;
+    if (size > STACK_REQUEST) {
+        if (skiff_buffer_reserve(heap, size) != 0) return -1;
+        into = heap->data;
+    }
+    bytes->data = into;
+    bytes->length = protobuf_c_message_pack(message, into);
     return 0;
 }
 
@@ -20,64 +28,74 @@ static void undecodable(const ProtobufCMessageDescriptor *type, char *text, size
     snprintf(text, size, "could not decode the response as %s", type->name);
 }
 
+/* Unpacks a response as `type`; on failure fails the call with INTERNAL, naming the type. */
+static ProtobufCMessage *unpack(skiff_call *call, const ProtobufCMessageDescriptor *type, skiff_bytes bytes) {
+    ProtobufCMessage *message = protobuf_c_message_unpack(type, NULL, bytes.length, bytes.data);
+    if (!message) {
+        char text[200];
+        undecodable(type, text, sizeof text);
+        skiff_call_fail(call, SKIFF_STATUS_INTERNAL, text);
+    }
+    return message;
+}
+
 uint32_t skiff_unary_message(skiff_channel *channel, const char *path, const ProtobufCMessage *request,
     const ProtobufCMessageDescriptor *response_type, ProtobufCMessage **response, const skiff_call_options *options,
     skiff_status *status) {
     *response = NULL;
-    skiff_buffer packed = {0}, reply = {0};
-    if (pack(request, &packed) != 0) {
+    uint8_t stack[STACK_REQUEST];
+    skiff_buffer heap = {0};
+    skiff_bytes bytes;
+    skiff_call *call = pack(request, stack, &heap, &bytes) == 0 ? skiff_call_start(channel, path, options) : NULL;
+    if (!call) {
+        skiff_buffer_free(&heap);
         if (status) {
             status->code = SKIFF_STATUS_RESOURCE_EXHAUSTED;
             status->message = NULL;
         }
         return SKIFF_STATUS_RESOURCE_EXHAUSTED;
     }
-    skiff_bytes bytes = {packed.data, packed.length};
-    uint32_t code = skiff_unary(channel, path, bytes, &reply, options, status);
-    if (code == SKIFF_STATUS_OK) {
-        *response = protobuf_c_message_unpack(response_type, NULL, reply.length, reply.data);
-        if (!*response) {
-            code = SKIFF_STATUS_INTERNAL;
-            if (status) {
-                char text[200];
-                undecodable(response_type, text, sizeof text);
-                skiff_status_clear(status);
-                status->code = code;
-                status->message = malloc(strlen(text) + 1);
-                if (status->message) memcpy(status->message, text, strlen(text) + 1);
-            }
+    int received = -1;
+    if (skiff_call_send(call, bytes, true) == SKIFF_STATUS_OK) {
+        skiff_bytes reply;
+        received = skiff_call_receive_kept(call, &reply);
+        if (received == 1) {
+            *response = unpack(call, response_type, reply);
+            /* Exactly one message: a second one is the server's mistake. */
+            if (*response && skiff_call_receive_kept(call, &reply) == 1) skiff_call_cancel(call);
         }
     }
-    skiff_buffer_free(&packed);
-    skiff_buffer_free(&reply);
+    skiff_buffer_free(&heap);
+    uint32_t code = skiff_call_finish(call, status);
+    if (code == SKIFF_STATUS_OK && received == 0) {
+        /* OK without a message: the empty message, as skiff_unary's empty response. */
+        skiff_bytes none = {NULL, 0};
+        *response = protobuf_c_message_unpack(response_type, NULL, none.length, none.data);
+    }
+    if (code != SKIFF_STATUS_OK && *response) {
+        protobuf_c_message_free_unpacked(*response, NULL);
+        *response = NULL;
+    }
     return code;
 }
 
 uint32_t skiff_call_send_message(skiff_call *call, const ProtobufCMessage *message, bool last) {
-    skiff_buffer packed = {0};
-    if (pack(message, &packed) != 0) {
+    uint8_t stack[STACK_REQUEST];
+    skiff_buffer heap = {0};
+    skiff_bytes bytes;
+    if (pack(message, stack, &heap, &bytes) != 0) {
         skiff_call_fail(call, SKIFF_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         return SKIFF_STATUS_RESOURCE_EXHAUSTED;
     }
-    skiff_bytes bytes = {packed.data, packed.length};
     uint32_t code = skiff_call_send(call, bytes, last);
-    skiff_buffer_free(&packed);
+    skiff_buffer_free(&heap);
     return code;
 }
 
 int skiff_call_receive_message(skiff_call *call, const ProtobufCMessageDescriptor *type, ProtobufCMessage **message) {
     *message = NULL;
-    skiff_buffer bytes = {0};
-    int received = skiff_call_receive(call, &bytes);
-    if (received == 1) {
-        *message = protobuf_c_message_unpack(type, NULL, bytes.length, bytes.data);
-        if (!*message) {
-            char text[200];
-            undecodable(type, text, sizeof text);
-            skiff_call_fail(call, SKIFF_STATUS_INTERNAL, text);
-            received = -1;
-        }
-    }
-    skiff_buffer_free(&bytes);
+    skiff_bytes bytes;
+    int received = skiff_call_receive_kept(call, &bytes);
+    if (received == 1 && !(*message = unpack(call, type, bytes))) received = -1;
     return received;
 }
