@@ -99,6 +99,22 @@ struct CClientTests {
         }
     }
 
+    @Test("libskiff allocates nothing per call on a warm channel (2,000 unary calls, raw and typed, with metadata)")
+    func noAllocationPerCall() async throws {
+        let directory = repository.appendingPathComponent("Clients/c").path
+        let build = try await Task.detached {
+            try runProcess("make", ["-s", "-C", directory, "build/allocation_test"])
+        }.value
+        try #require(build.status == 0, "make failed: \(build.output)")
+        try await withTestServer(services: [TestService(), HealthService()]) { _, port in
+            let result = try await Task.detached {
+                try runProcess("timeout", ["120", "\(directory)/build/allocation_test", "127.0.0.1", "\(port)"])
+            }.value
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains("allocations in libskiff over 2,000 warm calls: 0"), "\(result.output)")
+        }
+    }
+
     @Test("libskiff leaks nothing across 100,000 calls from 4 threads (LeakSanitizer)")
     func noLeak() async throws {
         let directory = try await Self.buildChannelTest()

@@ -413,10 +413,11 @@ static void close_stream(skiff_call *call, bool reset, uint32_t reset_code) {
     pthread_cond_broadcast(&call->channel->space); /* a stream is free */
 }
 
-/* Lets go of the kept request messages: by the call's owner only (a replay may be reading them). */
+/* Lets go of the kept request messages (the buffer stays for the call struct's next use): by the
+ * call's owner only (a replay may be reading them). */
 static void drop_replay(skiff_call *call) {
     call->replayable = false;
-    skiff_buffer_free(&call->replay);
+    call->replay.length = 0;
 }
 
 /* Ends a call with a status: no more frames of its stream are read; optionally resets it. */
@@ -427,7 +428,7 @@ static void end_call(skiff_call *call, uint32_t code, const char *message, size_
     call->retry_pending = false;
     call->code = code;
     free(call->message);
-    call->message = message ? copy_text(message, message_length) : NULL;
+    call->message = message && message_length ? copy_text(message, message_length) : NULL;
     close_stream(call, reset, reset_code);
     notify(call);
     pthread_cond_broadcast(&call->channel->space);
@@ -1507,9 +1508,10 @@ static void resume(skiff_call *call) {
 
 /* ---- Call structs, kept for reuse ---- */
 
-/* Calls kept per channel, and the largest buffer a kept call keeps. */
+/* Calls kept per channel, and the largest buffer a kept call keeps: at most 64 × 6 × 16 KiB
+ * (6 MiB) a channel holds for reuse, a few hundred bytes per kept call in the usual case. */
 #define SPARE_CALLS 64
-#define SPARE_BUFFER_BYTES 65536
+#define SPARE_BUFFER_BYTES 16384
 
 static void free_call(skiff_call *call) {
     free(call->message);
@@ -1692,7 +1694,7 @@ int skiff_call_receive(skiff_call *call, skiff_buffer *message) {
     message->length = 0;
     pthread_mutex_lock(&channel->lock);
     int result;
-    if (call->committed && call->replay.data) drop_replay(call); /* answered: never sent again */
+    if (call->committed && call->replay.length) drop_replay(call); /* answered: never sent again */
     for (;;) {
         resume(call);
         /* Ended here (cancelled, deadline, connection lost): what was queued is dropped. Ended by
