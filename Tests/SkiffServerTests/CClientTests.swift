@@ -13,25 +13,24 @@ private let repository = URL(fileURLWithPath: #filePath)
 /// here when a C compiler, make or protobuf-c is missing: `dev/test.sh` installs them.
 @Suite("The C client runtime against a real server")
 struct CClientTests {
-    /// Builds the channel's tests under the sanitizers; returns the C client's directory.
-    static func buildChannelTest() async throws -> String {
+    /// Builds `target` of the C client's Makefile; returns the C client's directory.
+    static func build(_ target: String) async throws -> String {
         let directory = repository.appendingPathComponent("Clients/c").path
         let build = try await Task.detached {
-            try runProcess("make", ["-s", "-C", directory, "build/sanitize/channel_test"])
+            try runProcess("make", ["-s", "-C", directory, target])
         }.value
         try #require(build.status == 0, "make failed: \(build.output)")
         return directory
     }
 
+    /// Builds the channel's tests under the sanitizers; returns the C client's directory.
+    static func buildChannelTest() async throws -> String { try await build("build/sanitize/channel_test") }
+
     @Test(
         "The campus example: sign up, verify from the mailed token, log in, post a listing, search it, write to the seller, see it on the live feed"
     )
     func campusStory() async throws {
-        let directory = repository.appendingPathComponent("Clients/c").path
-        let build = try await Task.detached {
-            try runProcess("make", ["-s", "-C", directory, "build/examples/campus"])
-        }.value
-        try #require(build.status == 0, "make failed: \(build.output)")
+        let directory = try await Self.build("build/examples/campus")
         // The real server in its own process: the example reads the verification mails from its log.
         let server = try ServerProcess(arguments: [
             "--storage", "memory", "--log-level", "debug", "--password-hash-rounds", "1000",
@@ -101,11 +100,7 @@ struct CClientTests {
 
     @Test("libskiff allocates nothing per call on a warm channel (2,000 unary calls, raw and typed, with metadata)")
     func noAllocationPerCall() async throws {
-        let directory = repository.appendingPathComponent("Clients/c").path
-        let build = try await Task.detached {
-            try runProcess("make", ["-s", "-C", directory, "build/allocation_test"])
-        }.value
-        try #require(build.status == 0, "make failed: \(build.output)")
+        let directory = try await Self.build("build/allocation_test")
         try await withTestServer(services: [TestService(), HealthService()]) { _, port in
             let result = try await Task.detached {
                 try runProcess("timeout", ["120", "\(directory)/build/allocation_test", "127.0.0.1", "\(port)"])
