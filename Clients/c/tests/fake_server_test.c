@@ -213,6 +213,7 @@ enum {
     SILENT_AFTER_LOSS,
     GOAWAY_AT_ONCE,
     DRAINED_BUSY,
+    SILENT_TLS,
 };
 
 static void *run_fake(void *argument) {
@@ -353,6 +354,17 @@ static void *run_fake(void *argument) {
         f->fd = -1;
         while (!atomic_load(&f->stop)) nanosleep(&(struct timespec){0, 10000000}, NULL);
         for (int i = 0; i < 8; i++) close(f->fillers[i]);
+        break;
+    }
+    case SILENT_TLS: {
+        /* Accepts the TCP connection and never answers the TLS ClientHello (nor sends anything). */
+        struct pollfd wait = {f->listener, POLLIN, 0};
+        if (poll(&wait, 1, 3000) == 1 && (f->fd = accept(f->listener, NULL, NULL)) >= 0) {
+            char hello[4096];
+            struct pollfd closed = {f->fd, POLLIN, 0};
+            while (poll(&closed, 1, 3000) == 1 && recv(f->fd, hello, sizeof hello, 0) > 0) {
+            }
+        }
         break;
     }
     case GOAWAY_AT_ONCE:
@@ -740,6 +752,40 @@ static void test_drained_busy(void) {
     CHECK(f.connections == 2);
 }
 
+/* The TLS handshake is bounded by connect_timeout_ms: a server that accepts and never answers the
+ * ClientHello is given up on with the reason. */
+static void test_tls_handshake_timeout(void) {
+    fake f;
+    memset(&f, 0, sizeof f);
+    f.fd = -1;
+    f.scenario = SILENT_TLS;
+    f.listener = listen_on(0, 8);
+    struct sockaddr_in address;
+    socklen_t length = sizeof address;
+    getsockname(f.listener, (struct sockaddr *)&address, &length);
+    f.port = ntohs(address.sin_port);
+    skiff_frame_decoder_init(&f.decoder, 16777216, true);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, run_fake, &f) != 0) abort();
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.tls = true;
+    options.connect_timeout_ms = 300;
+    skiff_status status = {0};
+    int64_t began = now_ms();
+    CHECK(skiff_channel_connect("127.0.0.1", f.port, &options, &status) == NULL);
+    int64_t took = now_ms() - began;
+    CHECK(took >= 250 && took < 1500);
+    CHECK(status.code == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(status.message && strstr(status.message, "handshake timed out") != NULL);
+    skiff_status_clear(&status);
+    pthread_join(thread, NULL);
+    if (f.fd >= 0) close(f.fd);
+    close(f.listener);
+    skiff_frame_decoder_free(&f.decoder);
+    skiff_buffer_free(&f.out);
+}
+
 int main(void) {
     test_unanswered_ping();
     test_answered_pings();
@@ -754,6 +800,7 @@ int main(void) {
     test_deadline_while_connecting();
     test_goaway_at_once();
     test_drained_busy();
+    test_tls_handshake_timeout();
     printf("fake_server_test: %d checks, %d failed\n", atomic_load(&checks), atomic_load(&failures));
     return atomic_load(&failures) == 0 ? 0 : 1;
 }
