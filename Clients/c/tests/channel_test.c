@@ -12,7 +12,14 @@
 
 #include "check.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -562,6 +569,80 @@ static int leak_run(int calls) {
 
 /* TLS (with --tls): the name checked is the address or tls_server_name; a certificate for
  * another name, or from roots not trusted, is refused with the reason. */
+/* A TLS server of this test's own (OpenSSL) that offers only ALPN `h2`: it completes the handshake
+ * without choosing `skiff/1`. */
+typedef struct alpn_server {
+    int listener;
+    const char *cert_file, *key_file;
+} alpn_server;
+
+static int choose_h2(SSL *ssl, const unsigned char **out, unsigned char *out_length, const unsigned char *in,
+    unsigned int in_length, void *argument) {
+    (void)ssl, (void)argument;
+    static const unsigned char h2[] = {2, 'h', '2'};
+    unsigned char *chosen = NULL;
+    if (SSL_select_next_proto(&chosen, out_length, h2, sizeof h2, in, in_length) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK; /* no protocol in common: the handshake goes on without ALPN */
+    *out = chosen;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+static void *serve_without_skiff(void *argument) {
+    alpn_server *server = argument;
+    SSL_CTX *context = SSL_CTX_new(TLS_server_method());
+    if (!context || SSL_CTX_use_certificate_chain_file(context, server->cert_file) != 1 ||
+        SSL_CTX_use_PrivateKey_file(context, server->key_file, SSL_FILETYPE_PEM) != 1) {
+        SSL_CTX_free(context);
+        close(server->listener);
+        return NULL;
+    }
+    SSL_CTX_set_alpn_select_cb(context, choose_h2, NULL);
+    int fd = accept(server->listener, NULL, NULL);
+    if (fd >= 0) {
+        SSL *ssl = SSL_new(context);
+        SSL_set_fd(ssl, fd);
+        if (SSL_accept(ssl) == 1) {
+            char ignored[256];
+            while (SSL_read(ssl, ignored, sizeof ignored) > 0) {
+            }
+        }
+        SSL_free(ssl);
+        close(fd);
+    }
+    SSL_CTX_free(context);
+    close(server->listener);
+    return NULL;
+}
+
+/* A server that completes the TLS handshake without choosing ALPN skiff/1 does not serve skiff/1:
+ * the channel refuses it (§1.1). */
+static void test_tls_without_alpn(const char *ca_file, const char *cert_file, const char *key_file) {
+    alpn_server server = {socket(AF_INET, SOCK_STREAM, 0), cert_file, key_file};
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = 0};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (bind(server.listener, (struct sockaddr *)&address, sizeof address) != 0 || listen(server.listener, 1) != 0 ||
+        getsockname(server.listener, (struct sockaddr *)&address, &length) != 0) {
+        CHECK(!"a listening socket");
+        return;
+    }
+    /* The test's own server writes with write(2): the client hanging up must not kill the test. */
+    signal(SIGPIPE, SIG_IGN);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, serve_without_skiff, &server) == 0);
+    skiff_channel_options options;
+    skiff_channel_options_defaults(&options);
+    options.tls = true;
+    options.tls_ca_file = ca_file;
+    options.connect_timeout_ms = 5000;
+    skiff_status status = {0};
+    CHECK(skiff_channel_connect("127.0.0.1", ntohs(address.sin_port), &options, &status) == NULL);
+    CHECK(status.code == SKIFF_STATUS_UNAVAILABLE);
+    CHECK(status.message && strstr(status.message, "did not choose ALPN skiff/1") != NULL);
+    skiff_status_clear(&status);
+    pthread_join(thread, NULL);
+}
+
 static void test_tls_checks(const char *ca_file, const char *other_ca_file) {
     skiff_channel_options options;
     skiff_channel_options_defaults(&options);
@@ -610,9 +691,9 @@ static void test_tls_checks(const char *ca_file, const char *other_ca_file) {
 
 int main(int argc, char **argv) {
     bool leak = argc == 5 && strcmp(argv[3], "--leak-calls") == 0;
-    bool tls = argc == 6 && strcmp(argv[3], "--tls") == 0;
+    bool tls = argc == 7 && strcmp(argv[3], "--tls") == 0;
     if (argc != 3 && !leak && !tls) {
-        fprintf(stderr, "usage: %s HOST PORT [--leak-calls N | --tls CA_FILE OTHER_CA_FILE]\n", argv[0]);
+        fprintf(stderr, "usage: %s HOST PORT [--leak-calls N | --tls CA_FILE OTHER_CA_FILE KEY_FILE]\n", argv[0]);
         return 2;
     }
     host = argv[1];
@@ -642,6 +723,7 @@ int main(int argc, char **argv) {
     skiff_channel_close(channel);
     if (tls) {
         test_tls_checks(argv[4], argv[5]);
+        test_tls_without_alpn(argv[4], argv[4], argv[6]); /* the server's certificate and key */
     } else {
         /* These make plain channels of their own. */
         test_ending_early();
