@@ -216,6 +216,14 @@ static int make_condition(pthread_cond_t *cond) {
     return result;
 }
 
+/* Gets whoever reads the socket (the I/O thread or a leader) out of poll: a byte on the wake pipe. */
+static void poke(connection *c) {
+    if (c->wake[1] < 0) return;
+    uint8_t byte = 1;
+    ssize_t ignored = write(c->wake[1], &byte, 1);
+    (void)ignored;
+}
+
 /* Gets the I/O thread going: out of poll (the wake pipe), or out of its park when no
  * application thread reads in its place. */
 static void wake(connection *c) {
@@ -223,10 +231,7 @@ static void wake(connection *c) {
         c->io_parked = false;
         pthread_cond_signal(&c->io_park);
     }
-    if (c->wake[1] < 0) return;
-    uint8_t byte = 1;
-    ssize_t ignored = write(c->wake[1], &byte, 1);
-    (void)ignored;
+    poke(c);
 }
 
 /* Something happened to the call: its thread, waiting or reading, looks again. */
@@ -964,35 +969,38 @@ static void wait_for_call(skiff_call *call) {
     skiff_channel *channel = call->channel;
     connection *c = call->connection;
     flush_before_wait(channel);
-    if (c && !c->broken && c->io_parked && !c->leader) {
-        lead(call);
-    } else {
-        if (c) {
-            /* Held while listed: a retry may let go of the call's own reference meanwhile. */
-            c->references++;
-            call->waiting_prev = NULL;
-            call->waiting_next = c->waiting;
-            if (c->waiting) c->waiting->waiting_prev = call;
-            c->waiting = call;
-        }
-        bool woken = wait_until(&call->changed, &channel->lock, call->deadline);
-        if (c) {
-            if (call->waiting_prev)
-                call->waiting_prev->waiting_next = call->waiting_next;
-            else
-                c->waiting = call->waiting_next;
-            if (call->waiting_next) call->waiting_next->waiting_prev = call->waiting_prev;
-            call->waiting_prev = call->waiting_next = NULL;
-        }
-        if (!woken) expired(call);
-        if (c) {
-            pass_reading(c);
-            c->references--;
-            free_connection_if_unused(channel, c);
-        }
+    if (!c) {
+        if (!wait_until(&call->changed, &channel->lock, call->deadline)) expired(call);
         return;
     }
-    pass_reading(c);
+    if (!c->broken && c->io_parked && !c->leader) {
+        lead(call); /* lets the next thread read when it stops */
+        return;
+    }
+    /* Held while listed: a retry may let go of the call's own reference meanwhile. */
+    c->references++;
+    call->waiting_prev = NULL;
+    call->waiting_next = c->waiting;
+    if (c->waiting) c->waiting->waiting_prev = call;
+    c->waiting = call;
+    uint64_t events = call->events;
+    bool woken = wait_until(&call->changed, &channel->lock, call->deadline);
+    if (call->waiting_prev)
+        call->waiting_prev->waiting_next = call->waiting_next;
+    else
+        c->waiting = call->waiting_next;
+    if (call->waiting_next) call->waiting_next->waiting_prev = call->waiting_prev;
+    call->waiting_prev = call->waiting_next = NULL;
+    if (!woken) expired(call);
+    /* Woken to read (the I/O thread parked, nobody leads): read now. Going back to the caller
+     * first would hand the reading on (to the I/O thread, for threads waiting for space), and
+     * the two threads would wake each other in a loop. */
+    if (woken && call->events == events && call->connection == c && !c->broken && c->io_parked && !c->leader)
+        lead(call);
+    else
+        pass_reading(c);
+    c->references--;
+    free_connection_if_unused(channel, c);
 }
 
 /* ---- Connecting ---- */
@@ -1133,10 +1141,6 @@ static void free_channel(skiff_channel *channel) {
         pthread_cond_destroy(&c->io_park);
         free(c);
     }
-    if (channel->current) { /* only when its setup failed: no thread, buffers released */
-        pthread_cond_destroy(&channel->current->io_park);
-        free(channel->current);
-    }
     while (channel->spare) {
         skiff_call *call = channel->spare;
         channel->spare = call->next_spare;
@@ -1197,6 +1201,24 @@ static skiff_channel *new_channel(const char *host, uint16_t port, const skiff_c
     return channel;
 }
 
+/* Starts the channel's first connection over `fd` (and `tls`); on failure the channel is freed and
+ * NULL returned with `status` set. */
+static skiff_channel *with_first_connection(
+    skiff_channel *channel, int fd, skiff_tls *tls, bool can_reconnect, skiff_status *status) {
+    /* The I/O thread runs from here on (and may retire the connection at once, on a GOAWAY). */
+    pthread_mutex_lock(&channel->lock);
+    channel->can_reconnect = can_reconnect;
+    connection *started = channel->current = start_connection(channel, fd, tls);
+    pthread_mutex_unlock(&channel->lock);
+    if (!started) {
+        free_channel(channel);
+        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
+        return NULL;
+    }
+    set_status(status, SKIFF_STATUS_OK, NULL);
+    return channel;
+}
+
 skiff_channel *skiff_channel_connect(
     const char *host, uint16_t port, const skiff_channel_options *options, skiff_status *status) {
     skiff_channel *channel = new_channel(host, port, options, status);
@@ -1210,18 +1232,7 @@ skiff_channel *skiff_channel_connect(
         set_status(status, SKIFF_STATUS_UNAVAILABLE, reason);
         return NULL;
     }
-    /* The I/O thread runs from here on (and may retire the connection at once, on a GOAWAY). */
-    pthread_mutex_lock(&channel->lock);
-    connection *started = channel->current = start_connection(channel, fd, tls);
-    pthread_mutex_unlock(&channel->lock);
-    if (!started) {
-        free_channel(channel);
-        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
-        return NULL;
-    }
-    channel->can_reconnect = true;
-    set_status(status, SKIFF_STATUS_OK, NULL);
-    return channel;
+    return with_first_connection(channel, fd, tls, true, status);
 }
 
 skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options, skiff_status *status) {
@@ -1238,16 +1249,7 @@ skiff_channel *skiff_channel_adopt(int fd, const skiff_channel_options *options,
         close(fd);
         return NULL;
     }
-    pthread_mutex_lock(&channel->lock);
-    connection *started = channel->current = start_connection(channel, fd, NULL);
-    pthread_mutex_unlock(&channel->lock);
-    if (!started) {
-        free_channel(channel);
-        set_status(status, SKIFF_STATUS_RESOURCE_EXHAUSTED, "cannot set the channel up");
-        return NULL;
-    }
-    set_status(status, SKIFF_STATUS_OK, NULL);
-    return channel;
+    return with_first_connection(channel, fd, NULL, false, status);
 }
 
 /* Drops one reference (the channel's own, or a finished call's); the last frees the channel. */
@@ -1778,11 +1780,7 @@ skiff_metadata_block skiff_call_trailing_metadata(skiff_call *call) {
 /* A call ended from outside while its owner reads the socket for it: out of poll at once. */
 static void tell_leader(skiff_call *call) {
     connection *c = call->connection;
-    if (c && c->lead_call == call && c->wake[1] >= 0) {
-        uint8_t byte = 1;
-        ssize_t ignored = write(c->wake[1], &byte, 1);
-        (void)ignored;
-    }
+    if (c && c->lead_call == call) poke(c);
 }
 
 void skiff_call_fail(skiff_call *call, uint32_t code, const char *message) {

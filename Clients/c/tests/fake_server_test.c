@@ -44,6 +44,8 @@ typedef struct fake {
     bool deadline_sent;   /* every HEADERS carried grpc-timeout */
     int replayed_bytes;   /* request bytes on the retried stream */
     uint32_t max_streams; /* MAX_CONCURRENT_STREAMS to announce; 0 for none */
+    uint32_t open[8];     /* streams whose HEADERS came and whose request has not ended yet */
+    int open_count;
     bool replay_ended;    /* ...ended by END_STREAM */
     atomic_bool stop;     /* the test tells a looping script to end */
 } fake;
@@ -117,11 +119,12 @@ static void fake_open(fake *f, uint32_t keepalive_min_interval_ms) {
     }
 }
 
-/* Reads one request (HEADERS, a MESSAGE with END_STREAM), answering PINGs; its stream id, or 0. */
+/* Reads up to the end of one request (a MESSAGE with END_STREAM on a stream whose HEADERS came),
+ * answering PINGs; its stream id, or 0. Requests of calls made at once from several threads
+ * interleave: their HEADERS are remembered across calls. */
 static uint32_t fake_request(fake *f, int timeout_ms) {
     skiff_frame_header h;
     skiff_bytes payload;
-    uint32_t stream = 0;
     while (fake_next(f, &h, &payload, timeout_ms) == 1) {
         if (h.type == SKIFF_FRAME_SETTINGS && !(h.flags & SKIFF_FLAG_ACK)) {
             skiff_write_settings_ack(&f->out);
@@ -130,7 +133,8 @@ static uint32_t fake_request(fake *f, int timeout_ms) {
             skiff_write_ping(&f->out, true, payload.data);
             fake_flush(f);
         } else if (h.type == SKIFF_FRAME_HEADERS) {
-            stream = h.stream_id;
+            if (f->open_count == 8) abort(); /* more than the scripts ever open */
+            f->open[f->open_count++] = h.stream_id;
             f->streams++;
             skiff_headers headers;
             bool timed = false;
@@ -143,9 +147,15 @@ static uint32_t fake_request(fake *f, int timeout_ms) {
             }
             if (f->streams == 1) f->deadline_sent = timed;
             f->deadline_sent = f->deadline_sent && timed;
-        } else if (h.type == SKIFF_FRAME_MESSAGE && h.stream_id == stream) {
+        } else if (h.type == SKIFF_FRAME_MESSAGE) {
+            int at = 0;
+            while (at < f->open_count && f->open[at] != h.stream_id) at++;
+            if (at == f->open_count) continue; /* a stream the script has forgotten (a new connection) */
             if (payload.length == 5 && memcmp(payload.data, "hello", 5) == 0) f->same_requests++;
-            if (h.flags & SKIFF_FLAG_END_STREAM) return stream;
+            if (h.flags & SKIFF_FLAG_END_STREAM) {
+                f->open[at] = f->open[--f->open_count];
+                return h.stream_id;
+            }
         }
     }
     return 0;
@@ -185,6 +195,7 @@ static bool fake_accept(fake *f, int timeout_ms) {
     skiff_frame_decoder_free(&f->decoder);
     skiff_frame_decoder_init(&f->decoder, 16777216, true);
     f->out.length = 0;
+    f->open_count = 0; /* streams are per connection */
     fake_greet(f);
     return true;
 }
