@@ -42,6 +42,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // I/O-free core: status codes, errors, metadata, descriptors, handler and interceptor protocols, the call runner.
@@ -67,9 +68,11 @@ let package = Package(
                 "SkiffAccounts",
                 "SkiffServerApp",
                 "SkiffStandardServices",
+                "SkiffPostgres",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -196,6 +199,7 @@ let package = Package(
                 "SkiffBucketList",
                 "SkiffAPI",
                 "SkiffSQLite",
+                "SkiffPostgres",
                 "SkiffReflection",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -363,6 +367,23 @@ let package = Package(
                 "SkiffBucketList",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The PostgreSQL backend: a connection pool, versioned migrations under an advisory lock, the stores.
+        .target(
+            name: "SkiffPostgres",
+            dependencies: [
+                "SkiffDomain",
+                "SkiffFeed",
+                "SkiffAccounts",
+                "SkiffBids",
+                "SkiffListings",
+                "SkiffChat",
+                "SkiffLostFound",
+                "SkiffBucketList",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -573,7 +594,9 @@ let package = Package(
                 "SkiffLostFound",
                 "SkiffBucketList",
                 "SkiffSQLite",
+                "SkiffPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

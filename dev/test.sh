@@ -4,7 +4,8 @@
 # tests, curl and Python with the stock grpcio and connectrpc clients, grpcio-tools,
 # grpcio-health-checking and grpcio-reflection for the gRPC, gRPC-Web and Connect interop tests,
 # headless Chromium for the browser test of gRPC-Web and Connect through CORS, a C compiler, make,
-# protobuf-c and OpenSSL's headers for the C client runtime), then runs the C runtime's tests (plain, under
+# protobuf-c and OpenSSL's headers for the C client runtime, PostgreSQL's server for the PostgreSQL
+# backend's tests), then runs the C runtime's tests (plain, under
 # AddressSanitizer and UndefinedBehaviorSanitizer, and a bounded libFuzzer run with the Swift
 # toolchain's clang) and the whole Swift suite one test at a time. Extra arguments go to
 # `swift test` alone (e.g. `dev/test.sh --filter SkiffCoreTests`).
@@ -23,6 +24,8 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v protoc-c >/dev/null 2>&1 || need+=(protobuf-c-compiler)
 dpkg -s libprotobuf-c-dev >/dev/null 2>&1 || need+=(libprotobuf-c-dev)
 dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
+dpkg -s postgresql-contrib >/dev/null 2>&1 || need+=(postgresql-contrib)
 if ((${#need[@]})); then
     echo "Installing: ${need[*]}"
     sudo=()
@@ -47,4 +50,6 @@ if (($# == 0)); then
     make -s -C Clients/c check check-sanitize check-fuzz
 fi
 
-exec swift test --no-parallel "$@"
+# The PostgreSQL backend's tests run against a throw-away cluster on loopback (started and removed
+# by dev/postgres-cluster.sh); without SKIFF_TEST_POSTGRES_URL they fail rather than skip.
+exec dev/postgres-cluster.sh swift test --no-parallel "$@"

@@ -42,6 +42,12 @@ public final class LiveBroadcaster<Event: Sendable>: Sendable {
         for subscription in targets { subscription.enqueue(event) }
     }
 
+    /// Whether anyone in this process follows the user's events.
+    public func hasSubscribers(userID: String) -> Bool { subscriptions.withLock { $0[userID] != nil } }
+
+    /// The users someone in this process follows.
+    public var subscribedUserIDs: [String] { subscriptions.withLock { Array($0.keys) } }
+
     /// The number of live subscriptions (for tests and metrics).
     public var subscriberCount: Int { subscriptions.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 }

@@ -30,8 +30,15 @@ public struct Application: Sendable {
     /// Periodic clean-up of the stores (expired sessions, old change events).
     public let housekeeping: Housekeeping
 
-    /// The application's services in start order: the storage, the housekeeping, the server.
-    public var services: [any Service] { [storage, housekeeping, server] }
+    /// When the Chat service's feed is in a database other servers share: what hands this server's
+    /// live subscribers the events the others commit.
+    public let feedCommits: FeedCommitRelay?
+
+    /// The application's services in start order: the storage, the housekeeping, the feed-commit
+    /// relay (when there is one), the server.
+    public var services: [any Service] {
+        [storage, housekeeping] + (feedCommits.map { [$0] } ?? []) + [server]
+    }
 
     /// How far back the feed relays publish again what other services recorded (the housekeeping
     /// interval, 10 minutes, with room to spare).
@@ -191,32 +198,41 @@ public struct Application: Sendable {
         )
         self.housekeeping = Housekeeping(
             jobs: [
-                .init(name: "expired sessions and tokens") { try await accountsStore.deleteExpired(now: Date()) },
-                .init(name: "uploaded images no listing uses, after 24 hours") {
+                Housekeeping.Job(name: "expired sessions and tokens") {
+                    try await accountsStore.deleteExpired(now: Date())
+                }.shared(through: storage.sharedDatabase(of: "accounts")),
+                Housekeeping.Job(name: "uploaded images no listing uses, after 24 hours") {
                     try await imageCleanup.run(now: Date())
-                },
-                .pruning("listing changes past the replay window", keeping: listingsConfiguration.changeRetention) {
+                }.shared(through: storage.sharedDatabase(of: "listings", "accounts")),
+                Housekeeping.Job.pruning(
+                    "listing changes past the replay window",
+                    keeping: listingsConfiguration.changeRetention
+                ) {
                     try await listingsStore.pruneChanges(before: $0)
-                },
-                .pruning("feed events past the replay window", keeping: chatConfiguration.feedRetention) {
+                }.shared(through: storage.sharedDatabase(of: "listings")),
+                Housekeeping.Job.pruning("feed events past the replay window", keeping: chatConfiguration.feedRetention)
+                {
                     try await chatStore.pruneFeed(before: $0)
-                },
+                }.shared(through: storage.sharedDatabase(of: "chat")),
                 // At-least-once delivery to the feed: covers a crash between a commit and its publication
                 // (these jobs run at start) and failed publications; the feed keeps idempotency keys.
-                .relaying("bid events", window: Self.feedRelayWindow) { try await bids.republishEvents(since: $0) },
-                .relaying("saved-listing changes", window: Self.feedRelayWindow) {
+                Housekeeping.Job.relaying("bid events", window: Self.feedRelayWindow) {
+                    try await bids.republishEvents(since: $0)
+                }.shared(through: storage.sharedDatabase(of: "bids", "chat")),
+                Housekeeping.Job.relaying("saved-listing changes", window: Self.feedRelayWindow) {
                     try await listings.republishChanges(since: $0)
-                },
-                .relaying("listing comments", window: Self.feedRelayWindow) {
+                }.shared(through: storage.sharedDatabase(of: "listings", "chat")),
+                Housekeeping.Job.relaying("listing comments", window: Self.feedRelayWindow) {
                     try await listings.republishComments(since: $0)
-                },
-                .relaying("lost-and-found matches", window: Self.feedRelayWindow) {
+                }.shared(through: storage.sharedDatabase(of: "listings", "chat")),
+                Housekeeping.Job.relaying("lost-and-found matches", window: Self.feedRelayWindow) {
                     try await lostFound.republishMatches(since: $0)
-                },
+                }.shared(through: storage.sharedDatabase(of: "lostfound", "chat")),
             ],
             logger: logger
         )
         self.storage = storage
+        self.feedCommits = storage.sharedDatabase(of: "chat").map { FeedCommitRelay(chat: chat, signals: $0) }
         self.server = Server(
             configuration: configuration,
             services: services,

@@ -34,9 +34,11 @@ public struct ServerCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
         let app = try await Application(options: options, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app.storage)]
+        // The application's services in their order (storage first, the server last), the metrics
+        // endpoint after the storage.
+        var services = app.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
         if let metricsPort = options.metricsPort {
-            services.append(
+            services.insert(
                 .init(
                     service: MetricsHTTPServer(
                         host: options.host,
@@ -44,11 +46,10 @@ public struct ServerCommand: AsyncParsableCommand {
                         registry: registry,
                         logger: logger
                     )
-                )
+                ),
+                at: 1
             )
         }
-        services.append(.init(service: app.housekeeping))
-        services.append(.init(service: app.server))
         let group = ServiceGroup(
             configuration: .init(
                 services: services,

@@ -42,7 +42,8 @@ public struct ServerOptions: ParsableArguments, Sendable {
 
     @Option(
         help: ArgumentHelp(
-            "Storage backend: memory, sqlite:PATH, or per service (accounts=memory). Repeatable.",
+            "Storage backend: memory, sqlite:PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?pool=N&sslmode=MODE], "
+                + "or per service (accounts=memory). Repeatable.",
             valueName: "backend"
         )
     )

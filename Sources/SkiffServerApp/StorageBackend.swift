@@ -7,6 +7,7 @@ public import SkiffBucketList
 public import SkiffChat
 public import SkiffListings
 public import SkiffLostFound
+public import SkiffPostgres
 public import SkiffSQLite
 
 /// A place services keep their data: it hands out each service's store and releases what it holds
@@ -58,6 +59,24 @@ extension SQLiteDatabase: StorageBackend {
     public func makeBucketListStore() -> any BucketListStore { bucketListStore() }
 }
 
+extension PostgresStorage: StorageBackend, HousekeepingLease {
+    /// The services whose PostgreSQL store is built so far (issue 15 adds the others); placing another
+    /// service on PostgreSQL is refused when the storage is opened, before any store is made.
+    public static let servicesBuilt: Set<String> = ["accounts", "bids", "chat"]
+
+    public var name: String { location.description }
+    public func makeAccountsStore() -> any AccountsStore { accountsStore() }
+    public func makeListingsStore() -> any ListingsStore { notBuilt("listings") }
+    public func makeBidsStore() -> any BidsStore { bidsStore() }
+    public func makeChatStore() -> any ChatStore { chatStore() }
+    public func makeLostFoundStore() -> any LostFoundStore { notBuilt("lostfound") }
+    public func makeBucketListStore() -> any BucketListStore { notBuilt("bucketlist") }
+
+    private func notBuilt(_ service: String) -> Never {
+        preconditionFailure("\(service) has no PostgreSQL store yet; OpenedStorage.open refuses to place it there")
+    }
+}
+
 /// The storage backends an application opened, one per distinct ``StorageSelection/Backend`` (services
 /// placed on the same SQLite file share one database), run as a service: it closes every backend
 /// when the application shuts down.
@@ -77,6 +96,20 @@ public final class OpenedStorage: Service, Sendable {
         var opened: [StorageSelection.Backend: any StorageBackend] = [:]
         var order: [any StorageBackend] = []
         var byService: [String: any StorageBackend] = [:]
+        let unbuilt = StorageSelection.services.filter { service in
+            if case .postgres = selection.backend(for: service) {
+                return !PostgresStorage.servicesBuilt.contains(service)
+            }
+            return false
+        }
+        guard unbuilt.isEmpty else {
+            throw StorageSelectionError(
+                "PostgreSQL does not hold \(unbuilt.joined(separator: ", ")) yet (only "
+                    + "\(PostgresStorage.servicesBuilt.sorted().joined(separator: ", "))): place "
+                    + (unbuilt.count == 1 ? "it" : "them")
+                    + " elsewhere, e.g. --storage \(unbuilt[0])=sqlite:./data/skiff.sqlite"
+            )
+        }
         do {
             for service in StorageSelection.services {
                 let choice = selection.backend(for: service)
@@ -105,6 +138,8 @@ public final class OpenedStorage: Service, Sendable {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             return try await SQLiteDatabase.open(atPath: path)
+        case .postgres(let location):
+            return try await PostgresStorage.open(location, logger: Logger(label: "skiff.postgres"))
         }
     }
 
@@ -120,6 +155,14 @@ public final class OpenedStorage: Service, Sendable {
             preconditionFailure("\(service) is not one of StorageSelection.services")
         }
         return backend
+    }
+
+    /// The PostgreSQL database all of `services` keep their data in, if they share one: their
+    /// housekeeping is then done by one server at a time (``Housekeeping/Job/shared(through:)``).
+    public func sharedDatabase(of services: String...) -> PostgresStorage? {
+        let databases = services.map { byService[$0] as? PostgresStorage }
+        guard let first = databases.first ?? nil, databases.allSatisfy({ $0 === first }) else { return nil }
+        return first
     }
 
     /// Waits for the application's graceful shutdown, then closes every backend.

@@ -1,5 +1,8 @@
+public import SkiffPostgres
+
 /// Which storage backend each service uses, from repeated `--storage` options:
-/// `memory`, `sqlite:PATH`, or per service `listings=memory` / `accounts=sqlite:PATH`.
+/// `memory`, `sqlite:PATH`, `postgres://USER@HOST[:PORT]/DB`, or per service `listings=memory` /
+/// `accounts=sqlite:PATH` / `chat=postgres://…`.
 public struct StorageSelection: Sendable, Hashable {
     /// A storage backend.
     public enum Backend: Sendable, Hashable, CustomStringConvertible {
@@ -7,11 +10,14 @@ public struct StorageSelection: Sendable, Hashable {
         case memory
         /// A SQLite file (WAL, synchronous=FULL).
         case sqlite(path: String)
+        /// A PostgreSQL database, shared by any number of Skiff processes.
+        case postgres(PostgresLocation)
 
         public var description: String {
             switch self {
             case .memory: "memory"
             case .sqlite(let path): "sqlite:\(path)"
+            case .postgres(let location): location.description
             }
         }
     }
@@ -38,11 +44,13 @@ public struct StorageSelection: Sendable, Hashable {
     public static func parse(_ values: [String]) throws(StorageSelectionError) -> StorageSelection {
         var selection = StorageSelection()
         for value in values {
-            if let equals = value.firstIndex(of: "="), !value.hasPrefix("sqlite:") {
+            if let equals = value.firstIndex(of: "="), !value.hasPrefix("sqlite:"),
+                !PostgresLocation.isLocation(value)
+            {
                 let service = String(value[..<equals])
                 guard services.contains(service) else {
                     throw StorageSelectionError(
-                        "unknown service \"\(service)\" in --storage \(value); services: \(services.joined(separator: ", "))"
+                        "unknown service \"\(service.prefix(40))\" in --storage; services: \(services.joined(separator: ", "))"
                     )
                 }
                 selection.perService[service] = try backend(String(value[value.index(after: equals)...]), in: value)
@@ -60,7 +68,17 @@ public struct StorageSelection: Sendable, Hashable {
             guard !path.isEmpty else { throw StorageSelectionError("--storage \(option): sqlite: needs a file path") }
             return .sqlite(path: path)
         }
-        throw StorageSelectionError("--storage \(option): use memory or sqlite:PATH")
+        if PostgresLocation.isLocation(text) {
+            do {
+                return .postgres(try PostgresLocation(parsing: text))
+            } catch {
+                // The option is not echoed: it may hold a password.
+                throw StorageSelectionError("--storage: \(error.message)")
+            }
+        }
+        throw StorageSelectionError(
+            "--storage \(option.prefix(200)): use memory, sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE"
+        )
     }
 }
 

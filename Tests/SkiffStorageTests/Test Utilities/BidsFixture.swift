@@ -1,12 +1,19 @@
 import Foundation
 import SkiffBids
 import SkiffDomain
+import SkiffPostgres
 import SkiffSQLite
 
 /// Runs `body` with a fresh, empty bids store of the given kind (a new SQLite file in a temporary
-/// directory for `.sqlite`, removed afterwards).
+/// directory for `.sqlite`, a new database on the test cluster for `.postgres`, removed afterwards).
 func withBidsStore(_ kind: StoreKind, _ body: (any BidsStore) async throws -> Void) async throws {
-    try await withStore(kind, memory: { InMemoryBidsStore() }, sqlite: { $0.bidsStore() }, body)
+    try await withStore(
+        kind,
+        memory: { InMemoryBidsStore() },
+        sqlite: { $0.bidsStore() },
+        postgres: { $0.bidsStore() },
+        body
+    )
 }
 
 /// Builders and steps for bids-store tests.

@@ -2,11 +2,18 @@ import Foundation
 import SkiffChat
 import SkiffDomain
 import SkiffFeed
+import SkiffPostgres
 import SkiffSQLite
 
 /// Runs `body` with a fresh, empty chat store of the given kind.
 func withChatStore(_ kind: StoreKind, _ body: (any ChatStore) async throws -> Void) async throws {
-    try await withStore(kind, memory: { InMemoryChatStore() }, sqlite: { $0.chatStore() }, body)
+    try await withStore(
+        kind,
+        memory: { InMemoryChatStore() },
+        sqlite: { $0.chatStore() },
+        postgres: { $0.chatStore() },
+        body
+    )
 }
 
 extension ChatStore {

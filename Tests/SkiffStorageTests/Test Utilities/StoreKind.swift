@@ -1,13 +1,20 @@
 import Foundation
 import SkiffAccounts
 import SkiffDomain
+import SkiffPostgres
 import SkiffSQLite
+import SkiffTesting
 import Testing
 
 /// The backends every store-conformance test runs against.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case inMemory
     case sqlite
+    /// A fresh database on the cluster `SKIFF_TEST_POSTGRES_URL` names (dev/test.sh starts one).
+    case postgres
+
+    /// The backends of the services whose PostgreSQL store is not built yet (issue 15).
+    static let embedded: [StoreKind] = [.inMemory, .sqlite]
 
     var testDescription: String { rawValue }
 }
@@ -27,15 +34,20 @@ struct TemporaryDirectory {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
-/// Runs `body` with a fresh, empty store of the given kind: `memory()`, or the store `sqlite` opens
-/// on a new SQLite file in a fresh temporary directory (closed and removed afterwards).
+/// Runs `body` with a fresh, empty store of the given kind: `memory()`, the store `sqlite` opens
+/// on a new SQLite file in a fresh temporary directory (closed and removed afterwards), or the store
+/// `postgres` opens on a new database of the test cluster (dropped afterwards).
 func withStore<Store>(
     _ kind: StoreKind,
     memory: () -> Store,
     sqlite: (SQLiteDatabase) -> Store,
+    postgres: ((PostgresStorage) -> Store)? = nil,
     _ body: (Store) async throws -> Void
 ) async throws {
     switch kind {
+    case .postgres:
+        let postgres = try #require(postgres, "this store has no PostgreSQL backend yet: use StoreKind.embedded")
+        try await TestPostgres.withDatabase { database in try await body(postgres(database)) }
     case .inMemory:
         try await body(memory())
     case .sqlite:
@@ -58,7 +70,13 @@ func withAccountsStore(
     _ kind: StoreKind,
     _ body: (any AccountsStore) async throws -> Void
 ) async throws {
-    try await withStore(kind, memory: { InMemoryAccountsStore() }, sqlite: { $0.accountsStore() }, body)
+    try await withStore(
+        kind,
+        memory: { InMemoryAccountsStore() },
+        sqlite: { $0.accountsStore() },
+        postgres: { $0.accountsStore() },
+        body
+    )
 }
 
 /// Builders for test data. Dates are millisecond-aligned unless a test is about rounding.

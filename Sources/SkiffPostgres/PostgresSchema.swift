@@ -1,0 +1,22 @@
+/// One step of the PostgreSQL schema: SQL statements run in order, once per database.
+///
+/// - Important: A migration never changes once it has shipped: databases in the field have already run
+///   it. To change the schema, append a new migration (`accounts-v2`) and leave the old ones as they are.
+///   Migrations are SQL only, never app types, so later code cannot change what an old one does.
+struct PostgresMigration: Sendable {
+    /// `<service>-v<N>`.
+    let id: String
+    /// The statements (one each: the extended query protocol runs one statement at a time).
+    let statements: [String]
+}
+
+/// The schema of a Skiff PostgreSQL database: every service's migrations, in the order they run.
+///
+/// Conventions: instants are `bigint` milliseconds since 1970 (as on SQLite, so both backends round
+/// alike); ids and tokens are `text`; JSON-free, one column per field.
+enum PostgresSchema {
+    /// Every migration, in order.
+    static var migrations: [PostgresMigration] {
+        accountsMigrations + chatMigrations + bidsMigrations
+    }
+}
