@@ -17,6 +17,7 @@ struct PostgresMigration: Sendable {
 enum PostgresSchema {
     /// Every migration, in order.
     static var migrations: [PostgresMigration] {
-        accountsMigrations + chatMigrations + bidsMigrations
+        accountsMigrations + chatMigrations + bidsMigrations + listingsMigrations + lostFoundMigrations
+            + bucketListMigrations
     }
 }

@@ -1,0 +1,4 @@
+extension PostgresSchema {
+    /// The BucketList service's tables.
+    static let bucketListMigrations: [PostgresMigration] = []
+}

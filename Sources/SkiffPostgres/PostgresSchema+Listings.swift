@@ -1,0 +1,4 @@
+extension PostgresSchema {
+    /// The Listings service's tables.
+    static let listingsMigrations: [PostgresMigration] = []
+}

@@ -1,0 +1,4 @@
+extension PostgresSchema {
+    /// The LostFound service's tables.
+    static let lostFoundMigrations: [PostgresMigration] = []
+}
