@@ -57,6 +57,9 @@ public final class ServerProcess: Sendable {
     }
 
     /// Ends the server at once (SIGKILL), as a crash would, and removes its log.
+    /// Whether the process still runs.
+    public var isRunning: Bool { process.isRunning }
+
     public func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

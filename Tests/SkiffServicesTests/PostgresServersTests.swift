@@ -1,12 +1,14 @@
 import Foundation
 import SkiffAPI
 import SkiffAccounts
+import SkiffChat
 import SkiffClient
 import SkiffCore
 import SkiffDomain
 import SkiffPostgres
 import SkiffTesting
 import SwiftProtobuf
+import Synchronization
 import Testing
 
 /// Several `skiff-server` processes on one PostgreSQL database serve the same users (issue 15).
@@ -73,12 +75,110 @@ struct PostgresServersTests {
         }
     }
 
+    @Test("kill -9 of one server under load loses no acknowledged write, and the other serves throughout")
+    func killOneUnderLoad() async throws {
+        try await withTwoServers(placing: ["accounts", "chat"]) { storage, servers, a, b in
+            let aliceID = try await Self.seedAccount(storage, email: "alice@campus.edu", name: "Alice")
+            try await Self.seedAccount(storage, email: "bob@campus.edu", name: "Bob")
+            let bob = try await Self.logIn(AccountsClient(transport: b), "bob@campus.edu")
+            let ledger = LoadLedger()
+            await withTaskGroup(of: Void.self) { group in
+                for (serverIndex, connection) in [a, b].enumerated() {
+                    for worker in 0..<3 {
+                        group.addTask {
+                            let accounts = AccountsClient(transport: connection)
+                            let chat = ChatClient(transport: connection)
+                            for i in 0..<2_000 {
+                                do {
+                                    let email = "s\(serverIndex)w\(worker)n\(i)@campus.edu"
+                                    _ = try await accounts.signUp(
+                                        .with {
+                                            $0.email = email
+                                            $0.password = "durable password"
+                                            $0.displayName = "User \(i)"
+                                        }
+                                    )
+                                    ledger.emails.withLock { $0.append(email) }
+                                    let text = "s\(serverIndex) w\(worker) #\(i)"
+                                    _ = try await chat.sendMessage(
+                                        .with {
+                                            $0.recipientID = aliceID
+                                            $0.text = text
+                                        },
+                                        metadata: bob
+                                    )
+                                    ledger.messages.withLock { $0.append(text) }
+                                    if serverIndex == 1, ledger.killed.withLock({ $0 }) {
+                                        let calls = ledger.callsOnSecondAfterKill.withLock {
+                                            $0 += 1
+                                            return $0
+                                        }
+                                        if calls >= 30 { return }
+                                    }
+                                } catch {
+                                    if serverIndex == 1 { ledger.failuresOnSecond.withLock { $0 += 1 } }
+                                    return  // the first server died: this worker stops
+                                }
+                            }
+                        }
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(600))
+                servers[0].kill()
+                ledger.killed.withLock { $0 = true }
+            }
+            #expect(ledger.failuresOnSecond.withLock { $0 } == 0, "the surviving server failed calls")
+            #expect(ledger.callsOnSecondAfterKill.withLock { $0 } >= 30, "the surviving server stopped serving")
+            let emails = ledger.emails.withLock { $0 }
+            let texts = ledger.messages.withLock { $0 }
+            #expect(emails.count > 20, "the load produced too few writes to prove anything")
+
+            // Every acknowledged sign-up exists (right password, not verified: FAILED_PRECONDITION; a
+            // missing account would be UNAUTHENTICATED), asked of the surviving server.
+            let accounts = AccountsClient(transport: b)
+            var missing: [String] = []
+            for email in emails {
+                do {
+                    _ = try await accounts.logIn(
+                        .with {
+                            $0.email = email
+                            $0.password = "durable password"
+                        }
+                    )
+                } catch let error as RPCError where error.code == .failedPrecondition {
+                    continue
+                } catch {
+                    missing.append(email)
+                }
+            }
+            #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(5))")
+            // Every acknowledged message is on Alice's feed, once.
+            let events = try await storage.chatStore().feedEvents(userID: aliceID, after: 0, limit: 100_000)
+            let sequences = events.map { $0.sequence }
+            let gapless = (0..<events.count).map { Int64($0) + 1 }
+            #expect(sequences == gapless)
+            let stored = events.compactMap { event -> String? in
+                if case .message(let message) = event.payload { return message.text }
+                return nil
+            }
+            #expect(Set(texts).isSubset(of: Set(stored)))
+            #expect(Set(stored).count == stored.count)
+        }
+    }
+
     /// Runs `body` with a fresh database (its storage opened, to seed it) and two servers on it, the
-    /// `services` on PostgreSQL and the rest in memory, and a connection to each. Both servers are stopped
-    /// afterwards and must have shut down cleanly.
+    /// `services` on PostgreSQL and the rest in memory, and a connection to each. The servers still
+    /// running afterwards are stopped and must shut down cleanly.
     private func withTwoServers(
         placing services: [String],
         _ body: (PostgresStorage, any ClientTransport, any ClientTransport) async throws -> Void
+    ) async throws {
+        try await withTwoServers(placing: services) { storage, _, a, b in try await body(storage, a, b) }
+    }
+
+    private func withTwoServers(
+        placing services: [String],
+        _ body: (PostgresStorage, [ServerProcess], any ClientTransport, any ClientTransport) async throws -> Void
     ) async throws {
         try await TestPostgres.withDatabaseLocation { location in
             let storage = try await PostgresStorage.open(location)
@@ -94,7 +194,7 @@ struct PostgresServersTests {
                 servers.append(try ServerProcess(arguments: arguments))
                 try await withClientConnection(target: .host("127.0.0.1", port: servers[0].port)) { a in
                     try await withClientConnection(target: .host("127.0.0.1", port: servers[1].port)) { b in
-                        try await body(storage, a, b)
+                        try await body(storage, servers, a, b)
                     }
                 }
             } catch {
@@ -103,7 +203,7 @@ struct PostgresServersTests {
                 throw error
             }
             await storage.close()
-            for server in servers { #expect(server.stop() == 0) }
+            for server in servers where server.isRunning { #expect(server.stop() == 0) }
         }
     }
 
@@ -167,4 +267,13 @@ struct PostgresServersTests {
         _ = try await b.logOut(.init(), metadata: auth)
         await expectStatus(.unauthenticated) { _ = try await a.getMyAccount(.init(), metadata: auth) }
     }
+}
+
+/// What a load against two servers saw: the writes acknowledged, and how the surviving server fared.
+final class LoadLedger: Sendable {
+    let emails = Mutex<[String]>([])
+    let messages = Mutex<[String]>([])
+    let killed = Mutex(false)
+    let failuresOnSecond = Mutex(0)
+    let callsOnSecondAfterKill = Mutex(0)
 }
