@@ -168,22 +168,14 @@ public final class InMemoryChatStore: ChatStore {
     {
         let now = now.roundedToMilliseconds
         return try state.withLock { state throws(DomainError) -> ReadMarkUpdate in
-            guard var conversation = state.conversations[conversationID] else {
-                throw ChatStoreError.conversationNotFound
+            switch try ChatRules.markRead(state.conversations[conversationID], by: userID, upTo: sequence) {
+            case .unchanged(let current):
+                return ReadMarkUpdate(readUpTo: current, events: [])
+            case .moved(let conversation, let receipt, let feeds):
+                state.conversations[conversationID] = conversation
+                let events = feeds.map { state.append(.readReceipt(receipt), to: $0, at: now) }
+                return ReadMarkUpdate(readUpTo: sequence, events: events)
             }
-            guard conversation.includes(userID) else { throw ChatStoreError.notParticipant }
-            guard sequence <= conversation.lastSequence else {
-                throw ChatStoreError.beyondLastMessage(conversation.lastSequence)
-            }
-            let current = conversation.readUpTo(userID)
-            guard sequence > current else { return ReadMarkUpdate(readUpTo: current, events: []) }
-            conversation.setReadUpTo(sequence, for: userID)
-            state.conversations[conversationID] = conversation
-            let receipt = ReadReceipt(conversationID: conversationID, readerID: userID, readUpTo: sequence)
-            let events = [userID, conversation.otherUser(than: userID)].map {
-                state.append(.readReceipt(receipt), to: $0, at: now)
-            }
-            return ReadMarkUpdate(readUpTo: sequence, events: events)
         }
     }
 
@@ -191,8 +183,9 @@ public final class InMemoryChatStore: ChatStore {
         let now = now.roundedToMilliseconds
         return try state.withLock { state throws(DomainError) in
             let blocked = state.blocks[blockerID, default: [:]]
-            guard blocked[blockedID] == nil else { return }
-            guard blocked.count < limit else { throw ChatStoreError.tooManyBlocks(limit) }
+            guard
+                try ChatRules.block(alreadyBlocked: blocked[blockedID] != nil, blocksHeld: blocked.count, limit: limit)
+            else { return }
             state.blocks[blockerID, default: [:]][blockedID] = now
         }
     }

@@ -132,25 +132,19 @@ public struct PostgresChatStore: ChatStore {
     {
         let now = now.roundedToMilliseconds
         return try await feedWrite { db in
-            guard var conversation = try await db.conversation(id: conversationID) else {
-                throw ChatStoreError.conversationNotFound
+            let loaded = try await db.conversation(id: conversationID)
+            switch try ChatRules.markRead(loaded, by: userID, upTo: sequence) {
+            case .unchanged(let current):
+                return ReadMarkUpdate(readUpTo: current, events: [])
+            case .moved(let conversation, let receipt, let feeds):
+                let sequences = try await db.reserveSequences(for: feeds)
+                try await db.save(conversation)
+                let events = zip(feeds, sequences).map { userID, sequence in
+                    FeedEvent(userID: userID, sequence: sequence, occurredAt: now, payload: .readReceipt(receipt))
+                }
+                try await db.insert(events)
+                return ReadMarkUpdate(readUpTo: sequence, events: events)
             }
-            guard conversation.includes(userID) else { throw ChatStoreError.notParticipant }
-            guard sequence <= conversation.lastSequence else {
-                throw ChatStoreError.beyondLastMessage(conversation.lastSequence)
-            }
-            let current = conversation.readUpTo(userID)
-            guard sequence > current else { return ReadMarkUpdate(readUpTo: current, events: []) }
-            conversation.setReadUpTo(sequence, for: userID)
-            let feeds = [userID, conversation.otherUser(than: userID)]
-            let sequences = try await db.reserveSequences(for: feeds)
-            try await db.save(conversation)
-            let receipt = ReadReceipt(conversationID: conversationID, readerID: userID, readUpTo: sequence)
-            let events = zip(feeds, sequences).map { userID, sequence in
-                FeedEvent(userID: userID, sequence: sequence, occurredAt: now, payload: .readReceipt(receipt))
-            }
-            try await db.insert(events)
-            return ReadMarkUpdate(readUpTo: sequence, events: events)
         }
     }
 
@@ -158,10 +152,9 @@ public struct PostgresChatStore: ChatStore {
         let now = now.roundedToMilliseconds
         try await storage.write { connection in
             let db = ChatConnection(connection, logger: storage.logger)
-            guard try await !db.blockExists(blockerID: blockerID, blockedID: blockedID) else { return }
-            guard try await db.blockCount(blockerID: blockerID) < limit else {
-                throw ChatStoreError.tooManyBlocks(limit)
-            }
+            let exists = try await db.blockExists(blockerID: blockerID, blockedID: blockedID)
+            let held = exists ? 0 : try await db.blockCount(blockerID: blockerID)
+            guard try ChatRules.block(alreadyBlocked: exists, blocksHeld: held, limit: limit) else { return }
             try await db.insertBlock(blockerID: blockerID, blockedID: blockedID, at: now)
         }
     }

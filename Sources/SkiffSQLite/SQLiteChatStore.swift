@@ -136,25 +136,18 @@ public struct SQLiteChatStore: ChatStore {
     {
         let now = now.roundedToMilliseconds
         return try await pool.domainWrite { db in
-            guard
-                var conversation = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT * FROM conversation WHERE id = ?"),
-                    arguments: [conversationID]
-                ).map(Self.conversation)
-            else { throw ChatStoreError.conversationNotFound }
-            guard conversation.includes(userID) else { throw ChatStoreError.notParticipant }
-            guard sequence <= conversation.lastSequence else {
-                throw ChatStoreError.beyondLastMessage(conversation.lastSequence)
+            let loaded = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM conversation WHERE id = ?"),
+                arguments: [conversationID]
+            ).map(Self.conversation)
+            switch try ChatRules.markRead(loaded, by: userID, upTo: sequence) {
+            case .unchanged(let current):
+                return ReadMarkUpdate(readUpTo: current, events: [])
+            case .moved(let conversation, let receipt, let feeds):
+                try Self.save(db, conversation)
+                let events = try feeds.map { try Self.append(db, .readReceipt(receipt), to: $0, key: nil, at: now) }
+                return ReadMarkUpdate(readUpTo: sequence, events: events)
             }
-            let current = conversation.readUpTo(userID)
-            guard sequence > current else { return ReadMarkUpdate(readUpTo: current, events: []) }
-            conversation.setReadUpTo(sequence, for: userID)
-            try Self.save(db, conversation)
-            let receipt = ReadReceipt(conversationID: conversationID, readerID: userID, readUpTo: sequence)
-            let events = try [userID, conversation.otherUser(than: userID)].map {
-                try Self.append(db, .readReceipt(receipt), to: $0, key: nil, at: now)
-            }
-            return ReadMarkUpdate(readUpTo: sequence, events: events)
         }
     }
 
@@ -168,13 +161,14 @@ public struct SQLiteChatStore: ChatStore {
                     ),
                     arguments: [blockerID, blockedID]
                 ) ?? false
-            guard !exists else { return }
             let count =
-                try Int.fetchOne(
+                exists
+                ? 0
+                : try Int.fetchOne(
                     db.cachedStatement(sql: "SELECT COUNT(*) FROM userBlock WHERE blockerID = ?"),
                     arguments: [blockerID]
                 ) ?? 0
-            guard count < limit else { throw ChatStoreError.tooManyBlocks(limit) }
+            guard try ChatRules.block(alreadyBlocked: exists, blocksHeld: count, limit: limit) else { return }
             try db.executeCached(
                 sql: "INSERT INTO userBlock (blockerID, blockedID, blockedAt) VALUES (?, ?, ?)",
                 arguments: [blockerID, blockedID, now.millisecondsSince1970]
