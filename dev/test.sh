@@ -51,5 +51,8 @@ if (($# == 0)); then
 fi
 
 # The PostgreSQL backend's tests run against a throw-away cluster on loopback (started and removed
-# by dev/postgres-cluster.sh); without SKIFF_TEST_POSTGRES_URL they fail rather than skip.
+# by dev/postgres-cluster.sh); without SKIFF_TEST_POSTGRES_URL they fail rather than skip. Every
+# statement they run is planned with sequential scans off and checked afterwards: a query shape no
+# index serves fails the run.
+export SKIFF_POSTGRES_PLAN_CHECK=1
 exec dev/postgres-cluster.sh swift test --no-parallel "$@"
