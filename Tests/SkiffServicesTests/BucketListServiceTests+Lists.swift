@@ -80,6 +80,9 @@ extension BucketListServiceTests {
             #expect(summer.bucketListID.hasPrefix("bkl_"))
             #expect(summer.name == "Summer")
             #expect(summer.ownerID == ann.id)
+            // "Oldest first" orders by creation time (milliseconds): two lists made within one
+            // millisecond are equally old, and their order is not the contract's.
+            try await Task.sleep(for: .milliseconds(3))
             let secret = try await client.createBucketList(
                 .with { $0.bucketList = Self.newList("Secret", .private) },
                 metadata: ann.auth
