@@ -62,7 +62,7 @@ extension SQLiteDatabase: StorageBackend {
 extension PostgresStorage: StorageBackend, HousekeepingLease {
     /// The services whose PostgreSQL store is built so far (issue 15 adds the others); placing another
     /// service on PostgreSQL is refused when the storage is opened, before any store is made.
-    public static let servicesBuilt: Set<String> = ["accounts", "bids", "chat"]
+    public static let servicesBuilt: Set<String> = ["accounts", "bids", "chat", "bucketlist"]
 
     public var name: String { location.description }
     public func makeAccountsStore() -> any AccountsStore { accountsStore() }
@@ -70,7 +70,7 @@ extension PostgresStorage: StorageBackend, HousekeepingLease {
     public func makeBidsStore() -> any BidsStore { bidsStore() }
     public func makeChatStore() -> any ChatStore { chatStore() }
     public func makeLostFoundStore() -> any LostFoundStore { notBuilt("lostfound") }
-    public func makeBucketListStore() -> any BucketListStore { notBuilt("bucketlist") }
+    public func makeBucketListStore() -> any BucketListStore { bucketListStore() }
 
     private func notBuilt(_ service: String) -> Never {
         preconditionFailure("\(service) has no PostgreSQL store yet; OpenedStorage.open refuses to place it there")

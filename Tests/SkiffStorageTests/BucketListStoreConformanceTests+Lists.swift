@@ -6,7 +6,7 @@ import Testing
 extension BucketListStoreConformanceTests {
     @Test(
         "Create lists: names unique per owner case-insensitively, then the per-user limit",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func createLists(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
@@ -37,7 +37,7 @@ extension BucketListStoreConformanceTests {
 
     @Test(
         "Entries come back in the order they were added: same instant, clock going back, removed and re-added",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func entriesInOrderAdded(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
@@ -70,7 +70,7 @@ extension BucketListStoreConformanceTests {
         }
     }
 
-    @Test("Update and delete lists: owner only; private lists are NOT_FOUND to others", arguments: StoreKind.embedded)
+    @Test("Update and delete lists: owner only; private lists are NOT_FOUND to others", arguments: StoreKind.allCases)
     func updateAndDeleteLists(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let open = try await store.createList(F.list("Open"), limit: 50)
@@ -119,7 +119,7 @@ extension BucketListStoreConformanceTests {
         }
     }
 
-    @Test("A user's lists: oldest first, paged; private ones only when asked", arguments: StoreKind.embedded)
+    @Test("A user's lists: oldest first, paged; private ones only when asked", arguments: StoreKind.allCases)
     func listsOfUser(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             var all: [BucketList] = []
@@ -156,7 +156,7 @@ extension BucketListStoreConformanceTests {
 
     @Test(
         "Entries: add once, limit, complete with date and note, un-complete, remove; counts",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func entries(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
@@ -307,7 +307,7 @@ extension BucketListStoreConformanceTests {
         }
     }
 
-    @Test("50 concurrent adds to a list with room for 10: exactly 10 entries", arguments: StoreKind.embedded)
+    @Test("50 concurrent adds to a list with room for 10: exactly 10 entries", arguments: StoreKind.allCases)
     func concurrentAdds(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let list = try await store.createList(F.list("Busy"), limit: 50)

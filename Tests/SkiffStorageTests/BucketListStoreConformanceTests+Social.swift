@@ -4,7 +4,7 @@ import SkiffDomain
 import Testing
 
 extension BucketListStoreConformanceTests {
-    @Test("Comments: oldest first, paged; author or host may delete; counts follow", arguments: StoreKind.embedded)
+    @Test("Comments: oldest first, paged; author or host may delete; counts follow", arguments: StoreKind.allCases)
     func comments(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let activity = try await store.createActivity(F.activity("Festival"))
@@ -56,7 +56,7 @@ extension BucketListStoreConformanceTests {
         }
     }
 
-    @Test("Follows: idempotent, most recent first, paged; counters", arguments: StoreKind.embedded)
+    @Test("Follows: idempotent, most recent first, paged; counters", arguments: StoreKind.allCases)
     func follows(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let first = try await store.follow(followerID: "usr_a", followeeID: "usr_star", now: F.at(1))
@@ -89,7 +89,7 @@ extension BucketListStoreConformanceTests {
 
     @Test(
         "Profile counters: private lists count only for their owner; completions counted once",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func profileCounters(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
@@ -127,7 +127,7 @@ extension BucketListStoreConformanceTests {
 extension BucketListStoreConformanceTests {
     @Test(
         "Comment paging is stable: comments added and deleted between pages cause no gaps or duplicates",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func commentPagingStability(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in

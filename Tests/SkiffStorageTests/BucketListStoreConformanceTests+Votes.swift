@@ -4,7 +4,7 @@ import SkiffDomain
 import Testing
 
 extension BucketListStoreConformanceTests {
-    @Test("One vote per user: up, change to down, repeat, clear; counts follow", arguments: StoreKind.embedded)
+    @Test("One vote per user: up, change to down, repeat, clear; counts follow", arguments: StoreKind.allCases)
     func votes(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let activity = try await store.createActivity(F.activity("Stargazing"))
@@ -31,7 +31,7 @@ extension BucketListStoreConformanceTests {
         }
     }
 
-    @Test("Re-casting the same vote keeps its time for trending", arguments: StoreKind.embedded)
+    @Test("Re-casting the same vote keeps its time for trending", arguments: StoreKind.allCases)
     func sameVoteKeepsTime(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let activity = try await store.createActivity(F.activity("Museum"))
@@ -44,7 +44,7 @@ extension BucketListStoreConformanceTests {
         }
     }
 
-    @Test("100 concurrent voters, each voting three times: counts equal the final votes", arguments: StoreKind.embedded)
+    @Test("100 concurrent voters, each voting three times: counts equal the final votes", arguments: StoreKind.allCases)
     func concurrentVoters(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let activity = try await store.createActivity(F.activity("Concert"))
@@ -71,7 +71,7 @@ extension BucketListStoreConformanceTests {
         }
     }
 
-    @Test("Concurrent votes and comments on many activities keep every counter exact", arguments: StoreKind.embedded)
+    @Test("Concurrent votes and comments on many activities keep every counter exact", arguments: StoreKind.allCases)
     func concurrentMixed(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             var ids: [String] = []

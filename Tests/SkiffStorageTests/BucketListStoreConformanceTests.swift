@@ -10,7 +10,7 @@ import Testing
 struct BucketListStoreConformanceTests {
     typealias F = BucketListFixture
 
-    @Test("Create an activity and read it back; dates rounded, counts start at 0", arguments: StoreKind.embedded)
+    @Test("Create an activity and read it back; dates rounded, counts start at 0", arguments: StoreKind.allCases)
     func createAndRead(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             var input = F.activity("Sunrise hike", at: 0.000_4) {
@@ -37,7 +37,7 @@ struct BucketListStoreConformanceTests {
         }
     }
 
-    @Test("Update: owner only; unchanged fields keep updatedAt; optional fields clear", arguments: StoreKind.embedded)
+    @Test("Update: owner only; unchanged fields keep updatedAt; optional fields clear", arguments: StoreKind.allCases)
     func update(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let activity = try await store.createActivity(
@@ -78,7 +78,7 @@ struct BucketListStoreConformanceTests {
         }
     }
 
-    @Test("Delete: owner only; votes, comments and list entries go with it", arguments: StoreKind.embedded)
+    @Test("Delete: owner only; votes, comments and list entries go with it", arguments: StoreKind.allCases)
     func delete(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let activity = try await store.createActivity(F.activity("Kayak"))
@@ -130,7 +130,7 @@ struct BucketListStoreConformanceTests {
         }
     }
 
-    @Test("Nearby: exact circle, nearest first, paged without gaps or duplicates", arguments: StoreKind.embedded)
+    @Test("Nearby: exact circle, nearest first, paged without gaps or duplicates", arguments: StoreKind.allCases)
     func nearbyByDistance(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             var expected: [String] = []
@@ -154,7 +154,7 @@ struct BucketListStoreConformanceTests {
 
     @Test(
         "Nearby by popularity: net votes, then distance; a token of another query is refused",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func nearbyByPopularity(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
@@ -187,7 +187,7 @@ struct BucketListStoreConformanceTests {
 
     @Test(
         "Nearby paging is stable: activities added between pages cause no duplicates or gaps",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func nearbyPagingStability(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
@@ -211,7 +211,7 @@ struct BucketListStoreConformanceTests {
         }
     }
 
-    @Test("Trending: decayed net votes in the window, near a point or everywhere", arguments: StoreKind.embedded)
+    @Test("Trending: decayed net votes in the window, near a point or everywhere", arguments: StoreKind.allCases)
     func trending(kind: StoreKind) async throws {
         try await withBucketListStore(kind) { store in
             let hour = 3600.0

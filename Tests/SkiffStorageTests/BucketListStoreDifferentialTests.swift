@@ -1,14 +1,15 @@
 import Foundation
 import SkiffBucketList
 import SkiffDomain
+import SkiffPostgres
 import SkiffSQLite
 import SkiffTesting
 import Testing
 
-/// The in-memory and SQLite stores side by side on seeded random data: every random nearby search (both
-/// orders, random circles and page sizes, near the antimeridian and the poles too) and every random
-/// trending query must give identical results.
-@Suite("BucketListStore differential (in-memory vs SQLite)")
+/// The in-memory, SQLite and PostgreSQL stores side by side on seeded random data: every random nearby
+/// search (both orders, random circles and page sizes, near the antimeridian and the poles too) and every
+/// random trending query must give identical results.
+@Suite("BucketListStore differential (in-memory vs SQLite vs PostgreSQL)")
 struct BucketListStoreDifferentialTests {
     typealias F = BucketListFixture
 
@@ -26,8 +27,16 @@ struct BucketListStoreDifferentialTests {
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
-    @Test("Random activities, votes and queries: identical results on both backends")
+    @Test("Random activities, votes and queries: identical results on every backend")
     func equivalence() async throws {
+        try await TestPostgres.withDatabase { postgres in
+            try await TestPostgres.withDatabase { walkingPostgres in
+                try await compare(postgres: postgres, walkingPostgres: walkingPostgres)
+            }
+        }
+    }
+
+    private func compare(postgres: PostgresStorage, walkingPostgres: PostgresStorage) async throws {
         var random = SeededGenerator(seed: 0xB0C4_2026)
         let activities = (0..<250).map { index in
             F.activity("A\(index)", point: Self.point(&random), at: Double(Int.random(in: 0..<50, using: &random)))
@@ -51,11 +60,12 @@ struct BucketListStoreDifferentialTests {
         defer { try? database.close() }
         let walking = try await SQLiteDatabase.open(atPath: directory.path("walking.sqlite"))
         defer { try? walking.close() }
-        // Stores 2 and 3 walk every circle holding 4 activities or more outwards (radius by radius, level by
-        // level) instead of reading the circle whole: the same answers are required of them.
+        // Stores 2, 3 and 5 walk every circle holding 4 activities or more outwards (radius by radius, level
+        // by level) instead of reading the circle whole: the same answers are required of them.
         let stores: [any BucketListStore] = [
             InMemoryBucketListStore(), database.bucketListStore(), InMemoryBucketListStore(collectLimit: 4),
-            walking.bucketListStore(collectLimit: 4),
+            walking.bucketListStore(collectLimit: 4), postgres.bucketListStore(),
+            walkingPostgres.bucketListStore(collectLimit: 4),
         ]
         for store in stores {
             for activity in activities { _ = try await store.createActivity(activity) }
@@ -69,7 +79,8 @@ struct BucketListStoreDifferentialTests {
             }
         }
         for activity in activities {
-            #expect(try await stores[0].activity(id: activity.id) == stores[1].activity(id: activity.id))
+            let stored = try await stores[0].activity(id: activity.id)
+            for store in stores.dropFirst() { #expect(try await store.activity(id: activity.id) == stored) }
         }
 
         var nonEmpty = 0

@@ -1,15 +1,29 @@
 import Foundation
 import SkiffBucketList
 import SkiffDomain
+import SkiffPostgres
 import SkiffSQLite
 import Testing
 
-/// Runs `body` with a fresh, empty BucketList store of the given kind (see ``withAccountsStore(_:_:)``).
+/// Runs `body` with a fresh, empty BucketList store of the given kind (see ``withAccountsStore(_:_:)``);
+/// with a `collectLimit`, one that walks nearby and trending circles holding that many activities or more
+/// (tests set it low to exercise the walks on small data).
 func withBucketListStore(
     _ kind: StoreKind,
+    collectLimit: Int? = nil,
     _ body: (any BucketListStore) async throws -> Void
 ) async throws {
-    try await withStore(kind, memory: { InMemoryBucketListStore() }, sqlite: { $0.bucketListStore() }, body)
+    try await withStore(
+        kind,
+        memory: { collectLimit.map { InMemoryBucketListStore(collectLimit: $0) } ?? InMemoryBucketListStore() },
+        sqlite: { database in
+            collectLimit.map { database.bucketListStore(collectLimit: $0) } ?? database.bucketListStore()
+        },
+        postgres: { storage in
+            collectLimit.map { storage.bucketListStore(collectLimit: $0) } ?? storage.bucketListStore()
+        },
+        body
+    )
 }
 
 /// Builders for BucketList test data.
