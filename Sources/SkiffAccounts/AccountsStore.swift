@@ -3,7 +3,7 @@ public import SkiffDomain
 
 /// Persistence for the Accounts service: one method per use case, each atomic.
 ///
-/// Every backend (``InMemoryAccountsStore``, the SQLite store, PostgreSQL later) must behave exactly alike;
+/// Every backend (``InMemoryAccountsStore``, the SQLite store, the PostgreSQL store) must behave exactly alike;
 /// the shared conformance suite in `Tests/SkiffStorageTests` proves it.
 ///
 /// ## Implementation requirements

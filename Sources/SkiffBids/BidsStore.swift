@@ -3,7 +3,7 @@ public import SkiffDomain
 
 /// Persistence for the Bids service: one method per use case, each one atomic transaction.
 ///
-/// Every backend (``InMemoryBidsStore``, the SQLite store, PostgreSQL later) must behave exactly alike;
+/// Every backend (``InMemoryBidsStore``, the SQLite store, the PostgreSQL store) must behave exactly alike;
 /// the shared conformance suite in `Tests/SkiffStorageTests` proves it. The rules themselves are in
 /// ``BidLifecycle``, which every backend calls inside its transaction, so only loading and saving differ.
 ///

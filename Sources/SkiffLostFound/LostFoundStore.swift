@@ -3,7 +3,7 @@ public import SkiffDomain
 
 /// Persistence for the LostFound service: one method per use case, each atomic.
 ///
-/// Every backend (``InMemoryLostFoundStore``, the SQLite store, PostgreSQL later) must behave exactly alike,
+/// Every backend (``InMemoryLostFoundStore``, the SQLite store, the PostgreSQL store) must behave exactly alike,
 /// search and matching included; the shared conformance suite in `Tests/SkiffStorageTests` proves it.
 ///
 /// ## Implementation requirements

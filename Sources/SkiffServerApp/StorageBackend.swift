@@ -60,21 +60,13 @@ extension SQLiteDatabase: StorageBackend {
 }
 
 extension PostgresStorage: StorageBackend, HousekeepingLease {
-    /// The services whose PostgreSQL store is built so far (issue 15 adds the others); placing another
-    /// service on PostgreSQL is refused when the storage is opened, before any store is made.
-    public static let servicesBuilt: Set<String> = ["accounts", "bids", "chat", "bucketlist"]
-
     public var name: String { location.description }
     public func makeAccountsStore() -> any AccountsStore { accountsStore() }
-    public func makeListingsStore() -> any ListingsStore { notBuilt("listings") }
+    public func makeListingsStore() -> any ListingsStore { listingsStore() }
     public func makeBidsStore() -> any BidsStore { bidsStore() }
     public func makeChatStore() -> any ChatStore { chatStore() }
-    public func makeLostFoundStore() -> any LostFoundStore { notBuilt("lostfound") }
+    public func makeLostFoundStore() -> any LostFoundStore { lostFoundStore() }
     public func makeBucketListStore() -> any BucketListStore { bucketListStore() }
-
-    private func notBuilt(_ service: String) -> Never {
-        preconditionFailure("\(service) has no PostgreSQL store yet; OpenedStorage.open refuses to place it there")
-    }
 }
 
 /// The storage backends an application opened, one per distinct ``StorageSelection/Backend`` (services
@@ -96,20 +88,6 @@ public final class OpenedStorage: Service, Sendable {
         var opened: [StorageSelection.Backend: any StorageBackend] = [:]
         var order: [any StorageBackend] = []
         var byService: [String: any StorageBackend] = [:]
-        let unbuilt = StorageSelection.services.filter { service in
-            if case .postgres = selection.backend(for: service) {
-                return !PostgresStorage.servicesBuilt.contains(service)
-            }
-            return false
-        }
-        guard unbuilt.isEmpty else {
-            throw StorageSelectionError(
-                "PostgreSQL does not hold \(unbuilt.joined(separator: ", ")) yet (only "
-                    + "\(PostgresStorage.servicesBuilt.sorted().joined(separator: ", "))): place "
-                    + (unbuilt.count == 1 ? "it" : "them")
-                    + " elsewhere, e.g. --storage \(unbuilt[0])=sqlite:./data/skiff.sqlite"
-            )
-        }
         do {
             for service in StorageSelection.services {
                 let choice = selection.backend(for: service)
@@ -139,7 +117,16 @@ public final class OpenedStorage: Service, Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             return try await SQLiteDatabase.open(atPath: path)
         case .postgres(let location):
-            return try await PostgresStorage.open(location, logger: Logger(label: "skiff.postgres"))
+            let storage = try await PostgresStorage.open(location, logger: Logger(label: "skiff.postgres"))
+            do {
+                // Zip-only listings' search points follow the app's ZIP-code table, which migrations
+                // cannot read (as on SQLite).
+                try await storage.fillListingsSearchPoints(centroids: try ZipCentroids.bundled())
+            } catch {
+                await storage.close()
+                throw error
+            }
+            return storage
         }
     }
 

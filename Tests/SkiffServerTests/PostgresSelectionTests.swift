@@ -31,20 +31,4 @@ struct PostgresSelectionTests {
             }
         }
     }
-
-    @Test("Services whose PostgreSQL store is not built yet are refused before anything opens")
-    func refusesUnbuiltServices() async throws {
-        let unbuilt = StorageSelection.services.filter { !PostgresStorage.servicesBuilt.contains($0) }
-        try #require(!unbuilt.isEmpty, "every service is on PostgreSQL: remove this test")
-        // Nothing listens here: the refusal must come before any connection is tried.
-        let selection = try StorageSelection.parse(["postgres://skiff@127.0.0.1:1/none?sslmode=disable"])
-        do {
-            let opened = try await OpenedStorage.open(selection, logger: Logger(label: "test"))
-            try await opened.close()
-            Issue.record("opened services PostgreSQL does not hold yet")
-        } catch let error as StorageSelectionError {
-            #expect(error.description.contains(unbuilt[0]), "\(error.description)")
-            #expect(error.description.contains("--storage \(unbuilt[0])=sqlite:"))
-        }
-    }
 }

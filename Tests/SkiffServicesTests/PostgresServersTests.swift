@@ -6,6 +6,7 @@ import SkiffClient
 import SkiffCore
 import SkiffDomain
 import SkiffPostgres
+import SkiffServerApp
 import SkiffTesting
 import SwiftProtobuf
 import Synchronization
@@ -75,9 +76,90 @@ struct PostgresServersTests {
         }
     }
 
+    @Test(
+        "Every service on one database: a bid through one server reaches the seller's feed on the other; racing acceptances sell once"
+    )
+    func marketplaceAcrossServers() async throws {
+        try await withTwoServers(placing: StorageSelection.services) { storage, a, b in
+            try await Self.seedAccount(storage, email: "seller@campus.edu", name: "Seller")
+            let sellerOnA = try await Self.logIn(AccountsClient(transport: a), "seller@campus.edu")
+            var buyers: [Metadata] = []
+            for index in 0..<2 {
+                try await Self.seedAccount(storage, email: "buyer\(index)@campus.edu", name: "Buyer \(index)")
+                buyers.append(try await Self.logIn(AccountsClient(transport: b), "buyer\(index)@campus.edu"))
+            }
+            let feed = FeedLog()
+            let following = Task {
+                try await ChatClient(transport: a).subscribeFeed(.with { $0.fromLatest = true }, metadata: sellerOnA) {
+                    response in
+                    for try await event in response.messages { feed.append(event) }
+                }
+            }
+            defer { following.cancel() }
+            try await Task.sleep(for: .milliseconds(200))  // the subscription is in place
+
+            // The listing is made through one server, found and bid on through the other.
+            let listing = try await Skiff_Listings_V1_Listings.Client(transport: a).createListing(
+                .with {
+                    $0.listing.title = "Desk lamp"
+                    $0.listing.priceCents = 1_500
+                    $0.listing.category = .furniture
+                    $0.listing.condition = .lightlyUsed
+                    $0.listing.biddingEnabled = true
+                    $0.listing.location.zipCode = "37235"
+                },
+                metadata: sellerOnA
+            ).listing
+            let found = try await Skiff_Listings_V1_Listings.Client(transport: b).searchListings(
+                .with { $0.query = "lamp" }
+            )
+            #expect(found.results.map { $0.listing.listingID } == [listing.listingID])
+            let bidsOnB = Skiff_Bids_V1_Bids.Client(transport: b)
+            var bidIDs: [String] = []
+            for (index, buyer) in buyers.enumerated() {
+                bidIDs.append(
+                    try await bidsOnB.placeBid(
+                        .with {
+                            $0.listingID = listing.listingID
+                            $0.amountCents = 1_500 + Int64(index) * 100
+                        },
+                        metadata: buyer
+                    ).bid.bidID
+                )
+            }
+            #expect(
+                await feed.wait(milliseconds: 5_000) { events in
+                    Set(events.filter { $0.bid.kind == .placed }.map(\.bid.bidID)) == Set(bidIDs)
+                },
+                "the bids placed through the other server did not reach the seller's feed"
+            )
+
+            // The seller accepts both bids at once, one through each server: one sale.
+            let sellerOnB = try await Self.logIn(AccountsClient(transport: b), "seller@campus.edu")
+            let (firstBid, secondBid) = (bidIDs[0], bidIDs[1])
+            async let first = Self.outcome {
+                try await Skiff_Bids_V1_Bids.Client(transport: a).acceptBid(
+                    .with { $0.bidID = firstBid },
+                    metadata: sellerOnA
+                )
+            }
+            async let second = Self.outcome {
+                try await bidsOnB.acceptBid(.with { $0.bidID = secondBid }, metadata: sellerOnB)
+            }
+            let outcomes = await [first, second]
+            let sales = outcomes.compactMap { try? $0.get().sale.saleID }
+            #expect(sales.count == 1, "\(outcomes)")
+            // The other is refused as the contract says: the listing is sold (FAILED_PRECONDITION), or an
+            // acceptance of it is under way (ABORTED).
+            for case .failure(let error) in outcomes {
+                #expect([.failedPrecondition, .aborted].contains((error as? RPCError)?.code), "\(error)")
+            }
+        }
+    }
+
     @Test("kill -9 of one server under load loses no acknowledged write, and the other serves throughout")
     func killOneUnderLoad() async throws {
-        try await withTwoServers(placing: ["accounts", "chat"]) { storage, servers, a, b in
+        try await withTwoServerProcesses(placing: ["accounts", "chat"]) { storage, servers, a, b in
             let aliceID = try await Self.seedAccount(storage, email: "alice@campus.edu", name: "Alice")
             try await Self.seedAccount(storage, email: "bob@campus.edu", name: "Bob")
             let bob = try await Self.logIn(AccountsClient(transport: b), "bob@campus.edu")
@@ -173,10 +255,10 @@ struct PostgresServersTests {
         placing services: [String],
         _ body: (PostgresStorage, any ClientTransport, any ClientTransport) async throws -> Void
     ) async throws {
-        try await withTwoServers(placing: services) { storage, _, a, b in try await body(storage, a, b) }
+        try await withTwoServerProcesses(placing: services) { storage, _, a, b in try await body(storage, a, b) }
     }
 
-    private func withTwoServers(
+    private func withTwoServerProcesses(
         placing services: [String],
         _ body: (PostgresStorage, [ServerProcess], any ClientTransport, any ClientTransport) async throws -> Void
     ) async throws {
@@ -222,6 +304,15 @@ struct PostgresServersTests {
             )
         )
         return account.id
+    }
+
+    /// What `body` returned or threw.
+    private static func outcome<T: Sendable>(_ body: @Sendable () async throws -> T) async -> Result<T, any Error> {
+        do {
+            return .success(try await body())
+        } catch {
+            return .failure(error)
+        }
     }
 
     private static func logIn(_ accounts: AccountsClient, _ email: String) async throws -> Metadata {

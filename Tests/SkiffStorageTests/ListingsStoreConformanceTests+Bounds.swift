@@ -6,7 +6,7 @@ import Testing
 extension ListingsStoreConformanceTests {
     @Test(
         "A tag filter of any size is one SQL condition: 1,000 tags answer (no 'Expression tree is too large')",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func manyFilterTags(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
@@ -27,7 +27,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "Distances to others' listings: measured to the point's grid cell and rounded; exact for the seller",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func approximateDistances(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in

@@ -23,7 +23,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "Comments: oldest first in posting order (same millisecond included), seller replies, who is told",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func comments(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
@@ -69,7 +69,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "Comment rules: replies by the seller to comments of the listing only, not to replies; active listings only; 500 at most",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func commentRules(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
@@ -137,7 +137,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "DeleteComment: by its author or the listing's seller, with the replies to it; nobody else",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func deleteComment(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in

@@ -4,7 +4,7 @@ import SkiffListings
 import Testing
 
 extension ListingsStoreConformanceTests {
-    @Test("An image is read piece by piece: its header, then any range of its bytes", arguments: StoreKind.embedded)
+    @Test("An image is read piece by piece: its header, then any range of its bytes", arguments: StoreKind.allCases)
     func imageReadInPieces(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             var image = F.image(id: "img_big")
@@ -28,7 +28,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "Images no listing uses are deleted once older than the cutoff; attached and kept ones stay",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func deleteUnattachedImages(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in

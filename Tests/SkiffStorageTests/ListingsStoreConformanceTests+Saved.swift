@@ -6,7 +6,7 @@ import Testing
 extension ListingsStoreConformanceTests {
     @Test(
         "Saved listings: save twice keeps the date, active only, limit, list order, unsave",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func saved(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
@@ -58,7 +58,7 @@ extension ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Change events: per user's saved listings, after a sequence, pruned by age", arguments: StoreKind.embedded)
+    @Test("Change events: per user's saved listings, after a sequence, pruned by age", arguments: StoreKind.allCases)
     func changes(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let created = try await store.create([F.listing("A"), F.listing("B", at: 1)])
@@ -89,7 +89,7 @@ extension ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Concurrent markSold: exactly one call makes the transition", arguments: StoreKind.embedded)
+    @Test("Concurrent markSold: exactly one call makes the transition", arguments: StoreKind.allCases)
     func concurrentMarkSold(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let listing = try await store.createListing(F.listing("Hot item"), requestID: nil)

@@ -48,7 +48,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "Keywords: every word must match title, description or tags; the last one as a prefix",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func keywords(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
@@ -68,7 +68,7 @@ extension ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Filters: category, condition, price, tags, made on campus, posted since", arguments: StoreKind.embedded)
+    @Test("Filters: category, condition, price, tags, made on campus, posted since", arguments: StoreKind.allCases)
     func filters(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let c = try await catalogue(store)
@@ -96,7 +96,7 @@ extension ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Seller filter never matches anonymous listings, except for their seller", arguments: StoreKind.embedded)
+    @Test("Seller filter never matches anonymous listings, except for their seller", arguments: StoreKind.allCases)
     func sellerFilter(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let c = try await catalogue(store)
@@ -116,7 +116,7 @@ extension ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Statuses: active by default; sold on request; withdrawn never", arguments: StoreKind.embedded)
+    @Test("Statuses: active by default; sold on request; withdrawn never", arguments: StoreKind.allCases)
     func statuses(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let c = try await catalogue(store)
@@ -131,7 +131,7 @@ extension ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Sorts: price, title, relevance and distance, ties newest first", arguments: StoreKind.embedded)
+    @Test("Sorts: price, title, relevance and distance, ties newest first", arguments: StoreKind.allCases)
     func sorts(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let c = try await catalogue(store)
@@ -174,7 +174,7 @@ extension ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Paging is stable while listings are inserted between pages", arguments: StoreKind.embedded)
+    @Test("Paging is stable while listings are inserted between pages", arguments: StoreKind.allCases)
     func pagingStability(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             var input: [Listing] = []

@@ -25,7 +25,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "Zip-only listings are found by `near` at their zip code's centroid, in distance order with point listings",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func zipOnlyNear(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
@@ -61,7 +61,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "Zip-only listings outside the radius, and listings with an unknown zip code, do not match",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func zipOnlyOutside(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
@@ -91,7 +91,7 @@ extension ListingsStoreConformanceTests {
 
     @Test(
         "Editing the location moves the search point: a point wins over the zip code, removing it goes back",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func zipOnlyUpdate(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in

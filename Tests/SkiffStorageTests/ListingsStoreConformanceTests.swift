@@ -10,7 +10,7 @@ import Testing
 struct ListingsStoreConformanceTests {
     typealias F = ListingFixture
 
-    @Test("Create a listing and read it back; dates are rounded to milliseconds", arguments: StoreKind.embedded)
+    @Test("Create a listing and read it back; dates are rounded to milliseconds", arguments: StoreKind.allCases)
     func createAndRead(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let image = F.image()
@@ -35,7 +35,7 @@ struct ListingsStoreConformanceTests {
         }
     }
 
-    @Test("request_id makes a retry return the first listing; other fields are refused", arguments: StoreKind.embedded)
+    @Test("request_id makes a retry return the first listing; other fields are refused", arguments: StoreKind.allCases)
     func idempotentCreate(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let first = try await store.createListing(F.listing("Bike"), requestID: "req-1")
@@ -51,7 +51,7 @@ struct ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Images must exist and belong to the seller, checked in order", arguments: StoreKind.embedded)
+    @Test("Images must exist and belong to the seller, checked in order", arguments: StoreKind.allCases)
     func imageChecks(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let mine = F.image()
@@ -85,7 +85,7 @@ struct ListingsStoreConformanceTests {
 
     @Test(
         "Update: seller only, active only, change events by kind, none without a change",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func update(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
@@ -134,7 +134,7 @@ struct ListingsStoreConformanceTests {
         }
     }
 
-    @Test("Status: sold and withdrawn are final, repeats succeed without an event", arguments: StoreKind.embedded)
+    @Test("Status: sold and withdrawn are final, repeats succeed without an event", arguments: StoreKind.allCases)
     func status(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             let listings = try await store.create([F.listing("A"), F.listing("B", at: 1)])
@@ -169,7 +169,7 @@ struct ListingsStoreConformanceTests {
         }
     }
 
-    @Test("A seller's listings: newest first, status filter, keyset paging", arguments: StoreKind.embedded)
+    @Test("A seller's listings: newest first, status filter, keyset paging", arguments: StoreKind.allCases)
     func sellerListings(kind: StoreKind) async throws {
         try await withListingsStore(kind) { store in
             var input: [Listing] = []

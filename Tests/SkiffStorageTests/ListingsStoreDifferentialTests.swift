@@ -1,13 +1,15 @@
 import Foundation
 import SkiffDomain
 import SkiffListings
+import SkiffPostgres
 import SkiffSQLite
 import SkiffTesting
 import Testing
 
-/// The in-memory and SQLite stores side by side on one seeded random corpus: every random search
-/// (keywords through FTS5 vs. the Swift scan, filters, sorts, page sizes) must give identical pages.
-@Suite("ListingsStore differential (in-memory vs SQLite)")
+/// The in-memory, SQLite and PostgreSQL stores side by side on one seeded random corpus: every random
+/// search (keywords through FTS5, through PostgreSQL's GIN index and through the Swift scan, filters,
+/// sorts, page sizes) must give identical pages.
+@Suite("ListingsStore differential (in-memory vs SQLite vs PostgreSQL)")
 struct ListingsStoreDifferentialTests {
     static let words = [
         "bike", "bicycle", "lamp", "desk", "chair", "crème", "brûlée", "café", "Straße", "naïve", "vintage",
@@ -20,7 +22,7 @@ struct ListingsStoreDifferentialTests {
         "iphone", "zzz", "bike red", "red bi", "café crème", "e",
     ]
 
-    @Test("Random corpus, random queries: identical pages on both backends")
+    @Test("Random corpus, random queries: identical pages on every backend")
     func equivalence() async throws {
         var random = SeededGenerator(seed: 0x5EED_2026)
         // A few thousand listings: enough for the in-memory indexes to take both paths (walking an order's
@@ -30,11 +32,24 @@ struct ListingsStoreDifferentialTests {
         defer { directory.remove() }
         let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
         defer { try? database.close() }
-        // SQLite first; then the in-memory store as it chooses, and forced down each of its two paths.
-        let stores: [any ListingsStore] = [
-            database.listingsStore(), InMemoryListingsStore(), InMemoryListingsStore(searchCosts: .alwaysCollect),
-            InMemoryListingsStore(searchCosts: .alwaysWalk),
-        ]
+        try await TestPostgres.withDatabase { postgres in
+            // SQLite first; then the in-memory store as it chooses, and forced down each of its two paths;
+            // then PostgreSQL.
+            let stores: [any ListingsStore] = [
+                database.listingsStore(), InMemoryListingsStore(), InMemoryListingsStore(searchCosts: .alwaysCollect),
+                InMemoryListingsStore(searchCosts: .alwaysWalk), postgres.listingsStore(),
+            ]
+            try await Self.compare(stores, corpus: corpus, random: &random)
+        }
+    }
+
+    /// Fills every store with the corpus (then updates and closes some listings), and checks that 150
+    /// random searches give every store the pages the first one gives.
+    static func compare(
+        _ stores: [any ListingsStore],
+        corpus: [Listing],
+        random: inout SeededGenerator
+    ) async throws {
         for store in stores {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for part in stride(from: 0, to: corpus.count, by: 250) {
@@ -72,8 +87,8 @@ struct ListingsStoreDifferentialTests {
             var memory: [ListingSearchHit] = []
             for (variant, store) in stores.dropFirst().enumerated() {
                 memory = try await store.searchAll(query, pageSize: pageSize)
-                #expect(memory.map(\.listing) == sqlite.map(\.listing), "round \(round), memory #\(variant): \(query)")
-                #expect(memory.map(\.distanceKm) == sqlite.map(\.distanceKm), "round \(round), memory #\(variant)")
+                #expect(memory.map(\.listing) == sqlite.map(\.listing), "round \(round), store #\(variant): \(query)")
+                #expect(memory.map(\.distanceKm) == sqlite.map(\.distanceKm), "round \(round), store #\(variant)")
             }
             if !memory.isEmpty { nonEmpty += 1 }
             if query.filter.near != nil { zipOnlyNear += memory.count { $0.listing.location.point == nil } }

@@ -7,7 +7,7 @@ import Testing
 extension LostFoundStoreConformanceTests {
     @Test(
         "A reporter's items: newest first in every status, filtered by status, paged, with match counts",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func ownItems(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in

@@ -6,7 +6,7 @@ import Testing
 extension LostFoundStoreConformanceTests {
     @Test(
         "Distances to others' items: measured to the point's grid cell and rounded, in filter, order and result",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func approximateDistances(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in

@@ -8,7 +8,7 @@ import Testing
 extension LostFoundStoreConformanceTests {
     @Test(
         "Keywords match title and description, folded, every word, the last as a prefix",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func keywords(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
@@ -27,7 +27,7 @@ extension LostFoundStoreConformanceTests {
         }
     }
 
-    @Test("Statuses (open by default), categories and building filter", arguments: StoreKind.embedded)
+    @Test("Statuses (open by default), categories and building filter", arguments: StoreKind.allCases)
     func filters(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
             let items = try await store.report([
@@ -58,7 +58,7 @@ extension LostFoundStoreConformanceTests {
 
     @Test(
         "A circle keeps items with a point inside, each with its distance; sort by distance",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func distance(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
@@ -87,7 +87,7 @@ extension LostFoundStoreConformanceTests {
 
     @Test(
         "Paging is stable while items are reported between pages; tokens are tied to the query",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func paging(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
@@ -121,7 +121,7 @@ extension LostFoundStoreConformanceTests {
         }
     }
 
-    @Test("Pages hold at most 100 items, whatever the size asked", arguments: StoreKind.embedded)
+    @Test("Pages hold at most 100 items, whatever the size asked", arguments: StoreKind.allCases)
     func pageCap(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
             _ = try await store.report((0..<103).map { F.item(.found, "Glove \($0)", at: Double($0)) })

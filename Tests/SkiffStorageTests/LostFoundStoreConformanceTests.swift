@@ -9,7 +9,7 @@ import Testing
 struct LostFoundStoreConformanceTests {
     typealias F = LostFoundFixture
 
-    @Test("Report an item and read it back; dates are rounded to milliseconds", arguments: StoreKind.embedded)
+    @Test("Report an item and read it back; dates are rounded to milliseconds", arguments: StoreKind.allCases)
     func reportAndRead(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
             var input = F.item(.found, "Silver keys", at: 0.000_4) {
@@ -37,7 +37,7 @@ struct LostFoundStoreConformanceTests {
         }
     }
 
-    @Test("Update changes fields of an open item of its reporter; errors in order", arguments: StoreKind.embedded)
+    @Test("Update changes fields of an open item of its reporter; errors in order", arguments: StoreKind.allCases)
     func update(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
             let item = try await store.reportItem(F.item(.lost, "Red umbrella"), matcher: .standard).item
@@ -81,7 +81,7 @@ struct LostFoundStoreConformanceTests {
         }
     }
 
-    @Test("Mark returned: once, by the reporter; again is a no-op", arguments: StoreKind.embedded)
+    @Test("Mark returned: once, by the reporter; again is a no-op", arguments: StoreKind.allCases)
     func markReturned(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
             let item = try await store.reportItem(F.item(.found, "Blue backpack"), matcher: .standard).item
@@ -109,7 +109,7 @@ struct LostFoundStoreConformanceTests {
 
     @Test(
         "A report scores at most maximumCandidates candidates: the latest to occur, ties by the greater id",
-        arguments: StoreKind.embedded
+        arguments: StoreKind.allCases
     )
     func candidatesAreBounded(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
@@ -147,7 +147,7 @@ struct LostFoundStoreConformanceTests {
         }
     }
 
-    @Test("Reporting records matches in both directions, only with open candidates", arguments: StoreKind.embedded)
+    @Test("Reporting records matches in both directions, only with open candidates", arguments: StoreKind.allCases)
     func matching(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
             let wallet = try await store.reportItem(F.item(.lost, "Black leather wallet"), matcher: .standard).item
@@ -217,7 +217,7 @@ struct LostFoundStoreConformanceTests {
         }
     }
 
-    @Test("Matches page best first, then newest, stably, with tokens tied to the item", arguments: StoreKind.embedded)
+    @Test("Matches page best first, then newest, stably, with tokens tied to the item", arguments: StoreKind.allCases)
     func matchPaging(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
             let found = try await store.reportItem(F.item(.found, "Black leather wallet"), matcher: .standard).item

@@ -1,6 +1,7 @@
 import Foundation
 import SkiffDomain
 import SkiffListings
+import SkiffPostgres
 import SkiffSQLite
 import Testing
 
@@ -9,7 +10,13 @@ func withListingsStore(
     _ kind: StoreKind,
     _ body: (any ListingsStore) async throws -> Void
 ) async throws {
-    try await withStore(kind, memory: { InMemoryListingsStore() }, sqlite: { $0.listingsStore() }, body)
+    try await withStore(
+        kind,
+        memory: { InMemoryListingsStore() },
+        sqlite: { $0.listingsStore() },
+        postgres: { $0.listingsStore() },
+        body
+    )
 }
 
 /// Builders for listing test data.

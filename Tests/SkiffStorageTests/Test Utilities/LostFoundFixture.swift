@@ -1,6 +1,7 @@
 import Foundation
 import SkiffDomain
 import SkiffLostFound
+import SkiffPostgres
 import SkiffSQLite
 import Testing
 
@@ -9,7 +10,13 @@ func withLostFoundStore(
     _ kind: StoreKind,
     _ body: (any LostFoundStore) async throws -> Void
 ) async throws {
-    try await withStore(kind, memory: { InMemoryLostFoundStore() }, sqlite: { $0.lostFoundStore() }, body)
+    try await withStore(
+        kind,
+        memory: { InMemoryLostFoundStore() },
+        sqlite: { $0.lostFoundStore() },
+        postgres: { $0.lostFoundStore() },
+        body
+    )
 }
 
 /// Builders for lost-and-found test data.

@@ -1,0 +1,219 @@
+import Foundation
+import SkiffDomain
+import SkiffListings
+import SkiffPostgres
+import SkiffTesting
+import Testing
+
+/// The PostgreSQL listings store as several servers use it: each "server" is a ``PostgresStorage`` of
+/// its own (its own pool) on one database, so nothing but PostgreSQL settles their races.
+@Suite("ListingsStore on PostgreSQL: several servers on one database")
+struct ListingsStorePostgresTests {
+    typealias F = ListingFixture
+
+    /// Runs `body` with `count` storages on one new database, each opened as a separate server would.
+    private func withServers(_ count: Int, _ body: ([PostgresStorage]) async throws -> Void) async throws {
+        try await TestPostgres.withDatabaseLocation { location in
+            var storages: [PostgresStorage] = []
+            do {
+                for _ in 0..<count { storages.append(try await PostgresStorage.open(location)) }
+                try await body(storages)
+            } catch {
+                for storage in storages { await storage.close() }
+                throw error
+            }
+            for storage in storages { await storage.close() }
+        }
+    }
+
+    /// Runs `operation` for each index concurrently; returns what each returned or threw, by index.
+    private func race<T: Sendable>(
+        _ count: Int,
+        _ operation: @escaping @Sendable (Int) async throws -> T
+    ) async -> [Result<T, any Error>] {
+        await withTaskGroup(of: (Int, Result<T, any Error>).self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    do {
+                        return (index, .success(try await operation(index)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [Int: Result<T, any Error>] = [:]
+            for await (index, result) in group { results[index] = result }
+            return (0..<count).compactMap { results[$0] }
+        }
+    }
+
+    @Test("Three servers mark one listing sold 30 times at once: one transition, one event")
+    func markSoldAcrossServers() async throws {
+        try await withServers(3) { servers in
+            let stores = servers.map { $0.listingsStore() }
+            let listing = try await stores[0].createListing(F.listing("Hot item"), requestID: nil)
+            let results = await race(30) { index in
+                try await stores[index % 3].setStatus(id: listing.id, to: .sold, by: .system, now: F.t0).transitioned
+            }
+            let transitions = try results.map { try $0.get() }
+            #expect(transitions.count(where: { $0 }) == 1)
+            for store in stores {
+                #expect(try await store.listing(id: listing.id)?.status == .sold)
+                #expect(try await store.change(sequence: 1)?.kind == .sold)
+                #expect(try await store.change(sequence: 2) == nil)
+            }
+        }
+    }
+
+    @Test("Three servers record changes to 24 listings at once: sequences 1…24 without gaps, in commit order")
+    func gaplessSequencesAcrossServers() async throws {
+        try await withServers(3) { servers in
+            let stores = servers.map { $0.listingsStore() }
+            let listings = try await stores[0].create((0..<24).map { F.listing("Item \($0)", at: Double($0)) })
+            for listing in listings {
+                _ = try await stores[1].saveListing(userID: "usr_watcher", listingID: listing.id, now: F.t0, limit: 500)
+            }
+            let results = await race(24) { index in
+                var changes = ListingChanges()
+                changes.priceCents = 500 + Int64(index)
+                return try await stores[index % 3].updateListing(
+                    id: listings[index].id,
+                    sellerID: F.seller,
+                    changes: changes,
+                    now: F.t0 + 60
+                ).event?.sequence
+            }
+            let sequences = try results.map { try #require(try $0.get()) }
+            #expect(sequences.sorted() == Array(1...24))
+            let feed = try await stores[2].changes(forUser: "usr_watcher", after: 0, limit: 100)
+            #expect(feed.map(\.sequence) == Array(1...24))
+            #expect(Set(feed.map(\.listingID)) == Set(listings.map(\.id)))
+        }
+    }
+
+    @Test("Three servers save 12 listings for one user at once with a limit of 5: exactly 5 are saved")
+    func savedLimitAcrossServers() async throws {
+        try await withServers(3) { servers in
+            let stores = servers.map { $0.listingsStore() }
+            let listings = try await stores[0].create((0..<12).map { F.listing("Item \($0)", at: Double($0)) })
+            let results = await race(12) { index in
+                try await stores[index % 3].saveListing(
+                    userID: "usr_1",
+                    listingID: listings[index].id,
+                    now: F.t0,
+                    limit: 5
+                )
+            }
+            let saved = results.filter { if case .success = $0 { true } else { false } }
+            #expect(saved.count == 5)
+            for result in results {
+                if case .failure(let error) = result { #expect(error as? DomainError == ListingsStoreError.savedLimit) }
+            }
+            #expect(try await stores[1].savedListings(userID: "usr_1", page: PageRequest(size: 50)).items.count == 5)
+        }
+    }
+
+    @Test("Three servers create with one request id at once: one listing, every call gets it")
+    func requestIDAcrossServers() async throws {
+        try await withServers(3) { servers in
+            let stores = servers.map { $0.listingsStore() }
+            let results = await race(9) { index in
+                try await stores[index % 3].createListing(
+                    F.listing("Desk", id: "lst_race_\(index)"),
+                    requestID: "req_1"
+                )
+            }
+            let created = try results.map { try $0.get() }
+            #expect(Set(created.map(\.id)).count == 1)
+            let mine = try await stores[2].sellerListings(sellerID: F.seller, statuses: [], page: PageRequest(size: 50))
+            #expect(mine.items.map(\.id) == [created[0].id])
+        }
+    }
+
+    @Test("One server attaches images while another deletes unattached ones: an image is one or the other")
+    func attachWhileHousekeeping() async throws {
+        try await withServers(2) { servers in
+            let stores = servers.map { $0.listingsStore() }
+            let ids = (0..<10).map { "img_race_\($0)" }
+            for id in ids { try await stores[0].putImage(F.image(id: id)) }
+            async let deleting = stores[1].deleteUnattachedImages(uploadedBefore: F.t0 + 3600, keeping: [])
+            let creations = await race(10) { index in
+                try await stores[0].createListing(
+                    F.listing("Lamp \(index)") { $0.imageIDs = [ids[index]] },
+                    requestID: nil
+                )
+            }
+            let deleted = try await deleting
+            var attached = 0
+            for (index, result) in creations.enumerated() {
+                switch result {
+                case .success:
+                    attached += 1
+                    #expect(try await stores[1].imageHeader(id: ids[index]) != nil, "an attached image was deleted")
+                case .failure(let error):
+                    #expect(error as? DomainError == ListingsStoreError.imageNotFound(ids[index]))
+                    #expect(try await stores[1].imageHeader(id: ids[index]) == nil)
+                }
+            }
+            #expect(attached + deleted == 10)
+        }
+    }
+
+    @Test("Two servers comment on one listing at once: every comment is kept, each a millisecond after the last")
+    func commentsAcrossServers() async throws {
+        try await withServers(2) { servers in
+            let stores = servers.map { $0.listingsStore() }
+            let listing = try await stores[0].createListing(F.listing("Bike"), requestID: nil)
+            let results = await race(16) { index in
+                try await stores[index % 2].addComment(
+                    ListingComment(
+                        id: "cmt_\(index)",
+                        listingID: listing.id,
+                        authorID: "usr_\(index)",
+                        text: "Is it still there? \(index)",
+                        createdAt: F.t0
+                    )
+                )
+            }
+            let added = try results.map { try $0.get().comment }
+            // Each saw the comments committed before it: no two share a date.
+            #expect(Set(added.map(\.createdAt)).count == 16)
+            let stored = try await stores[1].comments(listingID: listing.id, page: PageRequest(size: 100)).items
+            let times = stored.map(\.createdAt.millisecondsSince1970)
+            #expect(times == (0..<16).map { F.t0.millisecondsSince1970 + Int64($0) })
+            #expect(Set(stored.map(\.id)) == Set(added.map(\.id)))
+        }
+    }
+
+    @Test("Search points follow the ZIP-code table: a new table moves zip-only listings, once")
+    func searchPointsFollowTheTable() async throws {
+        try await TestPostgres.withDatabase { storage in
+            let store = storage.listingsStore()
+            let bundled = try ZipCentroids.bundled()
+            #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 0)  // nothing to move
+            let zipOnly = try await store.createListing(
+                F.listing("Zip lamp") { $0.location.zipCode = "37232" },
+                requestID: nil
+            )
+            let pointed = try await store.createListing(
+                F.listing("Point bike") { $0.location.point = GeoPoint(latitude: 36.15, longitude: -86.80) },
+                requestID: nil
+            )
+            #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 0)  // version recorded
+            // What a database written with another table looks like: 37232 placed in San Diego. The
+            // zip-only listing moves, the other stays; once only.
+            let table = try ZipCentroids(
+                csv: Data("zip,latitude,longitude\n37232,32.88,-117.23\n".utf8),
+                vintage: "test"
+            )
+            #expect(try await storage.fillListingsSearchPoints(centroids: table) == 1)
+            #expect(try await storage.fillListingsSearchPoints(centroids: table) == 0)
+            var filter = ListingFilter()
+            filter.near = GeoCircle(center: GeoPoint(latitude: 36.14, longitude: -86.80), radiusKm: 5)
+            #expect(try await store.ids(ListingQuery(filter: filter)) == [pointed.id])
+            // Opened with the bundled table again: the listing is at 37232's centroid again.
+            #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 1)
+            #expect(Set(try await store.ids(ListingQuery(filter: filter))) == [pointed.id, zipOnly.id])
+        }
+    }
+}

@@ -1,0 +1,324 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SkiffDomain
+import SkiffLostFound
+import SkiffPostgres
+import SkiffTesting
+import Testing
+
+/// The PostgreSQL lost-and-found store as several servers use it: each "server" is a ``PostgresStorage``
+/// of its own (its own pool) on one database, so nothing but PostgreSQL settles their races. Then what the
+/// store computes in SQL checked against the Swift definitions: the private-distance rule, bit for bit, and
+/// whole search pages against the in-memory store.
+@Suite("LostFoundStore on PostgreSQL: several servers on one database")
+struct LostFoundStorePostgresTests {
+    typealias F = LostFoundFixture
+
+    /// Runs `body` with `count` stores on one new database, each opened as a separate server would.
+    private func withServers(_ count: Int, _ body: ([PostgresLostFoundStore]) async throws -> Void) async throws {
+        try await TestPostgres.withDatabaseLocation { location in
+            var storages: [PostgresStorage] = []
+            do {
+                for _ in 0..<count { storages.append(try await PostgresStorage.open(location)) }
+                try await body(storages.map { $0.lostFoundStore() })
+            } catch {
+                for storage in storages { await storage.close() }
+                throw error
+            }
+            for storage in storages { await storage.close() }
+        }
+    }
+
+    /// Runs `operation` for each index concurrently; returns each result (or error) in index order.
+    private func race<T: Sendable>(
+        _ count: Int,
+        _ operation: @escaping @Sendable (Int) async throws -> T
+    ) async -> [Result<T, any Error>] {
+        await withTaskGroup(of: (Int, Result<T, any Error>).self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    do {
+                        return (index, .success(try await operation(index)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [(Int, Result<T, any Error>)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    @Test("Matching lost and found items reported at once on two servers: every pair is matched, once")
+    func pairsReportedAtOnce() async throws {
+        try await withServers(2) { servers in
+            let pairs = 24
+            // Pair i shares the words "zeta<i> omega<i>" and nothing with the other pairs.
+            let items = (0..<pairs).flatMap { pair in
+                [
+                    F.item(.lost, "Zeta\(pair) omega\(pair)", id: "lfi_l\(pair)"),
+                    F.item(.found, "Zeta\(pair) omega\(pair)", id: "lfi_f\(pair)", at: 1),
+                ]
+            }
+            let reports = try await race(items.count) { index in
+                try await servers[index % 2].reportItem(items[index], matcher: .standard)
+            }
+            .map { try $0.get() }
+            for pair in 0..<pairs {
+                let (lost, found) = (reports[2 * pair], reports[2 * pair + 1])
+                // Whichever was recorded second scored the other: never neither, never both.
+                #expect(lost.matches.count + found.matches.count == 1, "pair \(pair)")
+                let recorded = try await servers[pair % 2].matches(itemID: lost.item.id, page: .first)
+                #expect(recorded.items.map(\.candidate.id) == [found.item.id], "pair \(pair)")
+            }
+            let all = try await servers[0].matches(recordedSince: F.t0, limit: 1_000)
+            #expect(all.count == pairs)
+        }
+    }
+
+    @Test("One item returned from three servers at once: returned once, every call gets the stored item")
+    func returnedAtOnce() async throws {
+        try await withServers(3) { servers in
+            for round in 0..<4 {
+                let item = try await servers[0].reportItem(F.item(.found, "Blue backpack \(round)"), matcher: .standard)
+                let results = try await race(9) { index in
+                    try await servers[index % 3].markReturned(
+                        id: item.item.id,
+                        reporterID: F.finder,
+                        now: F.t0.addingTimeInterval(Double(100 + index))
+                    )
+                }
+                .map { try $0.get() }
+                let stored = try #require(try await servers[1].item(id: item.item.id))
+                #expect(stored.status == .returned)
+                #expect(results.allSatisfy { $0 == stored })
+            }
+        }
+    }
+
+    @Test("An update racing a return on another server: the update is either kept or refused, never lost")
+    func updateRacingReturn() async throws {
+        try await withServers(2) { servers in
+            for round in 0..<12 {
+                let item = try await servers[0].reportItem(F.item(.lost, "Red umbrella \(round)"), matcher: .standard)
+                var change = LostFoundItemChanges()
+                change.title = "Red folding umbrella \(round)"
+                let changes = change
+                let later = F.t0.addingTimeInterval(60)
+                let results = await race(2) { index -> LostFoundItem in
+                    if index == 0 {
+                        return try await servers[0].updateItem(
+                            id: item.item.id,
+                            reporterID: F.owner,
+                            changes: changes,
+                            now: later
+                        )
+                    }
+                    return try await servers[1].markReturned(id: item.item.id, reporterID: F.owner, now: later)
+                }
+                // Either order is correct (the scheduler picks); a lost update is not.
+                _ = try results[1].get()
+                let stored = try #require(try await servers[0].item(id: item.item.id))
+                #expect(stored.status == .returned)
+                switch results[0] {
+                case .success(let updated):
+                    #expect(updated.title == changes.title)
+                    #expect(stored.title == changes.title)
+                case .failure(let error):
+                    #expect((error as? DomainError) == LostFoundStoreError.returned)
+                    #expect(stored.title == item.item.title)
+                }
+            }
+        }
+    }
+
+    @Test("One id reported from three servers at once: stored once, the others are told it is taken")
+    func sameIDAtOnce() async throws {
+        try await withServers(3) { servers in
+            let results = await race(9) { index in
+                try await servers[index % 3].reportItem(
+                    F.item(.lost, "Student card \(index)", id: "lfi_same", reporter: "usr_\(index)"),
+                    matcher: .standard
+                )
+            }
+            let stored = results.compactMap { try? $0.get() }
+            #expect(stored.count == 1)
+            let refusals = results.compactMap { result -> DomainError?? in
+                guard case .failure(let error) = result else { return nil }
+                return .some(error as? DomainError)
+            }
+            #expect(refusals == Array(repeating: LostFoundStoreError.itemIDTaken, count: 8))
+            let saved = try await servers[2].item(id: "lfi_same")
+            #expect(saved == stored.first?.item)
+        }
+    }
+
+    @Test("lost_found_private_distance_km is ApproximateLocation.distance, bit for bit, all over the globe")
+    func distanceFunctionIsExact() async throws {
+        try await TestPostgres.withDatabaseLocation { location in
+            try await PostgresStorage.open(location).close()  // migrates
+            var random = SeededGenerator(seed: 0x1057_F0D)
+            var points: [(latitude: Double, longitude: Double)] = []
+            var centers: [(latitude: Double, longitude: Double)] = []
+            for index in 0..<6_000 {
+                let latitude = Double.random(in: -90...90, using: &random)
+                let longitude = Double.random(in: -180...180, using: &random)
+                points.append((latitude, longitude))
+                // Mostly centres a few kilometres away (what searches ask), some anywhere.
+                centers.append(
+                    index % 5 == 0
+                        ? (Double.random(in: -90...90, using: &random), Double.random(in: -180...180, using: &random))
+                        : (
+                            min(90, max(-90, latitude + Double.random(in: -0.05...0.05, using: &random))),
+                            min(180, max(-180, longitude + Double.random(in: -0.05...0.05, using: &random)))
+                        )
+                )
+            }
+            // Cell edges and the poles and the antimeridian, where rounding decides.
+            for (latitude, longitude) in [(0.0, 0.0), (36.15, -86.8), (89.999, 179.999), (-90, -180), (90, 180)] {
+                points.append((latitude, longitude))
+                centers.append((latitude, longitude))
+            }
+            let logger = Logger(label: "skiff.tests.lostfound")
+            var configuration = PostgresConnection.Configuration(
+                host: location.host,
+                port: location.port,
+                username: location.username,
+                password: location.password,
+                database: location.database,
+                tls: .disable
+            )
+            configuration.options.requireBackendKeyData = true
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            let results: [(Double, Double, Double)]
+            do {
+                results = try await Self.distances(connection, points: points, centers: centers, logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+            #expect(results.count == points.count)
+            var mismatches = 0
+            for (index, (exact, measured, shown)) in results.enumerated() {
+                let point = points[index]
+                let center = centers[index]
+                let own = ApproximateLocation.distance(from: center, to: point, exact: true)
+                let other = ApproximateLocation.distance(from: center, to: point, exact: false)
+                if exact != own.measured || measured != other.measured || shown != other.shown {
+                    mismatches += 1
+                    if mismatches <= 5 {
+                        Issue.record("\(point) from \(center): SQL \((exact, measured, shown)), Swift \((own, other))")
+                    }
+                }
+            }
+            #expect(mismatches == 0)
+        }
+    }
+
+    /// The three distances (exact, measured to the cell, shown) SQL computes from each centre to each point.
+    private static func distances(
+        _ connection: PostgresConnection,
+        points: [(latitude: Double, longitude: Double)],
+        centers: [(latitude: Double, longitude: Double)],
+        logger: Logger
+    ) async throws -> [(Double, Double, Double)] {
+        let rows = try await connection.query(
+            """
+            SELECT lost_found_private_distance_km(p.la, p.lo, 'usr_a', p.cla, p.clo, 'usr_a', false),
+                lost_found_private_distance_km(p.la, p.lo, 'usr_a', p.cla, p.clo, 'usr_b', false),
+                lost_found_private_distance_km(p.la, p.lo, 'usr_a', p.cla, p.clo, NULL, true)
+            FROM unnest(\(points.map(\.latitude))::float8[], \(points.map(\.longitude))::float8[],
+                \(centers.map(\.latitude))::float8[], \(centers.map(\.longitude))::float8[])
+                WITH ORDINALITY AS p(la, lo, cla, clo, n)
+            ORDER BY p.n
+            """,
+            logger: logger
+        )
+        var results: [(Double, Double, Double)] = []
+        for try await row in rows.decode((Double, Double, Double).self) { results.append(row) }
+        return results
+    }
+
+    @Test("Random corpus, random queries and viewers: PostgreSQL's pages and matches equal the in-memory store's")
+    func equivalence() async throws {
+        try await TestPostgres.withDatabase { storage in
+            var random = SeededGenerator(seed: 0x2026_105F)
+            let stores: [any LostFoundStore] = [InMemoryLostFoundStore(), storage.lostFoundStore()]
+            typealias D = LostFoundStoreDifferentialTests
+            var corpus = (0..<400).map { index in D.item(index, &random) }
+            // A few long words: past the prefix keys (32 scalars) and past the exact keys (256 bytes).
+            let long = String(repeating: "abcdefghij", count: 4)
+            let longer = String(repeating: "é", count: 150) + "z"  // folds to "e"s: 151 bytes, 151 scalars
+            let longest = String(repeating: "ж", count: 140)  // 280 bytes
+            for (index, text) in ["\(long) wallet", "\(long)x keys", "\(longer) card", "\(longest) bag"].enumerated() {
+                corpus.append(
+                    F.item(index.isMultiple(of: 2) ? .lost : .found, "Long words", reporter: "usr_\(index)", at: 60) {
+                        $0.description = text
+                        $0.category = .other
+                    }
+                )
+            }
+            var reports: [[LostFoundReport]] = [[], []]
+            for (index, store) in stores.enumerated() {
+                for item in corpus { reports[index].append(try await store.reportItem(item, matcher: .standard)) }
+                for (position, item) in corpus.enumerated() where position % 9 == 4 {
+                    _ = try await store.markReturned(id: item.id, reporterID: item.reporterID, now: Fixture.t0)
+                }
+            }
+            #expect(reports[0] == reports[1])
+            #expect(reports[0].contains { !$0.matches.isEmpty })
+            let folded = TextSearch.tokens(longer)[0]
+            var queries = (0..<120).map { _ in
+                var query = D.query(&random)
+                query.viewerID = Bool.random(using: &random) ? "usr_\(Int.random(in: 0..<6, using: &random))" : nil
+                return query
+            }
+            for text in [
+                long, String(long.prefix(35)), "\(long)x", "\(long) wall", String(folded.prefix(40)), folded,
+                folded + "z", String(longest.prefix(100)), longest, "\(longest) ba", "long \(long)",
+            ] {
+                queries.append(LostFoundQuery(text: text))
+            }
+            var nonEmpty = 0
+            for (round, query) in queries.enumerated() {
+                let pageSize = Int.random(in: 6...30, using: &random)
+                let memory = try await stores[0].searchAll(query, pageSize: pageSize)
+                let postgres = try await stores[1].searchAll(query, pageSize: pageSize)
+                #expect(memory == postgres, "round \(round): \(query)")
+                if !memory.isEmpty { nonEmpty += 1 }
+            }
+            #expect(nonEmpty > 40)
+            for item in corpus.prefix(40) + corpus.suffix(4) {
+                #expect(
+                    try await stores[0].allMatches(itemID: item.id, pageSize: 3)
+                        == stores[1].allMatches(itemID: item.id, pageSize: 3)
+                )
+            }
+            for reporter in (0..<6).map({ "usr_\($0)" }) {
+                for statuses: Set<LostFoundStatus> in [[], [.lost], [.found, .returned]] {
+                    var pages: [[LostFoundOwnItem]] = [[], []]
+                    for (index, store) in stores.enumerated() {
+                        var token: String?
+                        repeat {
+                            let page = try await store.items(
+                                reporterID: reporter,
+                                statuses: statuses,
+                                page: PageRequest(size: 17, token: token)
+                            )
+                            pages[index] += page.items
+                            token = page.nextPageToken
+                        } while token != nil
+                    }
+                    #expect(pages[0] == pages[1], "\(reporter) \(statuses)")
+                }
+            }
+            #expect(
+                try await stores[0].matches(recordedSince: Fixture.t0, limit: 10_000)
+                    == stores[1].matches(recordedSince: Fixture.t0, limit: 10_000)
+            )
+        }
+    }
+}
