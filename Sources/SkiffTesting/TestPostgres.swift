@@ -31,6 +31,25 @@ public enum TestPostgres {
         }
     }
 
+    /// Runs `body` with `count` storages on one new database, each opened as a separate server would
+    /// open it, and the database's location; all are closed and the database dropped afterwards.
+    public static func withStorages(
+        _ count: Int,
+        _ body: ([PostgresStorage], PostgresLocation) async throws -> Void
+    ) async throws {
+        try await withDatabaseLocation { location in
+            var storages: [PostgresStorage] = []
+            do {
+                for _ in 0..<count { storages.append(try await PostgresStorage.open(location)) }
+                try await body(storages, location)
+            } catch {
+                for storage in storages { await storage.close() }
+                throw error
+            }
+            for storage in storages { await storage.close() }
+        }
+    }
+
     /// Runs `body` with the location of a new, empty database on the cluster (not migrated: the first
     /// ``PostgresStorage/open`` does that); the database is dropped afterwards, its connections ended.
     public static func withDatabaseLocation(_ body: (PostgresLocation) async throws -> Void) async throws {

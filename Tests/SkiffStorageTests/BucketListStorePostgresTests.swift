@@ -19,16 +19,8 @@ struct BucketListStorePostgresTests {
         _ count: Int,
         _ body: ([PostgresBucketListStore], PostgresLocation) async throws -> Void
     ) async throws {
-        try await TestPostgres.withDatabaseLocation { location in
-            var storages: [PostgresStorage] = []
-            do {
-                for _ in 0..<count { storages.append(try await PostgresStorage.open(location)) }
-                try await body(storages.map { $0.bucketListStore() }, location)
-            } catch {
-                for storage in storages { await storage.close() }
-                throw error
-            }
-            for storage in storages { await storage.close() }
+        try await TestPostgres.withStorages(count) { storages, location in
+            try await body(storages.map { $0.bucketListStore() }, location)
         }
     }
 

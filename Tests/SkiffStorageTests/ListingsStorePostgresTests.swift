@@ -13,17 +13,7 @@ struct ListingsStorePostgresTests {
 
     /// Runs `body` with `count` storages on one new database, each opened as a separate server would.
     private func withServers(_ count: Int, _ body: ([PostgresStorage]) async throws -> Void) async throws {
-        try await TestPostgres.withDatabaseLocation { location in
-            var storages: [PostgresStorage] = []
-            do {
-                for _ in 0..<count { storages.append(try await PostgresStorage.open(location)) }
-                try await body(storages)
-            } catch {
-                for storage in storages { await storage.close() }
-                throw error
-            }
-            for storage in storages { await storage.close() }
-        }
+        try await TestPostgres.withStorages(count) { storages, _ in try await body(storages) }
     }
 
     /// Runs `operation` for each index concurrently; returns what each returned or threw, by index.

@@ -17,16 +17,7 @@ struct LostFoundStorePostgresTests {
 
     /// Runs `body` with `count` stores on one new database, each opened as a separate server would.
     private func withServers(_ count: Int, _ body: ([PostgresLostFoundStore]) async throws -> Void) async throws {
-        try await TestPostgres.withDatabaseLocation { location in
-            var storages: [PostgresStorage] = []
-            do {
-                for _ in 0..<count { storages.append(try await PostgresStorage.open(location)) }
-                try await body(storages.map { $0.lostFoundStore() })
-            } catch {
-                for storage in storages { await storage.close() }
-                throw error
-            }
-            for storage in storages { await storage.close() }
+        try await TestPostgres.withStorages(count) { storages, _ in try await body(storages.map { $0.lostFoundStore() })
         }
     }
 
