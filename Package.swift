@@ -125,6 +125,9 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffWire",
+                // The health service's messages, for BalancedClientTransport's health checks (client-safe:
+                // SkiffCore and SwiftProtobuf only).
+                "SkiffStandardServices",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -187,6 +190,7 @@ let package = Package(
             dependencies: [
                 "SkiffCore",
                 "SkiffServer",
+                "SkiffClient",
                 "SkiffGRPC",
                 "SkiffStandardServices",
                 "SkiffDomain",

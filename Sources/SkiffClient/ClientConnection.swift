@@ -75,16 +75,32 @@ public final class ClientConnection: ClientTransport, Sendable {
     ///   - target: where to connect.
     ///   - configuration: SETTINGS, timeouts, backoff, keepalive, TLS.
     ///   - eventLoopGroup: the group to take an event loop from (one loop per connection).
-    public init(
+    public convenience init(
         target: Target,
         configuration: ClientConfiguration = .defaults,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
+        self.init(target: target, configuration: configuration, eventLoop: eventLoopGroup.next(), onTrouble: nil)
+    }
+
+    /// Creates a connection on `eventLoop`; `onTrouble` is called on it when a connection attempt
+    /// fails, a connection drops or the server sends GOAWAY (see ``ConnectionManager/onTrouble``).
+    init(
+        target: Target,
+        configuration: ClientConfiguration,
+        eventLoop: any EventLoop,
+        onTrouble: (@Sendable () -> Void)?
+    ) {
         self.target = target
         self.configuration = configuration
-        self.eventLoop = eventLoopGroup.next()
+        self.eventLoop = eventLoop
         self.taskExecutor = EventLoopTaskExecutor(eventLoop)
-        self.manager = ConnectionManager(loop: eventLoop, target: target, configuration: configuration)
+        self.manager = ConnectionManager(
+            loop: eventLoop,
+            target: target,
+            configuration: configuration,
+            onTrouble: onTrouble
+        )
     }
 
     deinit {
@@ -122,6 +138,18 @@ public final class ClientConnection: ClientTransport, Sendable {
         options: CallOptions,
         responseType: Response.Type
     ) async throws -> ClientResponse<Response> {
+        try await unary(method, request: request, options: options, responseType: responseType, failover: nil)
+    }
+
+    /// Makes a unary call that, when `failover` is given and no server processed it, may move to
+    /// another address of a ``BalancedClientTransport`` (whose connections share this event loop).
+    func unary<Request: Message, Response: Message>(
+        _ method: MethodDescriptor,
+        request: Request,
+        options: CallOptions,
+        responseType: Response.Type,
+        failover: CallFailover?
+    ) async throws -> ClientResponse<Response> {
         let payload: ByteBuffer
         do {
             payload = try request.serializedBuffer()
@@ -130,6 +158,7 @@ public final class ClientConnection: ClientTransport, Sendable {
         }
         try Self.validate(options.metadata)
         let stream = ClientStream(unary: manager, path: method.path, options: options, request: payload)
+        stream.failover = failover  // not shared yet: the loop has not seen the stream
         let loop = eventLoop
         let result = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<UnaryResult, any Error>) in
@@ -167,8 +196,31 @@ public final class ClientConnection: ClientTransport, Sendable {
         requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
         body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
+        try await streaming(
+            method,
+            options: options,
+            requestType: requestType,
+            responseType: responseType,
+            failover: nil,
+            requests: requests,
+            body: body
+        )
+    }
+
+    /// Makes a streaming call that, when `failover` is given and no server processed it, may move
+    /// to another address of a ``BalancedClientTransport`` (whose connections share this event loop).
+    func streaming<Request: Message, Response: Message, Result: Sendable>(
+        _ method: MethodDescriptor,
+        options: CallOptions,
+        requestType: Request.Type,
+        responseType: Response.Type,
+        failover: CallFailover?,
+        requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
+        body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
         try Self.validate(options.metadata)
         let stream = ClientStream(streaming: manager, path: method.path, options: options)
+        stream.failover = failover  // not shared yet: the loop has not seen the stream
         let loop = eventLoop
         return try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in

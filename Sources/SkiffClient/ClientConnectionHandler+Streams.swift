@@ -92,6 +92,8 @@ extension ClientConnectionHandler {
         stream.sendWindow = OutboundWindow(size: Int(remote.initialStreamWindow))
         stream.recvWindow = InboundWindow(size: Int(local.initialStreamWindow))
         stream.attempts += 1
+        // From here on the server may process the call, unless it says it did not.
+        stream.mayHaveBeenProcessed = true
         streams[id] = stream
         if stream.pending.isEmpty {
             // Hand the whole queue over (no new storage for `pending`).

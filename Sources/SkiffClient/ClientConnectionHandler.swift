@@ -219,6 +219,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         let reason =
             "The server is going away (\(status)\(debug.isEmpty ? "" : ": \(debug)"))."
         stopAcceptingStreams()
+        manager.handlerReceivedGoAway(self)
         let refused = streams.keys.filter { $0 > lastStreamID }.sorted()
         for id in refused {
             guard let stream = streams.removeValue(forKey: id) else { continue }

@@ -28,16 +28,21 @@ struct OutboundMessage {
 
 /// The state of one call: its request, its response sink, its deadline, and the state of its
 /// current attempt (a stream on one connection). A call that the server did not process is
-/// retried transparently with a new attempt, possibly on another connection.
+/// retried transparently with a new attempt, possibly on another connection; a call of a
+/// ``BalancedClientTransport`` may also move to another address's connection manager (all of
+/// them share one event loop), see ``failover``.
 ///
 /// Concurrency invariant (why `@unchecked Sendable` is sound): every stored `var` is read and
 /// written only on ``loop``, the single event loop that all connections of the owning
-/// ``ClientConnection`` run on. The caller's task touches only the `let` properties, which are
+/// ``ClientConnection`` run on (and, for a balanced call, all connections of every address of the
+/// owning ``BalancedClientTransport``, which is why the call may move between their managers). The caller's task touches only the `let` properties, which are
 /// immutable or themselves thread-safe (``AsyncQueue``, ``RequestGate``, `Atomic`, `Mutex`), and
 /// reaches the rest by `loop.execute`.
 final class ClientStream: @unchecked Sendable {
     let loop: any EventLoop
-    let manager: ConnectionManager
+    /// The manager attempts are routed through; it changes only when a balanced call fails over
+    /// to another address (on ``loop``, which every address's manager shares).
+    private(set) var manager: ConnectionManager
     let path: String
     let metadata: Metadata
     let deadline: NIODeadline?
@@ -66,6 +71,14 @@ final class ClientStream: @unchecked Sendable {
     private(set) var unaryRequest: ByteBuffer?
     var retainedBytes = 0
     var retryable = true
+    /// Whether a server may have processed the call: set when an attempt's HEADERS go out, cleared
+    /// when the server says that attempt was not processed (a refused stream, a stream above a
+    /// GOAWAY's last stream id). A call fails for good after an attempt that may have been
+    /// processed, so one flag covers every attempt so far.
+    var mayHaveBeenProcessed = false
+    /// Where a call of a ``BalancedClientTransport`` goes when it fails with UNAVAILABLE without
+    /// having been processed; `nil` for calls of a plain ``ClientConnection``.
+    var failover: CallFailover?
     var requestsEnded = false
     var responseHeaders: Metadata?
     var responseMessage: ByteBuffer?
@@ -153,9 +166,38 @@ final class ClientStream: @unchecked Sendable {
         }
     }
 
-    /// Ends the call with an error; the stream (if any) has already been taken care of.
+    /// Ends the call with an error; the stream (if any) has already been taken care of. A balanced
+    /// call that no server processed moves to another address instead, when one is left.
     func fail(_ error: RPCError) {
+        if error.code == .unavailable, !mayHaveBeenProcessed, retryable, started, !finished, failover != nil,
+            let next = failover?.next(after: manager, error: error)
+        {
+            moveUnprocessed(to: next)
+            return
+        }
         deliver(.failure(error))
+    }
+
+    /// Starts the call again through another address's manager: what the previous attempts were
+    /// handed goes out again, as for a transparent retry, and that address gets its own transparent
+    /// retries. The previous attempt is already detached.
+    private func moveUnprocessed(to next: ConnectionManager) {
+        precondition(next.loop === loop, "a call moves only between managers on its own event loop")
+        restoreRetainedRequests()
+        attempts = 0
+        manager = next
+        manager.route(self)
+    }
+
+    /// Puts the request messages handed to previous attempts back in front of the unsent ones.
+    private func restoreRetainedRequests() {
+        if let unaryRequest {
+            unsent.removeAll()
+            unsent.append(OutboundMessage(bytes: unaryRequest, gated: false))
+        }
+        for buffer in retained.reversed() { unsent.prepend(OutboundMessage(bytes: buffer, gated: false)) }
+        retained.removeAll()
+        retainedBytes = 0
     }
 
     /// Ends a call that ended with TRAILERS.
@@ -219,18 +261,14 @@ final class ClientStream: @unchecked Sendable {
     /// on a new attempt, or fail it with UNAVAILABLE. The previous attempt is already detached.
     func retryUnprocessed(reason: String) {
         guard !finished else { return }
+        // The server said so: no attempt so far was processed.
+        mayHaveBeenProcessed = false
         guard retryable, attempts <= manager.configuration.maxTransparentRetries else {
             fail(RPCError(code: .unavailable, message: reason))
             return
         }
         // Put the retained messages back in front of the unsent ones; they were released already.
-        if let unaryRequest {
-            unsent.removeAll()
-            unsent.append(OutboundMessage(bytes: unaryRequest, gated: false))
-        }
-        for buffer in retained.reversed() { unsent.prepend(OutboundMessage(bytes: buffer, gated: false)) }
-        retained.removeAll()
-        retainedBytes = 0
+        restoreRetainedRequests()
         if attempts <= 1 {
             manager.route(self)
         } else {

@@ -10,7 +10,8 @@ import SkiffWire
 /// Concurrency invariant (why `@unchecked Sendable` is sound): every stored `var` is read and
 /// written only on ``loop``; all connections of a ``ClientConnection`` use that one loop, so the
 /// manager, its handlers and their streams share one isolation domain and call each other
-/// directly. Public entry points hop to the loop first.
+/// directly. The managers of a ``BalancedClientTransport``'s addresses all use one loop too, so a
+/// call moving from one to another stays in that domain. Public entry points hop to the loop first.
 final class ConnectionManager: @unchecked Sendable {
     let loop: any EventLoop
     let target: ClientConnection.Target
@@ -25,11 +26,21 @@ final class ConnectionManager: @unchecked Sendable {
     private var closing = false
     private var closeWaiters: [EventLoopPromise<Void>] = []
     private var sslContext: NIOSSLContext?
+    /// Told (on ``loop``) when the address looks unreachable or on its way out: a connection
+    /// attempt failed, a connection ended other than by ``close()``, or the server sent GOAWAY. A
+    /// ``BalancedClientTransport`` marks the address unhealthy on it.
+    let onTrouble: (@Sendable () -> Void)?
 
-    init(loop: any EventLoop, target: ClientConnection.Target, configuration: ClientConfiguration) {
+    init(
+        loop: any EventLoop,
+        target: ClientConnection.Target,
+        configuration: ClientConfiguration,
+        onTrouble: (@Sendable () -> Void)? = nil
+    ) {
         self.loop = loop
         self.target = target
         self.configuration = configuration
+        self.onTrouble = onTrouble
     }
 
     /// Hands a call to the current connection, opening one if needed.
@@ -79,7 +90,15 @@ final class ConnectionManager: @unchecked Sendable {
         if current === handler { current = nil }
         live.removeAll { $0 === handler }
         if !handler.state.everReady { consecutiveFailures += 1 }
+        // Outside a close of ours a connection ends only after GOAWAY, or when the attempt failed or
+        // the connection dropped.
+        if !closing { onTrouble?() }
         completeCloseIfDone()
+    }
+
+    /// The server sent GOAWAY on one of the connections.
+    func handlerReceivedGoAway(_ handler: ClientConnectionHandler) {
+        if !closing { onTrouble?() }
     }
 
     private func completeCloseIfDone() {

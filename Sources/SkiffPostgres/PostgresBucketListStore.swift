@@ -253,18 +253,12 @@ public struct PostgresBucketListStore: BucketListStore {
         return (nil, nil)
     }
 
-    /// Runs a write that changes an activity's counters in ``PostgresStorage/write(_:)``: the first
-    /// attempt as it is; every attempt after a conflict first locks out every other writer of
-    /// activities (`SHARE ROW EXCLUSIVE`, which takes no snapshot, so the transaction then sees every
-    /// writer it waited for), so it cannot lose to another again. Counter writers update the activity's
-    /// row before any other row, so the writers this lock waits for never wait for it.
+    /// Runs a write that changes an activity's counters: run again after a conflict, it first locks out
+    /// every other writer of activities (SHARE ROW EXCLUSIVE), so it cannot lose to another again.
+    /// Counter writers update the activity's row before any other row, so the writers this lock waits
+    /// for never wait for it.
     private func counterWrite<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        var attempt = 0
-        return try await storage.write { db in
-            attempt += 1
-            if attempt > 1 { try await db.run("LOCK TABLE activity IN SHARE ROW EXCLUSIVE MODE", storage) }
-            return try await body(db)
-        }
+        try await storage.write(lockingOnRetry: .init(table: "activity", mode: "SHARE ROW EXCLUSIVE"), body)
     }
 }
 

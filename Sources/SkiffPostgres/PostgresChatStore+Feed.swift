@@ -21,17 +21,6 @@ extension ChatConnection {
         }
     }
 
-    /// Takes the lock that keeps every other feed writer out until this transaction ends: the first
-    /// statement of a write run again after a conflict (see ``PostgresChatStore``).
-    ///
-    /// `LOCK TABLE` takes no snapshot, so the transaction's snapshot, taken by its next statement, is
-    /// from after every writer it waited for. SHARE ROW EXCLUSIVE conflicts with itself and with the
-    /// ROW EXCLUSIVE lock any write of `feed_head` takes, so it waits for the feed writers in flight
-    /// and new ones wait for it.
-    func lockFeeds() async throws {
-        try await connection.query("LOCK TABLE feed_head IN SHARE ROW EXCLUSIVE MODE", logger: logger)
-    }
-
     /// Reserves the next feed sequence number of each user in `userIDs`, in order (a user listed twice
     /// gets two consecutive numbers): the user's last sequence, plus one for each earlier mention.
     ///

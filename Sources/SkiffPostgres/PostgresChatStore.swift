@@ -218,16 +218,12 @@ public struct PostgresChatStore: ChatStore {
         }
     }
 
-    /// Runs a write that appends feed events in ``PostgresStorage/write(_:)``: the first attempt as it
-    /// is; every attempt after a conflict first takes ``ChatConnection/lockFeeds()``, so it cannot
-    /// lose to another feed writer again.
+    /// Runs a write that appends feed events: run again after a conflict, it first locks out every other
+    /// feed writer (SHARE ROW EXCLUSIVE on `feed_head` conflicts with itself and with the ROW EXCLUSIVE
+    /// lock any write of `feed_head` takes).
     private func feedWrite<T: Sendable>(_ body: (ChatConnection) async throws -> T) async throws -> T {
-        var attempt = 0
-        return try await storage.write { connection in
-            attempt += 1
-            let db = ChatConnection(connection, logger: storage.logger)
-            if attempt > 1 { try await db.lockFeeds() }
-            return try await body(db)
+        try await storage.write(lockingOnRetry: .init(table: "feed_head", mode: "SHARE ROW EXCLUSIVE")) {
+            try await body(ChatConnection($0, logger: storage.logger))
         }
     }
 }

@@ -445,14 +445,7 @@ public struct PostgresListingsStore: ListingsStore {
     /// A write that may record change events: run again after a conflict, it first locks out the other
     /// event writers, so that it cannot lose to them on every attempt.
     func eventWrite<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        var attempt = 0
-        return try await storage.write { db in
-            attempt += 1
-            if attempt > 1 {
-                try await db.run("LOCK TABLE listing_change_head IN EXCLUSIVE MODE", storage)
-            }
-            return try await body(db)
-        }
+        try await storage.write(lockingOnRetry: .init(table: "listing_change_head", mode: "EXCLUSIVE"), body)
     }
 }
 

@@ -166,6 +166,38 @@ public final class PostgresStorage: Sendable {
         }
     }
 
+    /// A write (``write(_:)``) whose table of counters or sequence heads every writer of its kind
+    /// updates: the first attempt runs as it is; every attempt after a conflict first takes `lock` on
+    /// that table, so it cannot lose to another writer of its kind again (a busy table cannot starve a
+    /// writer through every attempt).
+    ///
+    /// `LOCK TABLE` takes no snapshot, so the transaction's snapshot, taken by its next statement, is
+    /// from after every writer it waited for.
+    func write<T: Sendable>(
+        lockingOnRetry lock: RetryLock,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        var attempt = 0
+        return try await write { connection in
+            attempt += 1
+            if attempt > 1 {
+                try await connection.query(PostgresQuery(unsafeSQL: lock.statement), logger: logger)
+            }
+            return try await body(connection)
+        }
+    }
+
+    /// The lock a write run again after a conflict takes first (``write(lockingOnRetry:_:)``).
+    struct RetryLock: Sendable {
+        /// The `LOCK TABLE` statement.
+        let statement: String
+
+        /// `LOCK TABLE table IN mode MODE`; the table and the mode are the stores' constants.
+        init(table: StaticString, mode: StaticString) {
+            statement = "LOCK TABLE \(table) IN \(mode) MODE"
+        }
+    }
+
     /// Runs a read in one snapshot (a read-only REPEATABLE READ transaction), with PostgreSQL errors
     /// mapped to ``SkiffDomain/DomainError``.
     func read<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {

@@ -30,14 +30,23 @@ public struct Application: Sendable {
     /// Periodic clean-up of the stores (expired sessions, old change events).
     public let housekeeping: Housekeeping
 
+    /// The connections to the services other processes run (none when every service is here).
+    public let upstreams: UpstreamConnections
+    /// How long the server keeps serving, reporting NOT_SERVING, once shutdown begins.
+    public let shutdownDelay: Duration
+
     /// When the Chat service's feed is in a database other servers share: what hands this server's
     /// live subscribers the events the others commit.
     public let feedCommits: FeedCommitRelay?
 
-    /// The application's services in start order: the storage, the housekeeping, the feed-commit
-    /// relay (when there is one), the server.
+    /// The application's services in start order: the storage, the connections to other processes,
+    /// the housekeeping, the feed-commit relay (when there is one), the server, and what marks every
+    /// service NOT_SERVING when the shutdown begins. They stop in reverse order: health checks say
+    /// NOT_SERVING first, then the server drains, then what it used closes.
     public var services: [any Service] {
-        [storage, housekeeping] + (feedCommits.map { [$0] } ?? []) + [server]
+        [storage, upstreams, housekeeping] + (feedCommits.map { [$0] } ?? []) + [
+            server, HealthOnShutdown(health: health, delay: shutdownDelay),
+        ]
     }
 
     /// How far back the feed relays publish again what other services recorded (the housekeeping
@@ -71,100 +80,192 @@ public struct Application: Sendable {
         // missing or damaged one stops the start rather than the first search.
         _ = try ZipCentroids.bundled()
 
-        let storage = try await OpenedStorage.open(selection, logger: logger)
-        let accountsStore = storage.backend(for: "accounts").makeAccountsStore()
-        let listingsStore = storage.backend(for: "listings").makeListingsStore()
-        let bidsStore = storage.backend(for: "bids").makeBidsStore()
-        let lostFoundStore = storage.backend(for: "lostfound").makeLostFoundStore()
-        let bucketListStore = storage.backend(for: "bucketlist").makeBucketListStore()
-        let chatStore = storage.backend(for: "chat").makeChatStore()
-
-        // Services in this process call each other through their typed clients over an
-        // in-process transport that runs the same interceptors as the server. It is bound once
-        // every service exists, since they call each other in a cycle. Calls a service makes on
-        // its own behalf carry the per-process service token; calls made for the user being
-        // served forward the user's credentials.
-        let serviceToken = settings.serviceToken ?? SecretToken.generate().value
-        let authentication = AuthenticationInterceptor(
-            authenticator: AccountsAuthenticator(store: accountsStore),
-            serviceToken: serviceToken
+        let deployment = settings.deployment
+        let storage = try await OpenedStorage.open(
+            selection,
+            services: deployment.local.map(\.rawValue),
+            logger: logger
         )
-        let inProcess = LateBoundTransport()
+        let upstreams = UpstreamConnections(deployment)
+
+        // Services call each other through their typed clients, over a transport that sends each call
+        // to the service's process: here, through an in-process transport that runs the same
+        // interceptors as the server, or over skiff/1 to an upstream. It is bound once every local
+        // service exists, since they call each other in a cycle. Calls a service makes on its own
+        // behalf carry the service token (per process unless shared with --service-token); calls
+        // made for the user being served forward the user's credentials.
+        let serviceToken = settings.serviceToken ?? SecretToken.generate().value
+        let accountsStore = deployment.runs(.accounts) ? storage.backend(for: "accounts").makeAccountsStore() : nil
+        let authenticator: any SessionAuthenticator =
+            if let accountsStore {
+                AccountsAuthenticator(store: accountsStore)
+            } else {
+                AccountsClientAuthenticator(
+                    client: Skiff_Accounts_V1_Accounts.Client(
+                        transport: upstreams.transports[CampusService.accounts.qualifiedName]!
+                    )
+                )
+            }
+        let authentication = AuthenticationInterceptor(authenticator: authenticator, serviceToken: serviceToken)
+        let routes = LateBoundTransport()
         let asService = InterceptedTransport(
-            inProcess,
+            routes,
             interceptors: [ServiceCredentialsInterceptor(token: serviceToken)]
         )
-        let asCaller = InterceptedTransport(inProcess, interceptors: [ForwardCredentialsInterceptor()])
+        let asCaller = InterceptedTransport(routes, interceptors: [ForwardCredentialsInterceptor()])
         let feed = ChatClientFeedPublisher(client: Skiff_Chat_V1_Chat.Client(transport: asService))
-
-        let mailer = OutboxMailer(logger: logger)
-        var accountsConfiguration = settings.accounts
-        accountsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
         let directory = ClientDirectory(
             accounts: Skiff_Accounts_V1_Accounts.Client(transport: asService),
             listings: Skiff_Listings_V1_Listings.Client(transport: asService)
         )
-        let accounts = AccountsService(
-            store: accountsStore,
-            hasher: PasswordHasher(
-                rounds: settings.passwordHashRounds,
-                pool: BlockingWorkPool(
-                    label: "skiff.password-hashing",
-                    maximumQueueLength: accountsConfiguration.maximumQueuedPasswordHashes
-                )
-            ),
-            mailer: mailer,
-            sales: BidsClientSaleDirectory(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
-            blockedUsers: ChatClientBlockedUsers(client: Skiff_Chat_V1_Chat.Client(transport: asCaller)),
-            images: ListingsClientImages(client: Skiff_Listings_V1_Listings.Client(transport: asService)),
-            cleanup: ClientAccountCleanup(
-                listings: Skiff_Listings_V1_Listings.Client(transport: asService),
-                bids: Skiff_Bids_V1_Bids.Client(transport: asService),
-                directory: directory
-            ),
-            identityProviders: settings.identityProviders,
-            configuration: accountsConfiguration,
-            logger: logger
-        )
-
-        var listingsConfiguration = ListingsConfiguration.defaults
-        listingsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
-        let listings = ListingsService(
-            store: listingsStore,
-            bids: BidsClientListingBids(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
-            feed: feed,
-            configuration: listingsConfiguration,
-            logger: logger
-        )
-
-        var chatConfiguration = ChatConfiguration.defaults
-        chatConfiguration.scaleRateLimits(by: settings.rateLimitScale)
-        let chat = ChatService(store: chatStore, directory: directory, configuration: chatConfiguration, logger: logger)
-
         let accountsClient = AccountsClientDirectory(client: Skiff_Accounts_V1_Accounts.Client(transport: asService))
-        var bidsConfiguration = BidsConfiguration.defaults
-        bidsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
-        bidsConfiguration.handoffPlaces = settings.handoffPlaces
+        let mailer = OutboxMailer(logger: logger)
+        var domainServices: [any RegistrableService] = []
+        var jobs: [Housekeeping.Job] = []
 
-        let bids = BidsService(
-            store: bidsStore,
-            listings: ListingsClientDirectory(client: Skiff_Listings_V1_Listings.Client(transport: asService)),
-            conversations: ChatClientConversations(client: Skiff_Chat_V1_Chat.Client(transport: asService)),
-            paymentHandles: accountsClient,
-            feed: feed,
-            onSaleCompleted: { sale in try await accountsClient.recordCompletedSale(sale) },
-            logger: logger,
-            configuration: bidsConfiguration
+        if let accountsStore {
+            var accountsConfiguration = settings.accounts
+            accountsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
+            domainServices.append(
+                AccountsService(
+                    store: accountsStore,
+                    hasher: PasswordHasher(
+                        rounds: settings.passwordHashRounds,
+                        pool: BlockingWorkPool(
+                            label: "skiff.password-hashing",
+                            maximumQueueLength: accountsConfiguration.maximumQueuedPasswordHashes
+                        )
+                    ),
+                    mailer: mailer,
+                    sales: BidsClientSaleDirectory(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
+                    blockedUsers: ChatClientBlockedUsers(client: Skiff_Chat_V1_Chat.Client(transport: asCaller)),
+                    images: ListingsClientImages(client: Skiff_Listings_V1_Listings.Client(transport: asService)),
+                    cleanup: ClientAccountCleanup(
+                        listings: Skiff_Listings_V1_Listings.Client(transport: asService),
+                        bids: Skiff_Bids_V1_Bids.Client(transport: asService),
+                        directory: directory
+                    ),
+                    identityProviders: settings.identityProviders,
+                    configuration: accountsConfiguration,
+                    logger: logger
+                )
+            )
+            jobs.append(
+                Housekeeping.Job(name: "expired sessions and tokens") {
+                    try await accountsStore.deleteExpired(now: Date())
+                }.shared(through: storage.sharedDatabase(of: "accounts"))
+            )
+        }
+
+        if deployment.runs(.listings) {
+            let listingsStore = storage.backend(for: "listings").makeListingsStore()
+            var listingsConfiguration = ListingsConfiguration.defaults
+            listingsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
+            let listings = ListingsService(
+                store: listingsStore,
+                bids: BidsClientListingBids(client: Skiff_Bids_V1_Bids.Client(transport: asService)),
+                feed: feed,
+                configuration: listingsConfiguration,
+                logger: logger
+            )
+            domainServices.append(listings)
+            let imageCleanup = UnusedImageCleanup(
+                store: listingsStore,
+                accounts: accountsClient,
+                lifetime: listingsConfiguration.unattachedImageLifetime
+            )
+            // Each job runs on one server at a time among those sharing the service's database.
+            let lease = storage.sharedDatabase(of: "listings")
+            jobs += [
+                Housekeeping.Job(name: "uploaded images no listing uses, after 24 hours") {
+                    try await imageCleanup.run(now: Date())
+                }.shared(through: lease),
+                Housekeeping.Job.pruning(
+                    "listing changes past the replay window",
+                    keeping: listingsConfiguration.changeRetention
+                ) {
+                    try await listingsStore.pruneChanges(before: $0)
+                }.shared(through: lease),
+                // At-least-once delivery to the feed: covers a crash between a commit and its publication
+                // (these jobs run at start) and failed publications; the feed keeps idempotency keys.
+                Housekeeping.Job.relaying("saved-listing changes", window: Self.feedRelayWindow) {
+                    try await listings.republishChanges(since: $0)
+                }.shared(through: lease),
+                Housekeeping.Job.relaying("listing comments", window: Self.feedRelayWindow) {
+                    try await listings.republishComments(since: $0)
+                }.shared(through: lease),
+            ]
+        }
+
+        if deployment.runs(.bids) {
+            var bidsConfiguration = BidsConfiguration.defaults
+            bidsConfiguration.scaleRateLimits(by: settings.rateLimitScale)
+            bidsConfiguration.handoffPlaces = settings.handoffPlaces
+            let bids = BidsService(
+                store: storage.backend(for: "bids").makeBidsStore(),
+                listings: ListingsClientDirectory(client: Skiff_Listings_V1_Listings.Client(transport: asService)),
+                conversations: ChatClientConversations(client: Skiff_Chat_V1_Chat.Client(transport: asService)),
+                paymentHandles: accountsClient,
+                feed: feed,
+                onSaleCompleted: { sale in try await accountsClient.recordCompletedSale(sale) },
+                logger: logger,
+                configuration: bidsConfiguration
+            )
+            domainServices.append(bids)
+            jobs.append(
+                Housekeeping.Job.relaying("bid events", window: Self.feedRelayWindow) {
+                    try await bids.republishEvents(since: $0)
+                }.shared(through: storage.sharedDatabase(of: "bids"))
+            )
+        }
+
+        var chatService: ChatService?
+        if deployment.runs(.chat) {
+            let chatStore = storage.backend(for: "chat").makeChatStore()
+            var chatConfiguration = ChatConfiguration.defaults
+            chatConfiguration.scaleRateLimits(by: settings.rateLimitScale)
+            let chat = ChatService(
+                store: chatStore,
+                directory: directory,
+                configuration: chatConfiguration,
+                logger: logger
+            )
+            chatService = chat
+            domainServices.append(chat)
+            jobs.append(
+                Housekeeping.Job.pruning("feed events past the replay window", keeping: chatConfiguration.feedRetention)
+                {
+                    try await chatStore.pruneFeed(before: $0)
+                }.shared(through: storage.sharedDatabase(of: "chat"))
+            )
+        }
+
+        if deployment.runs(.lostfound) {
+            let lostFound = LostFoundService(
+                store: storage.backend(for: "lostfound").makeLostFoundStore(),
+                feed: feed,
+                logger: logger,
+                reportLimit: LostFoundService.defaultReportLimit.scaled(by: settings.rateLimitScale)
+            )
+            domainServices.append(lostFound)
+            jobs.append(
+                Housekeeping.Job.relaying("lost-and-found matches", window: Self.feedRelayWindow) {
+                    try await lostFound.republishMatches(since: $0)
+                }.shared(through: storage.sharedDatabase(of: "lostfound"))
+            )
+        }
+
+        if deployment.runs(.bucketlist) {
+            domainServices.append(
+                BucketListService(store: storage.backend(for: "bucketlist").makeBucketListStore(), users: directory)
+            )
+        }
+        routes.bind(
+            ServiceRoutingTransport(
+                local: InProcessTransport(services: domainServices, interceptors: [authentication]),
+                remote: upstreams.transports
+            )
         )
-        let lostFound = LostFoundService(
-            store: lostFoundStore,
-            feed: feed,
-            logger: logger,
-            reportLimit: LostFoundService.defaultReportLimit.scaled(by: settings.rateLimitScale)
-        )
-        let bucketList = BucketListService(store: bucketListStore, users: directory)
-        let domainServices: [any RegistrableService] = [accounts, listings, bids, chat, lostFound, bucketList]
-        inProcess.bind(InProcessTransport(services: domainServices, interceptors: [authentication]))
 
         var services = domainServices
         if settings.enableTestService { services.append(TestService()) }
@@ -191,48 +292,13 @@ public struct Application: Sendable {
         )
         self.health = health
         self.mailer = mailer
-        let imageCleanup = UnusedImageCleanup(
-            store: listingsStore,
-            accounts: accountsClient,
-            lifetime: listingsConfiguration.unattachedImageLifetime
-        )
-        self.housekeeping = Housekeeping(
-            jobs: [
-                Housekeeping.Job(name: "expired sessions and tokens") {
-                    try await accountsStore.deleteExpired(now: Date())
-                }.shared(through: storage.sharedDatabase(of: "accounts")),
-                Housekeeping.Job(name: "uploaded images no listing uses, after 24 hours") {
-                    try await imageCleanup.run(now: Date())
-                }.shared(through: storage.sharedDatabase(of: "listings", "accounts")),
-                Housekeeping.Job.pruning(
-                    "listing changes past the replay window",
-                    keeping: listingsConfiguration.changeRetention
-                ) {
-                    try await listingsStore.pruneChanges(before: $0)
-                }.shared(through: storage.sharedDatabase(of: "listings")),
-                Housekeeping.Job.pruning("feed events past the replay window", keeping: chatConfiguration.feedRetention)
-                {
-                    try await chatStore.pruneFeed(before: $0)
-                }.shared(through: storage.sharedDatabase(of: "chat")),
-                // At-least-once delivery to the feed: covers a crash between a commit and its publication
-                // (these jobs run at start) and failed publications; the feed keeps idempotency keys.
-                Housekeeping.Job.relaying("bid events", window: Self.feedRelayWindow) {
-                    try await bids.republishEvents(since: $0)
-                }.shared(through: storage.sharedDatabase(of: "bids", "chat")),
-                Housekeeping.Job.relaying("saved-listing changes", window: Self.feedRelayWindow) {
-                    try await listings.republishChanges(since: $0)
-                }.shared(through: storage.sharedDatabase(of: "listings", "chat")),
-                Housekeeping.Job.relaying("listing comments", window: Self.feedRelayWindow) {
-                    try await listings.republishComments(since: $0)
-                }.shared(through: storage.sharedDatabase(of: "listings", "chat")),
-                Housekeeping.Job.relaying("lost-and-found matches", window: Self.feedRelayWindow) {
-                    try await lostFound.republishMatches(since: $0)
-                }.shared(through: storage.sharedDatabase(of: "lostfound", "chat")),
-            ],
-            logger: logger
-        )
+        self.housekeeping = Housekeeping(jobs: jobs, logger: logger)
         self.storage = storage
-        self.feedCommits = storage.sharedDatabase(of: "chat").map { FeedCommitRelay(chat: chat, signals: $0) }
+        self.upstreams = upstreams
+        self.shutdownDelay = settings.shutdownDelay
+        self.feedCommits = chatService.flatMap { chat in
+            storage.sharedDatabase(of: "chat").map { FeedCommitRelay(chat: chat, signals: $0) }
+        }
         self.server = Server(
             configuration: configuration,
             services: services,
@@ -259,5 +325,21 @@ public struct Application: Sendable {
         if !calls.isEmpty { protocols.append(HTTP2Protocol(protocols: calls, cors: cors)) }
         if !calls.subtracting(.grpc).isEmpty { protocols.append(HTTP1Protocol(protocols: calls, cors: cors)) }
         return protocols
+    }
+}
+
+/// Marks every service NOT_SERVING as soon as the application's graceful shutdown begins, and
+/// keeps serving for `delay` before the server drains (it is the last service of
+/// ``Application/services``, so the first to be told): health checks and `Watch` streams tell load
+/// balancers and ``SkiffClient/BalancedClientTransport`` to send new calls elsewhere before the
+/// listener closes.
+struct HealthOnShutdown: Service {
+    let health: HealthService
+    let delay: Duration
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        health.markAllNotServing()
+        if delay > .zero { try? await Task.sleep(for: delay) }
     }
 }

@@ -18,6 +18,13 @@ public struct ApplicationConfiguration: Sendable {
     public var server: ServerConfiguration
     /// Which storage backend each service keeps its data in.
     public var storage: StorageSelection
+    /// Which services this process runs, and where the others are reached (every service here by
+    /// default).
+    public var deployment: ServiceDeployment
+    /// How long, once a graceful shutdown begins, the server keeps serving while its health service
+    /// reports NOT_SERVING, before it drains: time for load balancers' health checks to take it out
+    /// of rotation (zero by default: Skiff's clients move on at the drain's GOAWAY).
+    public var shutdownDelay: Duration
     /// Whether to serve the conformance service `skiff.testing.v1.TestService`.
     public var enableTestService: Bool
     /// The token services in this process present to each other; `nil` makes a random one per process.
@@ -46,6 +53,8 @@ public struct ApplicationConfiguration: Sendable {
     public init(server: ServerConfiguration = ServerConfiguration(), storage: StorageSelection = StorageSelection()) {
         self.server = server
         self.storage = storage
+        self.deployment = .allInProcess
+        self.shutdownDelay = .zero
         self.enableTestService = false
         self.serviceToken = nil
         self.accounts = AccountsConfiguration()
@@ -64,6 +73,10 @@ public struct ApplicationConfiguration: Sendable {
     public func validate() throws(ApplicationConfigurationError) {
         if let serviceToken, serviceToken.count < 16 {
             throw ApplicationConfigurationError("The service token must be at least 16 characters.")
+        }
+        try deployment.validate(serviceToken: serviceToken)
+        guard shutdownDelay >= .zero, shutdownDelay <= .seconds(300) else {
+            throw ApplicationConfigurationError("The shutdown delay must be 0…300 seconds.")
         }
         guard rateLimitScale >= 0, rateLimitScale.isFinite else {
             throw ApplicationConfigurationError("The rate-limit scale must be 0 or more (0 turns the limits off).")

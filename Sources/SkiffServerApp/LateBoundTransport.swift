@@ -5,7 +5,8 @@ import Synchronization
 /// A transport whose destination is set once, after construction: it breaks the construction
 /// cycles of services that call each other (Bids calls Listings and Chat, Listings calls Bids and
 /// Chat, Chat calls Accounts and Listings). Each service gets typed clients over it; the
-/// composition root binds it to the in-process transport over all services once they exist.
+/// composition root binds it, once the local services exist, to the transport that routes each call
+/// to them or to the upstream of a service run elsewhere (``ServiceRoutingTransport``).
 ///
 /// A call made before ``bind(_:)`` fails with UNAVAILABLE.
 final class LateBoundTransport: ClientTransport {

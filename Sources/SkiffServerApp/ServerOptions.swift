@@ -126,6 +126,26 @@ public struct ServerOptions: ParsableArguments, Sendable {
     )
     public var serviceToken: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The services this process runs, comma-separated: accounts, listings, bids, chat, lostfound, "
+                + "bucketlist (all by default). The ones they call but this process does not run need --upstream.",
+            valueName: "names"
+        )
+    )
+    public var services: String?
+
+    @Option(
+        name: .customLong("upstream"),
+        help: ArgumentHelp(
+            "Where a service this process does not run lives: SERVICE=HOST:PORT[,HOST:PORT…], e.g. "
+                + "listings=10.0.0.2:7700. Several addresses are used round-robin, skipping unhealthy ones. "
+                + "Repeatable. Calls go over skiff/1 with --service-token.",
+            valueName: "service=address"
+        )
+    )
+    public var upstreams: [String] = []
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     public var logLevel: String = "info"
 
@@ -196,6 +216,15 @@ public struct ServerOptions: ParsableArguments, Sendable {
     )
     public var maxBufferedRequestBytes: Int = 64 * 1024 * 1024
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the server keeps serving after SIGTERM while its health service reports NOT_SERVING, "
+                + "before it drains: time for load balancers' health checks to take it out (0…300; default 0).",
+            valueName: "seconds"
+        )
+    )
+    public var shutdownDelay: Double = 0
+
     @Option(help: "Seconds a graceful drain waits for calls in flight.")
     public var drainGracePeriod: Double = 10
 
@@ -239,6 +268,14 @@ public struct ServerOptions: ParsableArguments, Sendable {
         }
         if let serviceToken, serviceToken.count < 16 {
             throw ValidationError("--service-token must be at least 16 characters.")
+        }
+        do {
+            try ServiceDeployment.parse(services: services, upstreams: upstreams).validate(serviceToken: serviceToken)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        guard shutdownDelay >= 0, shutdownDelay <= 300 else {
+            throw ValidationError("--shutdown-delay must be 0…300 seconds.")
         }
         if let loginBackoff, !(loginBackoff > 0 && loginBackoff <= 900) {
             throw ValidationError("--login-backoff must be more than 0 and at most 900 seconds.")
@@ -303,6 +340,8 @@ public struct ServerOptions: ParsableArguments, Sendable {
         }
         var result = ApplicationConfiguration(server: server, storage: try StorageSelection.parse(storage))
         result.enableTestService = enableTestService
+        result.deployment = try ServiceDeployment.parse(services: services, upstreams: upstreams)
+        result.shutdownDelay = .milliseconds(Int64(shutdownDelay * 1000))
         result.serviceToken = serviceToken
         result.accounts.allowedEmailDomains = emailDomains
         if let passwordHashQueue { result.accounts.maximumQueuedPasswordHashes = passwordHashQueue }

@@ -81,15 +81,20 @@ public final class OpenedStorage: Service, Sendable {
     private let byService: [String: any StorageBackend]
     private let logger: Logger
 
-    /// Opens the backends `selection` names, each once, off the caller's executor.
+    /// Opens the backends `selection` names for `services` (every service by default), each backend
+    /// once, off the caller's executor. A service not named has no backend here: it runs elsewhere.
     ///
     /// - Throws: when a backend cannot be opened (the ones opened before it are closed again).
-    public static func open(_ selection: StorageSelection, logger: Logger) async throws -> OpenedStorage {
+    public static func open(
+        _ selection: StorageSelection,
+        services: [String] = StorageSelection.services,
+        logger: Logger
+    ) async throws -> OpenedStorage {
         var opened: [StorageSelection.Backend: any StorageBackend] = [:]
         var order: [any StorageBackend] = []
         var byService: [String: any StorageBackend] = [:]
         do {
-            for service in StorageSelection.services {
+            for service in StorageSelection.services where services.contains(service) {
                 let choice = selection.backend(for: service)
                 if let backend = opened[choice] {
                     byService[service] = backend
@@ -136,10 +141,10 @@ public final class OpenedStorage: Service, Sendable {
         self.logger = logger
     }
 
-    /// The backend a service (one of ``StorageSelection/services``) keeps its data in.
+    /// The backend a service (one of ``StorageSelection/services``, opened here) keeps its data in.
     public func backend(for service: String) -> any StorageBackend {
         guard let backend = byService[service] else {
-            preconditionFailure("\(service) is not one of StorageSelection.services")
+            preconditionFailure("\(service) is not one of the services whose storage was opened")
         }
         return backend
     }

@@ -12,9 +12,10 @@ public final class ServerProcess: Sendable {
     private let process: Process
     private let directory: URL
 
-    /// Starts `skiff-server` with `arguments` (plus `--port 0`) and waits, at most 10 s, for the
-    /// log to say where it listens.
-    public init(arguments: [String]) throws {
+    /// Starts `skiff-server` with `arguments` (plus `--port` and `port`: 0, the default, lets it
+    /// pick a free one) and waits, at most 10 s, for the log to say where it listens. A port given
+    /// again after ``stop()`` or ``stopGracefully()`` restarts a server where clients know it.
+    public init(arguments: [String], port: Int = 0) throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0])
             .deletingLastPathComponent()
             .appendingPathComponent("skiff-server")
@@ -25,7 +26,7 @@ public final class ServerProcess: Sendable {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["--port", "0"] + arguments
+        process.arguments = ["--port", "\(port)"] + arguments
         process.standardError = try FileHandle(forWritingTo: logFile)
         process.standardOutput = FileHandle.nullDevice
         do {
@@ -53,7 +54,7 @@ public final class ServerProcess: Sendable {
             try? FileManager.default.removeItem(at: directory)
             throw DidNotStart(output: String(log.prefix(4_000)))
         }
-        port = found
+        self.port = found
     }
 
     /// Ends the server at once (SIGKILL), as a crash would, and removes its log.
@@ -71,6 +72,22 @@ public final class ServerProcess: Sendable {
     @discardableResult
     public func stop() -> Int32 {
         process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+        return process.terminationStatus
+    }
+
+    /// Asks the server to shut down (SIGTERM) and waits, without blocking a thread, until it has
+    /// exited (a graceful drain: calls in flight finish); removes its log and returns its exit
+    /// status. Past `timeout` it is killed (SIGKILL) and the status is that of the kill.
+    @discardableResult
+    public func stopGracefully(timeout: Duration = .seconds(30)) async -> Int32 {
+        process.terminate()
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
         return process.terminationStatus

@@ -18,16 +18,19 @@ public enum TestPostgres {
 
     /// Runs `body` with a new, empty database on the cluster, migrated by ``PostgresStorage/open``;
     /// the database is closed and dropped afterwards, whatever `body` does.
-    public static func withDatabase(_ body: (PostgresStorage) async throws -> Void) async throws {
+    @discardableResult
+    public static func withDatabase<R>(_ body: (PostgresStorage) async throws -> R) async throws -> R {
         try await withDatabaseLocation { location in
             let database = try await PostgresStorage.open(location)
+            let result: R
             do {
-                try await body(database)
+                result = try await body(database)
             } catch {
                 await database.close()
                 throw error
             }
             await database.close()
+            return result
         }
     }
 
@@ -52,20 +55,23 @@ public enum TestPostgres {
 
     /// Runs `body` with the location of a new, empty database on the cluster (not migrated: the first
     /// ``PostgresStorage/open`` does that); the database is dropped afterwards, its connections ended.
-    public static func withDatabaseLocation(_ body: (PostgresLocation) async throws -> Void) async throws {
+    @discardableResult
+    public static func withDatabaseLocation<R>(_ body: (PostgresLocation) async throws -> R) async throws -> R {
         let name = "skiff_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let location = try administrativeLocation()
         try await administer(location, "CREATE DATABASE \(name)")
         var target = location
         target.database = name
         target.poolSize = 8
+        let result: R
         do {
-            try await body(target)
+            result = try await body(target)
         } catch {
             try? await administer(location, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
             throw error
         }
         try await administer(location, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        return result
     }
 
     /// Runs one statement on the administrative database (a connection of its own, closed after).

@@ -5,6 +5,7 @@ import SkiffAccounts
 import SkiffClient
 import SkiffCore
 import SkiffDomain
+import SkiffPostgres
 import SkiffSQLite
 import SkiffServer
 import SkiffServerApp
@@ -556,17 +557,7 @@ func withAccountsServer(
 ) async throws {
     let clock = ManualTimeSource()
     let outbox = (mailer as? GatedMailer)?.outbox ?? OutboxMailer()
-    try await withTemporaryDatabasePath { path in
-        let store: any AccountsStore
-        switch backend {
-        case .memory: store = InMemoryAccountsStore()
-        case .sqlite:
-            try FileManager.default.createDirectory(
-                at: URL(fileURLWithPath: path).deletingLastPathComponent(),
-                withIntermediateDirectories: true
-            )
-            store = try SQLiteDatabase(path: path).accountsStore()
-        }
+    try await withAccountsStore(backend) { store in
         let service = AccountsService(
             store: store,
             hasher: PasswordHasher(rounds: 1_000),
@@ -585,6 +576,24 @@ func withAccountsServer(
                 try await body(AccountsTestServer(clock: clock, mailer: outbox), AccountsClient(transport: connection))
             }
         }
+    }
+}
+
+/// Runs `body` with a new, empty Accounts store on `backend`, removed afterwards.
+func withAccountsStore(_ backend: Backend, _ body: (any AccountsStore) async throws -> Void) async throws {
+    switch backend {
+    case .memory:
+        try await body(InMemoryAccountsStore())
+    case .sqlite:
+        try await withTemporaryDatabasePath { path in
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: path).deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try await body(try SQLiteDatabase(path: path).accountsStore())
+        }
+    case .postgres:
+        try await TestPostgres.withDatabase { storage in try await body(storage.accountsStore()) }
     }
 }
 

@@ -140,22 +140,7 @@ struct DurabilityTests {
             defer { server.kill() }
             try await withClientConnection(target: .host("127.0.0.1", port: server.port)) { connection in
                 let accounts = AccountsClient(transport: connection)
-                var missing: [String] = []
-                for email in emails {
-                    do {
-                        _ = try await accounts.logIn(
-                            .with {
-                                $0.email = email
-                                $0.password = "durable password"
-                            }
-                        )
-                    } catch let error as RPCError where error.code == .failedPrecondition {
-                        continue
-                    } catch {
-                        missing.append(email)
-                        if missing.count > 5 { break }
-                    }
-                }
+                let missing = await missingSignUps(emails, password: "durable password", on: accounts)
                 #expect(missing.isEmpty, "acknowledged but lost: \(missing)")
 
                 let listings = Skiff_Listings_V1_Listings.Client(transport: connection)

@@ -217,22 +217,7 @@ struct PostgresServersTests {
 
             // Every acknowledged sign-up exists (right password, not verified: FAILED_PRECONDITION; a
             // missing account would be UNAUTHENTICATED), asked of the surviving server.
-            let accounts = AccountsClient(transport: b)
-            var missing: [String] = []
-            for email in emails {
-                do {
-                    _ = try await accounts.logIn(
-                        .with {
-                            $0.email = email
-                            $0.password = "durable password"
-                        }
-                    )
-                } catch let error as RPCError where error.code == .failedPrecondition {
-                    continue
-                } catch {
-                    missing.append(email)
-                }
-            }
+            let missing = await missingSignUps(emails, password: "durable password", on: AccountsClient(transport: b))
             #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(5))")
             // Every acknowledged message is on Alice's feed, once.
             let events = try await storage.chatStore().feedEvents(userID: aliceID, after: 0, limit: 100_000)
@@ -246,6 +231,87 @@ struct PostgresServersTests {
             #expect(Set(texts).isSubset(of: Set(stored)))
             #expect(Set(stored).count == stored.count)
         }
+    }
+
+    @Test(
+        "The Campus Closet story with accounts and chat in one process, listings and bids in another, on one database"
+    )
+    func storyWithServicesApart() async throws {
+        try await TestPostgres.withDatabaseLocation { location in
+            let ports = (try freeLoopbackPort(), try freeLoopbackPort())
+            func arguments(running services: String, othersOn otherPort: Int, calling others: [String]) -> [String] {
+                [
+                    "--services", services, "--storage", "\(location)", "--service-token",
+                    testServiceToken, "--password-hash-rounds", "1000", "--rate-limit-scale", "0",
+                    // The verification e-mails are read from the log (the mailer logs bodies at debug).
+                    "--log-level", "debug",
+                ] + others.flatMap { ["--upstream", "\($0)=127.0.0.1:\(otherPort)"] }
+            }
+            let first = try ServerProcess(
+                arguments: arguments(
+                    running: "accounts,chat,lostfound,bucketlist",
+                    othersOn: ports.1,
+                    calling: ["listings", "bids"]
+                ),
+                port: ports.0
+            )
+            defer { if first.isRunning { first.kill() } }
+            let second = try ServerProcess(
+                arguments: arguments(running: "listings,bids", othersOn: ports.0, calling: ["accounts", "chat"]),
+                port: ports.1
+            )
+            defer { if second.isRunning { second.kill() } }
+            try await withClientConnection(target: .host("127.0.0.1", port: first.port)) { a in
+                try await withClientConnection(target: .host("127.0.0.1", port: second.port)) { b in
+                    let accounts = AccountsClient(transport: a)
+                    try await MarketplaceStoryTests.campusClosetStory(
+                        accounts: accounts,
+                        listings: ListingsClient(transport: b),
+                        bids: Skiff_Bids_V1_Bids.Client(transport: b),
+                        chat: ChatClient(transport: a)
+                    ) { email, name in
+                        try await Self.signUpThroughLog(accounts, server: first, email: email, name: name)
+                    }
+                }
+            }
+            #expect(second.stop() == 0)
+            #expect(first.stop() == 0)
+        }
+    }
+
+    /// Signs a user up, verifies the address with the token the server's log shows (its mailer logs
+    /// bodies at debug level) and logs in.
+    private static func signUpThroughLog(
+        _ accounts: AccountsClient,
+        server: ServerProcess,
+        email: String,
+        name: String
+    ) async throws -> (id: String, auth: Metadata) {
+        func tokens() -> [String] {
+            let log = (try? String(contentsOf: server.logFile, encoding: .utf8)) ?? ""
+            return log.matches(of: /Verification token: ([A-Za-z0-9_\-]+)/).map { String($0.output.1) }
+        }
+        let before = tokens().count
+        _ = try await accounts.signUp(
+            .with {
+                $0.email = email
+                $0.password = "correct horse battery"
+                $0.displayName = name
+            }
+        )
+        var token: String?
+        for _ in 0..<500 where token == nil {
+            let now = tokens()
+            if now.count > before { token = now.last } else { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        _ = try await accounts.verifyEmail(.with { $0.token = try #require(token, "no verification e-mail logged") })
+        let session = try await accounts.logIn(
+            .with {
+                $0.email = email
+                $0.password = "correct horse battery"
+            }
+        )
+        return (session.userID, ["authorization": "Bearer \(session.sessionToken)"])
     }
 
     /// Runs `body` with a fresh database (its storage opened, to seed it) and two servers on it, the

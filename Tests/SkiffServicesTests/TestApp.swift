@@ -13,10 +13,11 @@ import SwiftProtobuf
 import Synchronization
 import Testing
 
-/// Storage backends every service test runs against.
+/// Storage backends every service test runs against (PostgreSQL on the cluster dev/test.sh starts).
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqlite
+    case postgres
     var testDescription: String { rawValue }
 }
 
@@ -33,17 +34,27 @@ func withApp<R: Sendable>(
     configure: (inout ApplicationConfiguration) -> Void = { _ in },
     _ body: @Sendable (Application, ClientConnection) async throws -> R
 ) async throws -> R {
+    // On PostgreSQL a path that is not a `postgres://` location (a test's scratch SQLite path) stands
+    // for a new database.
+    if backend == .postgres, !(path?.hasPrefix("postgres") ?? false) {
+        return try await TestPostgres.withDatabaseLocation { location in
+            try await withApp(backend, path: "\(location)", extraArguments: extraArguments, configure: configure, body)
+        }
+    }
     guard backend == .memory || path != nil else {
         return try await withTemporaryDatabasePath { path in
             try await withApp(backend, path: path, extraArguments: extraArguments, configure: configure, body)
         }
     }
     var configuration: ApplicationConfiguration
-    let storage = StorageSelection(defaultBackend: backend == .memory ? .memory : .sqlite(path: path!))
+    let storage = StorageSelection(
+        defaultBackend: try StorageSelection.parse([backend == .memory ? "memory" : backend.storageOption(path!)])
+            .defaultBackend
+    )
     if extraArguments.isEmpty {
         configuration = .forTests(storage: storage)
     } else {
-        let storage = backend == .memory ? "memory" : "sqlite:\(path!)"
+        let storage = backend == .memory ? "memory" : backend.storageOption(path!)
         configuration = try ServerOptions.parse(
             [
                 "--port", "0", "--storage", storage, "--password-hash-rounds", "1000", "--service-token",
@@ -54,6 +65,17 @@ func withApp<R: Sendable>(
     }
     configure(&configuration)
     return try await withTestApplication(configuration) { test in try await body(test.app, test.connection!) }
+}
+
+extension Backend {
+    /// The `--storage` value of this backend at `path` (a SQLite file, or a `postgres://` location).
+    func storageOption(_ path: String) -> String {
+        switch self {
+        case .memory: "memory"
+        case .sqlite: "sqlite:\(path)"
+        case .postgres: path
+        }
+    }
 }
 
 /// Whether an e-mail to `address` whose body contains `text` arrives within 2 s (some are sent after answering).
@@ -95,4 +117,25 @@ final class StreamLog<Element: Sendable>: Sendable {
         }
         return condition(all)
     }
+}
+
+/// The signed-up (not yet verified) accounts of `emails` that `accounts` does not know, at most 6:
+/// the right password on an unverified account is FAILED_PRECONDITION, on a missing one UNAUTHENTICATED.
+func missingSignUps(_ emails: [String], password: String, on accounts: AccountsClient) async -> [String] {
+    var missing: [String] = []
+    for email in emails where missing.count <= 5 {
+        do {
+            _ = try await accounts.logIn(
+                .with {
+                    $0.email = email
+                    $0.password = password
+                }
+            )
+        } catch let error as RPCError where error.code == .failedPrecondition {
+            continue
+        } catch {
+            missing.append(email)
+        }
+    }
+    return missing
 }

@@ -1,0 +1,115 @@
+public import ServiceLifecycle
+import SkiffAPI
+public import SkiffClient
+import SkiffCore
+import SkiffDomain
+import SwiftProtobuf
+
+/// Sends each call by its service: to the services in this process, or over skiff/1 to the upstream
+/// that runs it. The services' typed clients sit on it (through ``LateBoundTransport``), so a
+/// service calls another the same way wherever that one runs.
+struct ServiceRoutingTransport: ClientTransport {
+    /// The services in this process.
+    let local: any ClientTransport
+    /// The transports to other processes, by the qualified service name.
+    let remote: [String: any ClientTransport]
+
+    private func destination(_ method: MethodDescriptor) -> any ClientTransport {
+        remote[method.service] ?? local
+    }
+
+    func unary<Request: Message, Response: Message>(
+        _ method: MethodDescriptor,
+        request: Request,
+        options: CallOptions,
+        responseType: Response.Type
+    ) async throws -> ClientResponse<Response> {
+        try await destination(method).unary(method, request: request, options: options, responseType: responseType)
+    }
+
+    func streaming<Request: Message, Response: Message, Result: Sendable>(
+        _ method: MethodDescriptor,
+        options: CallOptions,
+        requestType: Request.Type,
+        responseType: Response.Type,
+        requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
+        body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await destination(method).streaming(
+            method,
+            options: options,
+            requestType: requestType,
+            responseType: responseType,
+            requests: requests,
+            body: body
+        )
+    }
+}
+
+/// The connections to the services this process does not run (``ServiceDeployment/upstreams``), one
+/// balanced set of connections per service; run as a service so that they close, gracefully, once the
+/// server has drained (put it before the server in a `ServiceGroup`).
+public final class UpstreamConnections: Service, Sendable {
+    /// The transport to each remote service, by the qualified service name.
+    let transports: [String: BalancedClientTransport]
+
+    /// Connections to every upstream of `deployment`. Each address's health is asked about the
+    /// service itself once a second, so a process that does not run it (NOT_FOUND) or is shutting down
+    /// (NOT_SERVING, GOAWAY) is skipped.
+    init(_ deployment: ServiceDeployment) {
+        var transports: [String: BalancedClientTransport] = [:]
+        for (service, targets) in deployment.upstreams where !targets.isEmpty {
+            var balancing = BalancedClientTransport.Configuration()
+            balancing.healthCheckService = service.qualifiedName
+            // A restarted upstream is back in rotation within a couple of seconds.
+            let connection = ClientConfiguration(backoff: .init(maximum: .seconds(2)))
+            transports[service.qualifiedName] = BalancedClientTransport(
+                targets: targets,
+                configuration: balancing,
+                connection: connection
+            )
+        }
+        self.transports = transports
+    }
+
+    /// Waits for the application's graceful shutdown, then closes every connection (calls in flight
+    /// finish first).
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    /// Closes every connection gracefully.
+    public func close() async {
+        await withTaskGroup(of: Void.self) { group in
+            for transport in transports.values { group.addTask { await transport.close() } }
+        }
+    }
+}
+
+/// Checks session tokens with Accounts in another process (`GetMyAccount` with the caller's token),
+/// for a process that does not run Accounts: every authenticated call costs one more call to
+/// Accounts, and a log-out takes effect everywhere at once.
+struct AccountsClientAuthenticator: SessionAuthenticator {
+    /// The Accounts client, over a transport that adds no credentials of its own.
+    let client: Skiff_Accounts_V1_Accounts.Client
+
+    func authenticate(token: String) async throws -> AuthenticatedUser? {
+        do {
+            let account = try await client.getMyAccount(
+                .init(),
+                metadata: ["authorization": "Bearer \(token)"],
+                timeout: .seconds(10)
+            ).account
+            return AuthenticatedUser(id: account.userID, sessionToken: token)
+        } catch let error as RPCError where error.code == .unauthenticated {
+            return nil
+        } catch let error as RPCError {
+            // Accounts unreachable or failing: the call cannot be authenticated now; the client may retry.
+            throw RPCError(
+                code: .unavailable,
+                message: "The session could not be checked (skiff.accounts.v1 answered \(error.code)): retry."
+            )
+        }
+    }
+}
