@@ -3,17 +3,18 @@ import SkiffHTTPClient
 import SwiftProtobuf
 import Synchronization
 
-/// `--connections` HTTP/2 connections of one call protocol, each call on the next one in turn.
+/// `--connections` HTTP/2 connections of one call protocol, each call on the next one in turn; with
+/// several targets, connection *i* goes to target *i mod n*.
 final class HTTPTransportPool: ClientTransport {
     private let transports: [HTTPClientTransport]
     private let counter = Atomic<Int>(0)
 
     private init(_ transports: [HTTPClientTransport]) { self.transports = transports }
 
-    /// Opens `size` connections to `host:port`; if one fails, those already open are closed.
+    /// Opens `size` connections (at least one per target) over `targets` in turn; if one fails, those
+    /// already open are closed.
     static func connect(
-        host: String,
-        port: Int,
+        targets: [LoadTarget],
         protocol callProtocol: HTTPClientProtocol,
         size: Int
     ) async throws
@@ -21,8 +22,10 @@ final class HTTPTransportPool: ClientTransport {
     {
         var transports: [HTTPClientTransport] = []
         do {
-            for _ in 0..<max(size, 1) {
-                transports.append(try await HTTPClientTransport.connect(host: host, port: port, protocol: callProtocol))
+            for target in LoadTarget.assignments(connections: max(size, targets.count), targets: targets) {
+                transports.append(
+                    try await HTTPClientTransport.connect(host: target.host, port: target.port, protocol: callProtocol)
+                )
             }
         } catch {
             for transport in transports { await transport.close() }

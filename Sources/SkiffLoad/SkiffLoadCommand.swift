@@ -41,8 +41,14 @@ public struct RunCommand: AsyncParsableCommand {
     @Argument(help: "The scenario: \(LoadScenarios.names.joined(separator: ", ")).")
     public var scenario: String
 
-    /// host:port of the server.
-    @Option(help: "host:port of the server.")
+    /// host:port of the server, or of several separated by commas (connections go to each in turn).
+    @Option(
+        help: ArgumentHelp(
+            "host:port of the server; several separated by commas (e.g. two servers on one database): "
+                + "the connections go to each in turn, and calls round-robin over the connections.",
+            valueName: "host:port[,host:port…]"
+        )
+    )
     public var target = "127.0.0.1:7700"
 
     /// Calls in flight (closed loop; open loop caps calls in flight at 10,000 instead).
@@ -146,10 +152,13 @@ public struct RunCommand: AsyncParsableCommand {
                 "unknown scenario '\(scenario)'; one of: \(LoadScenarios.names.joined(separator: ", "))"
             )
         }
-        _ = try parsedTarget()
+        let targets = try parsedTargets()
         _ = try httpProtocol()
         guard concurrency > 0, connections > 0 else {
             throw ValidationError("--concurrency and --connections must be > 0")
+        }
+        guard connections >= targets.count else {
+            throw ValidationError("--connections must be at least the number of --target addresses (\(targets.count))")
         }
         guard duration > 0, warmup >= 0 else { throw ValidationError("--duration must be > 0, --warmup >= 0") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be > 0") }
@@ -157,12 +166,13 @@ public struct RunCommand: AsyncParsableCommand {
         guard payloadSize >= 0, messages > 0 else { throw ValidationError("--payload-size >= 0, --messages > 0") }
     }
 
-    /// `(host, port)` from `--target`.
-    func parsedTarget() throws -> (String, Int) {
-        guard let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]),
-            (0...65535).contains(port), colon != target.startIndex
-        else { throw ValidationError("--target must be host:port, e.g. 127.0.0.1:7700") }
-        return (String(target[..<colon]), port)
+    /// The addresses of `--target`, in order.
+    public func parsedTargets() throws -> [LoadTarget] {
+        do {
+            return try LoadTarget.parseList(target)
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     /// The HTTP call protocol of `--protocol`; `nil` for skiff/1.
@@ -215,22 +225,17 @@ public struct RunCommand: AsyncParsableCommand {
         tokenSource: (any VerificationTokenSource)? = nil,
         progress: ProgressOutput = .standardError
     ) async throws -> LoadResult {
-        let (host, port) = try parsedTarget()
+        let targets = try parsedTargets()
         guard let scenario = LoadScenarios.make(scenario, options: scenarioOptions(tokenSource: tokenSource)) else {
             throw ValidationError("unknown scenario '\(self.scenario)'")
         }
         let pool: any ClientTransport
         let close: @Sendable () async -> Void
         if let http = try httpProtocol() {
-            let httpPool = try await HTTPTransportPool.connect(
-                host: host,
-                port: port,
-                protocol: http,
-                size: connections
-            )
+            let httpPool = try await HTTPTransportPool.connect(targets: targets, protocol: http, size: connections)
             (pool, close) = (httpPool, { await httpPool.close() })
         } else {
-            let skiffPool = ClientConnectionPool(target: .host(host, port: port), size: connections)
+            let skiffPool = MultiTargetConnectionPool(targets: targets, size: connections)
             (pool, close) = (skiffPool, { await skiffPool.close() })
             do {
                 try await skiffPool.connect()
@@ -242,7 +247,8 @@ public struct RunCommand: AsyncParsableCommand {
         }
         do {
             try await scenario.prepare(
-                LoadContext(transport: pool, progress: progress, target: .host(host, port: port))
+                // Connections a scenario opens itself (chat-fanout's subscriptions) go to the first address.
+                LoadContext(transport: pool, progress: progress, target: targets.first?.connectionTarget)
             )
             let result = await LoadRunner(settings: settings, progress: progress).run(scenario, transport: pool)
             await scenario.finish()

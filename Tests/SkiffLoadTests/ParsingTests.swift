@@ -42,6 +42,11 @@ struct ParsingTests {
             ["no-such-scenario"],
             ["echo-unary", "--target", "localhost"],
             ["echo-unary", "--target", ":7700"],
+            ["echo-unary", "--target", "127.0.0.1:7700,"],
+            ["echo-unary", "--target", "127.0.0.1:7700,localhost"],
+            ["echo-unary", "--target", "127.0.0.1:7700,127.0.0.1:99999"],
+            // Fewer connections than servers would leave one without calls.
+            ["echo-unary", "--target", "127.0.0.1:7700,127.0.0.1:7701"],
             ["echo-unary", "--concurrency", "0"],
             ["echo-unary", "--rate", "-1"],
             ["echo-unary", "--duration", "0"],
@@ -51,6 +56,29 @@ struct ParsingTests {
     )
     func rejected(_ arguments: [String]) {
         #expect(throws: (any Error).self) { try SkiffLoadCommand.parseAsRoot(arguments) }
+    }
+
+    @Test("several targets: comma-separated, connections assigned in turn")
+    func severalTargets() throws {
+        let command = try #require(
+            try SkiffLoadCommand.parseAsRoot([
+                "marketplace", "--target", "127.0.0.1:7700, 10.0.0.2:7701", "--connections", "4",
+            ]) as? RunCommand
+        )
+        let targets = try command.parsedTargets()
+        #expect(targets == [LoadTarget(host: "127.0.0.1", port: 7700), LoadTarget(host: "10.0.0.2", port: 7701)])
+        #expect(command.settings.target == "127.0.0.1:7700, 10.0.0.2:7701")
+        #expect(
+            LoadTarget.assignments(connections: 4, targets: targets).map(\.description) == [
+                "127.0.0.1:7700", "10.0.0.2:7701", "127.0.0.1:7700", "10.0.0.2:7701",
+            ]
+        )
+        #expect(LoadTarget.assignments(connections: 3, targets: targets).map(\.port) == [7700, 7701, 7700])
+        #expect(try LoadTarget.parseList("db-a.campus.edu:7700") == [LoadTarget(host: "db-a.campus.edu", port: 7700)])
+        #expect(try LoadTarget.parseList("[::1]:7700") == [LoadTarget(host: "::1", port: 7700)])
+        #expect(LoadTarget(host: "::1", port: 7700).description == "[::1]:7700")
+        #expect(throws: LoadTargetError(value: "")) { try LoadTarget.parseList("a:1,,b:2") }
+        #expect(throws: LoadTargetError(value: "b")) { try LoadTarget.parseList("a:1,b") }
     }
 
     @Test("compare takes two files")

@@ -102,6 +102,24 @@ struct RunTests {
         }
     }
 
+    @Test("several --target addresses: calls alternate between the servers")
+    func severalTargets() async throws {
+        // One server with the conformance service and one without: every other echo call is UNIMPLEMENTED.
+        try await withServer { _, target in
+            try await withTestApplication { other in
+                let command = try #require(
+                    try SkiffLoadCommand.parseAsRoot([
+                        "echo-unary", "--target", "\(target),127.0.0.1:\(other.port)", "--concurrency", "4",
+                        "--connections", "2", "--warmup", "0", "--duration", "120", "--max-calls", "40",
+                    ]) as? RunCommand
+                )
+                let result = try await command.execute(progress: .silent)
+                #expect(result.succeeded == 20, "\(result.errors)")
+                #expect(result.errors == ["UNIMPLEMENTED": 20])
+            }
+        }
+    }
+
     @Test("--max-calls bounds the run")
     func maxCalls() async throws {
         try await withServer { _, target in
