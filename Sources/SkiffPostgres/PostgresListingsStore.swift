@@ -33,7 +33,10 @@ public struct PostgresListingsStore: ListingsStore {
     // MARK: Listings
 
     public func createListing(_ listing: Listing, requestID: String?) async throws -> Listing {
-        try await storage.write { db in
+        // Concurrent creations read and insert on the same index pages (the newest ids, the seller's
+        // requests, the word index), so SERIALIZABLE aborts some of them; run again, a creation first
+        // waits for the listing writers in flight and holds off new ones, so it cannot lose again.
+        try await storage.write(lockingOnRetry: Self.creationLock) { db in
             var earlier: ListingLifecycle.EarlierRequest?
             if let requestID {
                 let rows = try await db.run(
@@ -441,6 +444,10 @@ public struct PostgresListingsStore: ListingsStore {
         }
         throw PostgresStorageError("the listing change log has no head row (listing_change_head)")
     }
+
+    /// What a listing creation run again after a conflict takes first: SHARE ROW EXCLUSIVE on `listing`
+    /// conflicts with itself and with the ROW EXCLUSIVE lock every write of the table takes.
+    static let creationLock = PostgresStorage.RetryLock(table: "listing", mode: "SHARE ROW EXCLUSIVE")
 
     /// A write that may record change events: run again after a conflict, it first locks out the other
     /// event writers, so that it cannot lose to them on every attempt.

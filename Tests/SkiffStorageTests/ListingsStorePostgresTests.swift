@@ -1,9 +1,11 @@
 import Foundation
+import PostgresNIO
 import SkiffDomain
 import SkiffListings
-import SkiffPostgres
 import SkiffTesting
 import Testing
+
+@testable import SkiffPostgres
 
 /// The PostgreSQL listings store as several servers use it: each "server" is a ``PostgresStorage`` of
 /// its own (its own pool) on one database, so nothing but PostgreSQL settles their races.
@@ -175,6 +177,38 @@ struct ListingsStorePostgresTests {
         }
     }
 
+    @Test("256 listings created at once over 64 connections: every one is created (none ABORTED)")
+    func manyCreatorsAtOnce() async throws {
+        try await TestPostgres.withDatabaseLocation { location in
+            var wide = location
+            wide.poolSize = 64
+            let storage = try await PostgresStorage.open(wide)
+            do {
+                let store = storage.listingsStore()
+                let created = try await withThrowingTaskGroup(of: String.self) { group in
+                    for index in 0..<256 {
+                        group.addTask {
+                            let listing = Listing(
+                                id: EntityID.make(.listing),
+                                sellerID: "usr_seller\(index % 50)",
+                                fields: ListingFixture.fields("lamp number \(index)"),
+                                createdAt: Date()
+                            )
+                            return try await store.createListing(listing, requestID: index % 2 == 0 ? nil : "r\(index)")
+                                .id
+                        }
+                    }
+                    return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+                }
+                #expect(created.count == 256)
+            } catch {
+                await storage.close()
+                throw error
+            }
+            await storage.close()
+        }
+    }
+
     @Test("Search points follow the ZIP-code table: a new table moves zip-only listings, once")
     func searchPointsFollowTheTable() async throws {
         try await TestPostgres.withDatabase { storage in
@@ -204,6 +238,46 @@ struct ListingsStorePostgresTests {
             // Opened with the bundled table again: the listing is at 37232's centroid again.
             #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 1)
             #expect(Set(try await store.ids(ListingQuery(filter: filter))) == [pointed.id, zipOnly.id])
+        }
+    }
+}
+
+/// How a keyword search on PostgreSQL picks between collecting matches and walking an order's index:
+/// by the planner's estimate of the matches, not by counting them.
+@Suite("Listing search paths on PostgreSQL")
+struct PostgresListingSearchPathTests {
+    @Test("The estimate finds common words common and rare words rare; both paths return the same pages")
+    func estimatesFollowTheData() async throws {
+        try await TestPostgres.withDatabase { storage in
+            let store = storage.listingsStore()
+            for index in 0..<2_000 {
+                // "common" in every listing; "rare" in one in a thousand.
+                var fields = ListingFixture.fields(index % 1_000 == 0 ? "common rare lamp" : "common lamp \(index)")
+                fields.priceCents = Int64(index)
+                let listing = Listing(
+                    id: "lst_walk\(index)",
+                    sellerID: "usr_1",
+                    fields: fields,
+                    createdAt: ListingFixture.t0.addingTimeInterval(Double(index))
+                )
+                _ = try await store.createListing(listing, requestID: nil)
+            }
+            try await storage.withConnection { db in _ = try await db.query("ANALYZE listing", logger: storage.logger) }
+            func estimate(_ terms: [String]) async throws -> Int {
+                try await storage.read { db in
+                    try await ListingsSearchSQL.estimatedMatches(terms, db, storage)
+                }
+            }
+            #expect(try await estimate(["common"]) >= 1_500)
+            #expect(try await estimate(["comm"]) >= 1_500)
+            #expect(try await estimate(["rare"]) < 60)
+            #expect(try await estimate(["common", "ra"]) < 60)
+
+            // Walked (common) or collected (rare), newest first either way.
+            let rare = try await store.search(ListingQuery(text: "common rare"), page: try PageRequest(size: 10))
+            #expect(rare.items.map(\.listing.id) == ["lst_walk1000", "lst_walk0"])
+            let common = try await store.search(ListingQuery(text: "common lamp"), page: try PageRequest(size: 3))
+            #expect(common.items.map(\.listing.id) == ["lst_walk1999", "lst_walk1998", "lst_walk1997"])
         }
     }
 }
