@@ -35,7 +35,8 @@ public struct PostgresListingsStore: ListingsStore {
     public func createListing(_ listing: Listing, requestID: String?) async throws -> Listing {
         // Concurrent creations read and insert on the same index pages (the newest ids, the seller's
         // requests, the word index), so SERIALIZABLE aborts some of them; run again, a creation first
-        // waits for the listing writers in flight and holds off new ones, so it cannot lose again.
+        // waits for the listing writers in flight and holds off new ones (every write of `listing`:
+        // updates, sales), so it cannot lose to another creation again.
         try await storage.write(lockingOnRetry: Self.creationLock) { db in
             var earlier: ListingLifecycle.EarlierRequest?
             if let requestID {

@@ -166,10 +166,12 @@ public final class PostgresStorage: Sendable {
         }
     }
 
-    /// A write (``write(_:)``) whose table of counters or sequence heads every writer of its kind
-    /// updates: the first attempt runs as it is; every attempt after a conflict first takes `lock` on
-    /// that table, so it cannot lose to another writer of its kind again (a busy table cannot starve a
-    /// writer through every attempt).
+    /// A write (``write(_:)``) of a kind that many writers run at once on the same rows or index pages
+    /// (counters, sequence heads, new listings): the first attempt runs as it is; every attempt after a
+    /// conflict first takes `lock` on the table they all write, so it waits for the writers in flight
+    /// and holds off new ones, and cannot lose to another writer of its kind again (a busy table cannot
+    /// starve a writer through every attempt). Transactions that only read that table may still
+    /// conflict with it, within the attempts ``withTransaction(_:_:)`` allows.
     ///
     /// `LOCK TABLE` takes no snapshot, so the transaction's snapshot, taken by its next statement, is
     /// from after every writer it waited for.

@@ -188,11 +188,14 @@ public struct ServiceDeployment: Sendable, Hashable {
             )
         }
         var host = String(address[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, host.utf8.count <= 253, !host.contains(where: { $0 == "/" || $0 == " " || $0 == "[" })
+        let bracketed = host.hasPrefix("[") && host.hasSuffix("]")
+        if bracketed { host = String(host.dropFirst().dropLast()) }
+        // An IPv6 address goes in brackets: `[fe80::1]:7700`.
+        guard !host.isEmpty, host.utf8.count <= 253, bracketed || !host.contains(":"),
+            !host.contains(where: { $0 == "/" || $0 == " " || $0 == "[" || $0 == "]" })
         else {
             throw ApplicationConfigurationError(
-                "--upstream \(service)=\(address.prefix(80)): the host is missing or invalid."
+                "--upstream \(service)=\(address.prefix(80)): the host is missing or invalid (an IPv6 address goes in brackets: [::1]:7700)."
             )
         }
         return .host(host, port: port)

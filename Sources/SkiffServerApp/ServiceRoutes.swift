@@ -89,12 +89,19 @@ public final class UpstreamConnections: Service, Sendable {
 
 /// Checks session tokens with Accounts in another process (`GetMyAccount` with the caller's token),
 /// for a process that does not run Accounts: every authenticated call costs one more call to
-/// Accounts, and a log-out takes effect everywhere at once.
+/// Accounts, and a log-out takes effect everywhere at once. An unknown token is UNAUTHENTICATED as in
+/// one process; Accounts unreachable makes the call UNAVAILABLE; other errors of Accounts (overloaded,
+/// say) are the call's.
 struct AccountsClientAuthenticator: SessionAuthenticator {
     /// The Accounts client, over a transport that adds no credentials of its own.
     let client: Skiff_Accounts_V1_Accounts.Client
 
     func authenticate(token: String) async throws -> AuthenticatedUser? {
+        // Session tokens are short printable ASCII (43 characters): anything else is no session here
+        // either, and is not worth a call (nor could every such value travel as metadata).
+        guard token.utf8.count <= Self.longestToken, token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            return nil
+        }
         do {
             let account = try await client.getMyAccount(
                 .init(),
@@ -104,12 +111,16 @@ struct AccountsClientAuthenticator: SessionAuthenticator {
             return AuthenticatedUser(id: account.userID, sessionToken: token)
         } catch let error as RPCError where error.code == .unauthenticated {
             return nil
-        } catch let error as RPCError {
-            // Accounts unreachable or failing: the call cannot be authenticated now; the client may retry.
+        } catch let error as RPCError where error.code == .unavailable || error.code == .deadlineExceeded {
+            // Accounts unreachable: the call cannot be authenticated now; the client may retry.
             throw RPCError(
                 code: .unavailable,
-                message: "The session could not be checked (skiff.accounts.v1 answered \(error.code)): retry."
+                message:
+                    "The session could not be checked: skiff.accounts.v1 could not be reached (\(error.code)); retry."
             )
         }
     }
+
+    /// The longest token worth asking Accounts about.
+    static let longestToken = 512
 }

@@ -60,6 +60,15 @@ struct SplitServicesTests {
                 metadata: user.auth
             ).listing
             #expect(listing.sellerID == user.id)
+            // An unknown token is refused there as here, and so is a token no session could have.
+            for token in ["not-a-session", String(repeating: "x", count: 2_000), "two words"] {
+                await expectStatus(.unauthenticated) {
+                    _ = try await listingsOnSecond.createListing(
+                        .with { $0.listing.title = "Chair" },
+                        metadata: ["authorization": "Bearer \(token)"]
+                    )
+                }
+            }
             // An unknown token is refused there as here.
             await expectStatus(.unauthenticated) {
                 _ = try await listingsOnSecond.createListing(
@@ -143,6 +152,7 @@ struct SplitServicesTests {
         #expect(refusal(nil, ["listings=10.0.0.2"])?.contains("not HOST:PORT") == true)
         #expect(refusal(nil, ["listings=10.0.0.2:0"])?.contains("not HOST:PORT") == true)
         #expect(refusal(nil, ["listings=:7700"])?.contains("host") == true)
+        #expect(refusal(nil, ["listings=fe80::1:7700"])?.contains("brackets") == true)
 
         // Several addresses, given at once or in turn, add up; IPv6 in brackets.
         let deployment = try ServiceDeployment.parse(
