@@ -6,7 +6,7 @@ import Synchronization
 
 /// Several ``ClientConnection``s to one target, used round-robin: for load generation, or to
 /// spread calls over more than one event loop and socket.
-public final class ClientConnectionPool: ClientTransport, Sendable {
+public final class ClientConnectionPool: ForwardingClientTransport, Sendable {
     /// The connections, each on its own event loop of the group (as far as the group has loops).
     public let connections: [ClientConnection]
     private let nextIndex = Atomic<Int>(0)
@@ -42,39 +42,13 @@ public final class ClientConnectionPool: ClientTransport, Sendable {
         }
     }
 
+    /// The next connection: calls go round-robin.
+    public func destination(for method: MethodDescriptor) -> any ClientTransport { next() }
+
     /// Closes every connection gracefully (calls in flight finish).
     public func close() async {
         await withTaskGroup(of: Void.self) { group in
             for connection in connections { group.addTask { await connection.close() } }
         }
-    }
-
-    /// Makes a unary call on the next connection.
-    public func unary<Request: Message, Response: Message>(
-        _ method: MethodDescriptor,
-        request: Request,
-        options: CallOptions,
-        responseType: Response.Type
-    ) async throws -> ClientResponse<Response> {
-        try await next().unary(method, request: request, options: options, responseType: responseType)
-    }
-
-    /// Makes a streaming call on the next connection.
-    public func streaming<Request: Message, Response: Message, Result: Sendable>(
-        _ method: MethodDescriptor,
-        options: CallOptions,
-        requestType: Request.Type,
-        responseType: Response.Type,
-        requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
-        body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
-    ) async throws -> Result {
-        try await next().streaming(
-            method,
-            options: options,
-            requestType: requestType,
-            responseType: responseType,
-            requests: requests,
-            body: body
-        )
     }
 }

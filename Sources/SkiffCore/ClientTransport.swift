@@ -176,3 +176,42 @@ public struct InterceptedTransport: ClientTransport {
         }
     }
 }
+
+/// A transport that makes each call on another transport it picks per call: a pool's next
+/// connection, the process a service runs in, a destination bound late. It implements only
+/// ``destination(for:)``; the calls are forwarded as they are.
+public protocol ForwardingClientTransport: ClientTransport {
+    /// The transport the call of `method` goes to.
+    ///
+    /// - Throws: ``RPCError`` when there is none (the call fails with it).
+    func destination(for method: MethodDescriptor) throws -> any ClientTransport
+}
+
+extension ForwardingClientTransport {
+    public func unary<Request: Message, Response: Message>(
+        _ method: MethodDescriptor,
+        request: Request,
+        options: CallOptions,
+        responseType: Response.Type
+    ) async throws -> ClientResponse<Response> {
+        try await destination(for: method).unary(method, request: request, options: options, responseType: responseType)
+    }
+
+    public func streaming<Request: Message, Response: Message, Result: Sendable>(
+        _ method: MethodDescriptor,
+        options: CallOptions,
+        requestType: Request.Type,
+        responseType: Response.Type,
+        requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
+        body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await destination(for: method).streaming(
+            method,
+            options: options,
+            requestType: requestType,
+            responseType: responseType,
+            requests: requests,
+            body: body
+        )
+    }
+}

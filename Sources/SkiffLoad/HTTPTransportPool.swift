@@ -5,7 +5,7 @@ import Synchronization
 
 /// `--connections` HTTP/2 connections of one call protocol, each call on the next one in turn; with
 /// several targets, connection *i* goes to target *i mod n*.
-final class HTTPTransportPool: ClientTransport {
+final class HTTPTransportPool: ForwardingClientTransport {
     private let transports: [HTTPClientTransport]
     private let counter = Atomic<Int>(0)
 
@@ -39,35 +39,10 @@ final class HTTPTransportPool: ClientTransport {
         for transport in transports { await transport.close() }
     }
 
+    func destination(for method: MethodDescriptor) -> any ClientTransport { next() }
+
     private func next() -> HTTPClientTransport {
         let index = counter.wrappingAdd(1, ordering: .relaxed).oldValue
         return transports[index % transports.count]
-    }
-
-    func unary<Request: Message, Response: Message>(
-        _ method: MethodDescriptor,
-        request: Request,
-        options: CallOptions,
-        responseType: Response.Type
-    ) async throws -> ClientResponse<Response> {
-        try await next().unary(method, request: request, options: options, responseType: responseType)
-    }
-
-    func streaming<Request: Message, Response: Message, Result: Sendable>(
-        _ method: MethodDescriptor,
-        options: CallOptions,
-        requestType: Request.Type,
-        responseType: Response.Type,
-        requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
-        body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
-    ) async throws -> Result {
-        try await next().streaming(
-            method,
-            options: options,
-            requestType: requestType,
-            responseType: responseType,
-            requests: requests,
-            body: body
-        )
     }
 }

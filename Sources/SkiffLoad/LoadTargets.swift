@@ -77,7 +77,7 @@ extension Substring {
 /// `--connections` skiff/1 connections spread over one or more servers (connection *i* to target
 /// *i mod n*), each call on the next connection in turn — ``ClientConnectionPool`` for several
 /// addresses.
-final class MultiTargetConnectionPool: ClientTransport, Sendable {
+final class MultiTargetConnectionPool: ForwardingClientTransport, Sendable {
     /// The connections, in the order calls use them.
     let connections: [ClientConnection]
     private let nextIndex = Atomic<Int>(0)
@@ -88,6 +88,8 @@ final class MultiTargetConnectionPool: ClientTransport, Sendable {
             ClientConnection(target: $0.connectionTarget)
         }
     }
+
+    func destination(for method: MethodDescriptor) -> any ClientTransport { next() }
 
     private func next() -> ClientConnection {
         let index = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -107,32 +109,5 @@ final class MultiTargetConnectionPool: ClientTransport, Sendable {
         await withTaskGroup(of: Void.self) { group in
             for connection in connections { group.addTask { await connection.close() } }
         }
-    }
-
-    func unary<Request: Message, Response: Message>(
-        _ method: MethodDescriptor,
-        request: Request,
-        options: CallOptions,
-        responseType: Response.Type
-    ) async throws -> ClientResponse<Response> {
-        try await next().unary(method, request: request, options: options, responseType: responseType)
-    }
-
-    func streaming<Request: Message, Response: Message, Result: Sendable>(
-        _ method: MethodDescriptor,
-        options: CallOptions,
-        requestType: Request.Type,
-        responseType: Response.Type,
-        requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
-        body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
-    ) async throws -> Result {
-        try await next().streaming(
-            method,
-            options: options,
-            requestType: requestType,
-            responseType: responseType,
-            requests: requests,
-            body: body
-        )
     }
 }

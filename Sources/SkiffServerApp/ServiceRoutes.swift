@@ -8,41 +8,14 @@ import SwiftProtobuf
 /// Sends each call by its service: to the services in this process, or over skiff/1 to the upstream
 /// that runs it. The services' typed clients sit on it (through ``LateBoundTransport``), so a
 /// service calls another the same way wherever that one runs.
-struct ServiceRoutingTransport: ClientTransport {
+struct ServiceRoutingTransport: ForwardingClientTransport {
     /// The services in this process.
     let local: any ClientTransport
     /// The transports to other processes, by the qualified service name.
     let remote: [String: any ClientTransport]
 
-    private func destination(_ method: MethodDescriptor) -> any ClientTransport {
+    func destination(for method: MethodDescriptor) -> any ClientTransport {
         remote[method.service] ?? local
-    }
-
-    func unary<Request: Message, Response: Message>(
-        _ method: MethodDescriptor,
-        request: Request,
-        options: CallOptions,
-        responseType: Response.Type
-    ) async throws -> ClientResponse<Response> {
-        try await destination(method).unary(method, request: request, options: options, responseType: responseType)
-    }
-
-    func streaming<Request: Message, Response: Message, Result: Sendable>(
-        _ method: MethodDescriptor,
-        options: CallOptions,
-        requestType: Request.Type,
-        responseType: Response.Type,
-        requests: @escaping @Sendable (RPCWriter<Request>) async throws -> Void,
-        body: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
-    ) async throws -> Result {
-        try await destination(method).streaming(
-            method,
-            options: options,
-            requestType: requestType,
-            responseType: responseType,
-            requests: requests,
-            body: body
-        )
     }
 }
 
