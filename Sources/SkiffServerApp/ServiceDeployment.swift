@@ -1,4 +1,5 @@
 import Foundation
+import SkiffAPI
 public import SkiffClient
 
 /// One of the campus-app services a `skiff-server` process can run.
@@ -13,12 +14,12 @@ public enum CampusService: String, CaseIterable, Sendable, Hashable, Comparable,
     /// The service's protobuf name, the first part of its methods' paths (`skiff.listings.v1.Listings`).
     public var qualifiedName: String {
         switch self {
-        case .accounts: "skiff.accounts.v1.Accounts"
-        case .listings: "skiff.listings.v1.Listings"
-        case .bids: "skiff.bids.v1.Bids"
-        case .chat: "skiff.chat.v1.Chat"
-        case .lostfound: "skiff.lostfound.v1.LostFound"
-        case .bucketlist: "skiff.bucketlist.v1.BucketList"
+        case .accounts: Skiff_Accounts_V1_Accounts.name
+        case .listings: Skiff_Listings_V1_Listings.name
+        case .bids: Skiff_Bids_V1_Bids.name
+        case .chat: Skiff_Chat_V1_Chat.name
+        case .lostfound: Skiff_Lostfound_V1_LostFound.name
+        case .bucketlist: Skiff_Bucketlist_V1_BucketList.name
         }
     }
 

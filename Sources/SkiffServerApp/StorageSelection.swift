@@ -23,7 +23,7 @@ public struct StorageSelection: Sendable, Hashable {
     }
 
     /// The services that keep data.
-    public static let services = ["accounts", "listings", "bids", "chat", "lostfound", "bucketlist"]
+    public static let services = CampusService.allCases.map(\.rawValue)
     /// The embedded default: one SQLite file under `./data`.
     public static let defaultBackend = Backend.sqlite(path: "./data/skiff.sqlite")
 

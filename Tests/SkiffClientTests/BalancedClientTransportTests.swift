@@ -74,16 +74,6 @@ func withNodes<R: Sendable>(_ count: Int, _ body: @Sendable ([Node]) async throw
     return result
 }
 
-/// A port nothing listens on (bound, then closed).
-func closedPort() async throws -> Int {
-    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-        .bind(host: "127.0.0.1", port: 0)
-        .get()
-    let port = channel.localAddress!.port!
-    try await channel.close()
-    return port
-}
-
 /// Answers a finished `skiff.health.v1.Health/Check` request with SERVING; `false` for other frames.
 func answerHealthCheck(_ connection: FakeConnection, _ frame: Frame) -> Bool {
     guard let path = connection.paths[frame.streamID], path.hasPrefix("/\(Skiff_Health_V1_Health.name)/") else {
@@ -154,7 +144,7 @@ struct BalancedClientTransportTests {
 
     @Test("An address that refuses connections is skipped; calls succeed on the others")
     func refusedAddressIsSkipped() async throws {
-        let deadPort = try await closedPort()
+        let deadPort = try freeLoopbackPort()
         try await withNodes(1) { nodes in
             let dead = ClientConnection.Target.host("127.0.0.1", port: deadPort)
             // The dead address first: the first call goes there (unless the first health check has
@@ -183,7 +173,7 @@ struct BalancedClientTransportTests {
 
     @Test("Without failovers, a call to an unreachable address fails with UNAVAILABLE and marks it unhealthy")
     func noFailoverWhenTurnedOff() async throws {
-        let deadPort = try await closedPort()
+        let deadPort = try freeLoopbackPort()
         try await withNodes(1) { nodes in
             let dead = ClientConnection.Target.host("127.0.0.1", port: deadPort)
             let transport = BalancedClientTransport(

@@ -18,7 +18,7 @@ struct PostgresServersTests {
     @Test("A session made on one server works on the other; what either changes, both see; a log-out ends it on both")
     func sharedAccounts() async throws {
         try await withTwoServers(placing: ["accounts"]) { storage, a, b in
-            try await Self.seedAccount(storage, email: "alice@campus.edu", name: "Alice")
+            try await seedVerifiedAccount(storage, email: "alice@campus.edu", name: "Alice")
             try await Self.exercise(on: AccountsClient(transport: a), and: AccountsClient(transport: b))
         }
     }
@@ -26,8 +26,8 @@ struct PostgresServersTests {
     @Test("A feed subscriber on one server gets, in order, with no gap or duplicate, what is sent through either")
     func liveFeedAcrossServers() async throws {
         try await withTwoServers(placing: ["accounts", "chat"]) { storage, a, b in
-            let aliceID = try await Self.seedAccount(storage, email: "alice@campus.edu", name: "Alice")
-            let bobID = try await Self.seedAccount(storage, email: "bob@campus.edu", name: "Bob")
+            let aliceID = try await seedVerifiedAccount(storage, email: "alice@campus.edu", name: "Alice")
+            let bobID = try await seedVerifiedAccount(storage, email: "bob@campus.edu", name: "Bob")
             let alice = try await Self.logIn(AccountsClient(transport: a), "alice@campus.edu")
             let bob = try await Self.logIn(AccountsClient(transport: b), "bob@campus.edu")
             let chatOnA = ChatClient(transport: a)
@@ -81,11 +81,11 @@ struct PostgresServersTests {
     )
     func marketplaceAcrossServers() async throws {
         try await withTwoServers(placing: StorageSelection.services) { storage, a, b in
-            try await Self.seedAccount(storage, email: "seller@campus.edu", name: "Seller")
+            try await seedVerifiedAccount(storage, email: "seller@campus.edu", name: "Seller")
             let sellerOnA = try await Self.logIn(AccountsClient(transport: a), "seller@campus.edu")
             var buyers: [Metadata] = []
             for index in 0..<2 {
-                try await Self.seedAccount(storage, email: "buyer\(index)@campus.edu", name: "Buyer \(index)")
+                try await seedVerifiedAccount(storage, email: "buyer\(index)@campus.edu", name: "Buyer \(index)")
                 buyers.append(try await Self.logIn(AccountsClient(transport: b), "buyer\(index)@campus.edu"))
             }
             let feed = FeedLog()
@@ -160,8 +160,8 @@ struct PostgresServersTests {
     @Test("kill -9 of one server under load loses no acknowledged write, and the other serves throughout")
     func killOneUnderLoad() async throws {
         try await withTwoServerProcesses(placing: ["accounts", "chat"]) { storage, servers, a, b in
-            let aliceID = try await Self.seedAccount(storage, email: "alice@campus.edu", name: "Alice")
-            try await Self.seedAccount(storage, email: "bob@campus.edu", name: "Bob")
+            let aliceID = try await seedVerifiedAccount(storage, email: "alice@campus.edu", name: "Alice")
+            try await seedVerifiedAccount(storage, email: "bob@campus.edu", name: "Bob")
             let bob = try await Self.logIn(AccountsClient(transport: b), "bob@campus.edu")
             let ledger = LoadLedger()
             await withTaskGroup(of: Void.self) { group in
@@ -353,23 +353,6 @@ struct PostgresServersTests {
             await storage.close()
             for server in servers where server.isRunning { #expect(server.stop() == 0) }
         }
-    }
-
-    /// A verified account with the password "shared password", straight in the database (the servers'
-    /// mail outboxes are in other processes); its id.
-    @discardableResult
-    private static func seedAccount(_ storage: PostgresStorage, email: String, name: String) async throws -> String {
-        let account = try await storage.accountsStore().createAccount(
-            Account(
-                id: EntityID.make(.account),
-                email: email,
-                displayName: name,
-                passwordHash: try await PasswordHasher(rounds: 1_000).hash("shared password"),
-                verified: true,
-                createdAt: Date()
-            )
-        )
-        return account.id
     }
 
     /// What `body` returned or threw.

@@ -27,7 +27,13 @@ struct RollingRestartTests {
             var userIDs: [String] = []
             do {
                 for worker in 0..<Self.workers {
-                    userIDs.append(try await Self.seedAccount(storage, email: "worker\(worker)@campus.edu"))
+                    userIDs.append(
+                        try await seedVerifiedAccount(
+                            storage,
+                            email: "worker\(worker)@campus.edu",
+                            name: "Worker \(worker)"
+                        )
+                    )
                 }
             } catch {
                 await storage.close()
@@ -181,20 +187,6 @@ struct RollingRestartTests {
         let port = channel.localAddress!.port!
         try await channel.close()
         return port
-    }
-
-    @discardableResult
-    private static func seedAccount(_ storage: PostgresStorage, email: String) async throws -> String {
-        try await storage.accountsStore().createAccount(
-            Account(
-                id: EntityID.make(.account),
-                email: email,
-                displayName: email,
-                passwordHash: try await PasswordHasher(rounds: 1_000).hash("shared password"),
-                verified: true,
-                createdAt: Date()
-            )
-        ).id
     }
 }
 

@@ -6,6 +6,8 @@ import SkiffAPI
 import SkiffAccounts
 import SkiffClient
 import SkiffCore
+import SkiffDomain
+import SkiffPostgres
 import SkiffServer
 import SkiffServerApp
 import SkiffTesting
@@ -138,4 +140,20 @@ func missingSignUps(_ emails: [String], password: String, on accounts: AccountsC
         }
     }
     return missing
+}
+
+/// A verified account with the password "shared password", straight in a PostgreSQL database (for
+/// servers in other processes, whose mail outboxes tests cannot read); its id.
+@discardableResult
+func seedVerifiedAccount(_ storage: PostgresStorage, email: String, name: String) async throws -> String {
+    try await storage.accountsStore().createAccount(
+        Account(
+            id: EntityID.make(.account),
+            email: email,
+            displayName: name,
+            passwordHash: try await PasswordHasher(rounds: 1_000).hash("shared password"),
+            verified: true,
+            createdAt: Date()
+        )
+    ).id
 }
