@@ -7,7 +7,9 @@ public struct ClientConfiguration: Sendable {
     /// The SETTINGS this client advertises: what it is willing to receive (frame size, windows,
     /// message size, metadata size). Protocol defaults unless changed.
     public var settings: ConnectionSettings
-    /// How long one TCP (and TLS) connection attempt may take.
+    /// How long one connection attempt may take: TCP, TLS and the server's SETTINGS. Calls wait
+    /// for the server's SETTINGS before they are sent, so a call on a connection that fails before
+    /// them was never sent.
     public var connectTimeout: Duration
     /// The delay between failed connection attempts.
     public var backoff: Backoff

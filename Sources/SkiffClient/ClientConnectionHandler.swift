@@ -49,6 +49,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var maxMessageSize: Int { settings.enforcedMaxMessageSize }
     var maxHeaderListSize: Int { settings.enforcedMaxHeaderListSize }
 
+    /// Ends an attempt whose server has not sent its SETTINGS within the connect timeout.
+    private var settingsTimer: Scheduled<Void>?
     private var keepaliveTimer: Scheduled<Void>?
     private var pingTimeoutTimer: Scheduled<Void>?
     private let pingData: UInt64 = 0x534B_4946_4B41_4C56
@@ -76,6 +78,21 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         outbound = context.channel.allocator.buffer(capacity: 16 * 1024)
+        // TCP, TLS and the server's SETTINGS together take at most the connect timeout: calls wait
+        // for the SETTINGS before they are sent, so a server that never sends them must not hold
+        // them.
+        let timeout = configuration.connectTimeout
+        settingsTimer = loop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
+            settingsTimer = nil
+            guard !state.everReady else { return }
+            shutdown(
+                RPCError(
+                    code: .unavailable,
+                    message: "The server did not complete the connection (its SETTINGS) within \(timeout)."
+                )
+            )
+            self.context?.close(promise: nil)
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -90,7 +107,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         }
         outbound.writePreface()
         outbound.writeSettings(local.encodedPairs)
-        startWaiting()
+        // Queued calls open once the server's SETTINGS arrive (see ``ClientConnectionState``).
         flushNow()
         closeIfIdle()
         context.fireChannelActive()
@@ -206,10 +223,15 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         }
         outbound.writeSettingsAck()
         state.ready()
+        settingsTimer?.cancel()
+        settingsTimer = nil
         for stream in streams.values { sendPending(stream) }
         resumeBlockedStreams()
         startWaiting()
         scheduleFlush()
+        // Calls that ended while they waited for the SETTINGS may have been all a closing
+        // connection waited for.
+        closeIfIdle()
         armKeepalive()
         manager.handlerReady(self)
         readyPromise.succeed()
@@ -252,6 +274,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// Ends the connection's state once: open calls fail with `error`, queued ones move on.
     func shutdown(_ error: RPCError) {
         guard let (wasActive, everReady) = state.shutdown() else { return }
+        settingsTimer?.cancel()
         keepaliveTimer?.cancel()
         pingTimeoutTimer?.cancel()
         manager.handlerUnusable(self)
@@ -274,6 +297,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Starts a graceful close: no new calls; the connection closes once the last one ends.
     func beginGracefulClose() {
+        dropEndedWaitingCalls()
         if state.beginGracefulClose(nothingQueued: waiting.isEmpty) {
             shutdown(RPCError(code: .unavailable, message: "The connection was closed."))
             context?.close(promise: nil)
@@ -282,8 +306,15 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         closeIfIdle()
     }
 
+    /// Forgets queued calls that ended while they waited (cancelled, past their deadline): they
+    /// must not keep a closing connection open.
+    private func dropEndedWaitingCalls() {
+        if !waiting.isEmpty { waiting.removeAll { $0.finished } }
+    }
+
     /// Closes the connection if it takes no new streams and none is left.
     func closeIfIdle() {
+        dropEndedWaitingCalls()
         guard state.closeIfIdle(idle: streams.isEmpty && waiting.isEmpty) else { return }
         flushNow()
         context?.close(promise: nil)

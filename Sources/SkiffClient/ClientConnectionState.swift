@@ -1,13 +1,20 @@
 /// The life of one client connection, as a value with no I/O: connecting until the socket is up,
-/// active from then (ready once the server's SETTINGS arrived), no longer taking new streams after
+/// active from then, ready once the server's SETTINGS arrived, no longer taking new streams after
 /// the server's GOAWAY or a graceful close, closing once the close is sent, closed.
+///
+/// No stream opens before the server's SETTINGS: until then nothing shows that a server process
+/// took the connection (the kernel completes connections a listener never accepts, and resets them
+/// when it closes), so a call sent that early and then reset could not tell "never seen" from
+/// "maybe processed". Waiting costs the first call one round trip and makes a reset before
+/// SETTINGS always safe to retry elsewhere.
 ///
 /// ``ClientConnectionHandler`` feeds it the connection's events and acts on what it answers.
 struct ClientConnectionState {
     enum Phase: Hashable {
         /// The socket is not up yet: calls routed here wait.
         case connecting
-        /// Preface and SETTINGS sent; streams open while ``ClientConnectionState/takesNewStreams``.
+        /// Preface and SETTINGS sent; streams open once the server's SETTINGS arrived and while
+        /// ``ClientConnectionState/takesNewStreams``.
         case active
         /// Ended: nothing more is sent or read.
         case closed
@@ -17,7 +24,7 @@ struct ClientConnectionState {
     enum Routing: Hashable {
         /// Open its stream now (if a slot is free) or queue it here.
         case openOrQueue
-        /// Queue it here until the connection is up.
+        /// Queue it here until the connection is up and the server's SETTINGS arrived.
         case queue
         /// Send it to another connection: this one takes no new streams.
         case reroute
@@ -81,12 +88,13 @@ struct ClientConnectionState {
         switch phase {
         case .closed: .fail
         case .connecting: .queue
-        case .active: takesNewStreams && !closeInitiated ? .openOrQueue : .reroute
+        case .active where !takesNewStreams || closeInitiated: .reroute
+        case .active: everReady ? .openOrQueue : .queue
         }
     }
 
     /// Whether queued calls may open streams now.
-    var opensStreams: Bool { phase == .active && takesNewStreams }
+    var opensStreams: Bool { phase == .active && everReady && takesNewStreams }
 
     /// Whether frames are read and timers act.
     var isActive: Bool { phase == .active }

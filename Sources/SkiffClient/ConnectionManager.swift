@@ -75,6 +75,12 @@ final class ConnectionManager: @unchecked Sendable {
         return promise.futureResult
     }
 
+    /// Calls queued on its connections, waiting for one to be ready or for a stream slot.
+    var queuedCalls: Int {
+        loop.preconditionInEventLoop()
+        return live.reduce(0) { $0 + $1.waiting.count }
+    }
+
     // MARK: Notifications from handlers
 
     func handlerReady(_ handler: ClientConnectionHandler) {
