@@ -220,12 +220,22 @@ public final class Server: Service, Sendable {
 
     /// Stops accepting and asks every connection to drain (`ChannelShouldQuiesceEvent`); `run()`
     /// returns once they have all closed.
+    ///
+    /// The listener is closed before any connection hears its GOAWAY: a client that reconnects on
+    /// the GOAWAY is refused at once, rather than taken into the kernel's accept queue and then
+    /// reset when the listener closes.
     public func beginGracefulShutdown() {
         let (listener, connections) = beginShutdown()
         logger.info("draining", metadata: ["connections": "\(connections.count)"])
-        listener?.close(promise: nil)
-        for channel in connections {
-            channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        let quiesce: @Sendable () -> Void = {
+            for channel in connections {
+                channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+            }
+        }
+        if let listener {
+            listener.close().whenComplete { _ in quiesce() }
+        } else {
+            quiesce()
         }
     }
 

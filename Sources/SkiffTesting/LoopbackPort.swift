@@ -10,21 +10,28 @@ public func freeLoopbackPort() throws -> Int {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw LoopbackPortUnavailable() }
     defer { close(descriptor) }
+    guard let port = bindToLoopback(descriptor) else { throw LoopbackPortUnavailable() }
+    return port
+}
+
+/// No loopback port could be bound.
+public struct LoopbackPortUnavailable: Error {}
+
+/// Binds `descriptor` to 127.0.0.1 on a port the kernel picks, and listens with `backlog` when one
+/// is given; the port, or `nil` when a step failed.
+private func bindToLoopback(_ descriptor: Int32, listenBacklog backlog: Int32? = nil) -> Int? {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            bind(descriptor, $0, length) == 0 && (backlog.map { listen(descriptor, $0) == 0 } ?? true)
+                && getsockname(descriptor, $0, &length) == 0
         }
     }
-    guard bound else { throw LoopbackPortUnavailable() }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
 }
-
-/// No loopback port could be bound.
-public struct LoopbackPortUnavailable: Error {}
 
 /// A loopback listener that never accepts: the kernel completes connections to it and queues them
 /// unread, as it does for a server whose listener is about to close. ``close()`` resets every
@@ -40,21 +47,11 @@ public final class SilentListener: Sendable {
     public init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw LoopbackPortUnavailable() }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0
-                    && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard listening else {
+        guard let port = bindToLoopback(descriptor, listenBacklog: 16) else {
             Foundation.close(descriptor)
             throw LoopbackPortUnavailable()
         }
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         self.descriptor = Mutex(descriptor)
     }
 

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 import SkiffCore
 import SkiffServer
 import SkiffStandardServices
@@ -432,6 +433,12 @@ struct ServerProtocolTests {
                     return $0.type == .goAway
                 }
                 #expect(first.goAway?.lastStreamID == 0x7FFF_FFFF)
+                // The listener closed before the GOAWAY went out: a client reconnecting on it is
+                // refused at once, not queued by the kernel and reset later.
+                await #expect(throws: (any Error).self) {
+                    try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                        .connect(host: "127.0.0.1", port: port).get().close()
+                }
                 let ping = try await conn.next {
                     note($0)
                     return $0.type == .ping
