@@ -314,7 +314,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Closes the connection if it takes no new streams and none is left.
     func closeIfIdle() {
-        dropEndedWaitingCalls()
+        // Only with no stream open can the queue hold up a close; a busy connection (calls queued
+        // behind MAX_CONCURRENT_STREAMS) is not scanned at every call's end.
+        if streams.isEmpty { dropEndedWaitingCalls() }
         guard state.closeIfIdle(idle: streams.isEmpty && waiting.isEmpty) else { return }
         flushNow()
         context?.close(promise: nil)
