@@ -27,6 +27,10 @@
 #   Benchmarks/scale.sh --hash-rounds 600000               # passwords hashed as in production (see below)
 #   Benchmarks/scale.sh --sizes 100000 --backends sqlite,postgres,postgres2 --mixes marketplace   # issue 15
 #
+# skiff-load runs each closed-loop worker on one connection's event loop (`--worker-executor loop`, its default
+# since 2026-11-28), so a call and its answer wake no other thread of the load generator, which shares the
+# cores with the server.
+#
 # Scratch data goes to $SKIFF_SCRATCH (default: a temporary directory), removed at the end; results (JSON per
 # run, server logs, the markdown table) to Benchmarks/.build/scale-results/<time>/. The load generator shares
 # the machine's cores with the server, as in the issue's "before" table. Run by hand; nothing here runs in CI.
@@ -50,6 +54,10 @@ votes=2
 # Lost-and-found items per 100 listings (the issue's proportion is 100): each report scores up to 500
 # candidates inside the one writer, so 100k items seed for a quarter of an hour on SQLite.
 items_percent=100
+# The servers log as in production (info), except the mail outbox, whose debug lines carry the verification
+# tokens the seeding reads. Until 2026-11-28 every call was logged (`--log-level debug`): about 6 % of the
+# server's CPU in the mix. `--log-level debug` brings that back.
+log_level="info,skiff.mail=debug"
 # PostgreSQL: the connection pool of each skiff-server (`?pool=N`), and durability as in production.
 pg_pool=20
 pg_fsync=on
@@ -64,9 +72,10 @@ while [[ $# -gt 0 ]]; do
         --warmup) warmup="$2"; shift 2 ;;
         --users) users="$2"; shift 2 ;;
         --hash-rounds) hash_rounds="$2"; shift 2 ;;
+        --log-level) log_level="$2"; shift 2 ;;
         --pg-pool) pg_pool="$2"; shift 2 ;;
         --pg-fsync) pg_fsync="$2"; shift 2 ;;
-        *) echo "usage: $0 [--sizes N,N,…] [--backends sqlite,memory,postgres,postgres2] [--mixes marketplace,campus] [--votes-per-activity n] [--items-percent n] [--duration s] [--warmup s] [--users n] [--hash-rounds n] [--pg-pool n] [--pg-fsync on|off]" >&2; exit 64 ;;
+        *) echo "usage: $0 [--sizes N,N,…] [--backends sqlite,memory,postgres,postgres2] [--mixes marketplace,campus] [--votes-per-activity n] [--items-percent n] [--duration s] [--warmup s] [--users n] [--hash-rounds n] [--log-level level[,label=level…]] [--pg-pool n] [--pg-fsync on|off]" >&2; exit 64 ;;
     esac
 done
 
@@ -99,7 +108,7 @@ ports=()
 start_server() { # storage log: starts one more server; its pid and port are appended to server_pids and ports
     : > "$2"
     "$bin/skiff-server" --port 0 --storage "$1" --rate-limit-scale 0 --password-hash-rounds "$hash_rounds" \
-        --log-level debug 2> "$2" &
+        --log-level "$log_level" 2> "$2" &
     server_pid=$!
     server_pids+=("$server_pid")
     for _ in $(seq 1 600); do

@@ -25,34 +25,43 @@ public enum Base64URL {
 
     /// Decodes unpadded (or padded) base64url; returns `nil` for anything else.
     public static func decode(_ string: String) -> Data? {
-        var values: [UInt8] = []
-        values.reserveCapacity(string.utf8.count)
+        decodeBytes(string).map { Data($0) }
+    }
+
+    /// Decodes unpadded (or padded) base64url into bytes; returns `nil` for anything else.
+    public static func decodeBytes(_ string: String) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity(string.utf8.count * 3 / 4 + 2)
+        var group: UInt32 = 0
+        var count = 0
         for byte in string.utf8 {
+            let value: UInt8
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - UInt8(ascii: "a") + 26)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - UInt8(ascii: "0") + 52)
-            case UInt8(ascii: "-"): values.append(62)
-            case UInt8(ascii: "_"): values.append(63)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = byte - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
             case UInt8(ascii: "="): continue
             default: return nil
             }
-        }
-        guard values.count % 4 != 1 else { return nil }
-        var output = Data()
-        output.reserveCapacity(values.count * 3 / 4)
-        var index = 0
-        while index < values.count {
-            let count = min(4, values.count - index)
-            var group: UInt32 = 0
-            for position in 0..<4 {
-                group <<= 6
-                if position < count { group |= UInt32(values[index + position]) }
+            group = group << 6 | UInt32(value)
+            count += 1
+            if count == 4 {
+                output.append(UInt8(truncatingIfNeeded: group >> 16))
+                output.append(UInt8(truncatingIfNeeded: group >> 8))
+                output.append(UInt8(truncatingIfNeeded: group))
+                group = 0
+                count = 0
             }
-            output.append(UInt8(truncatingIfNeeded: group >> 16))
-            if count > 2 { output.append(UInt8(truncatingIfNeeded: group >> 8)) }
-            if count > 3 { output.append(UInt8(truncatingIfNeeded: group)) }
-            index += 4
+        }
+        switch count {
+        case 0: break
+        case 2: output.append(UInt8(truncatingIfNeeded: group >> 4))
+        case 3:
+            output.append(UInt8(truncatingIfNeeded: group >> 10))
+            output.append(UInt8(truncatingIfNeeded: group >> 2))
+        default: return nil
         }
         return output
     }

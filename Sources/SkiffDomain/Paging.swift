@@ -79,25 +79,24 @@ extension Page: Hashable where Item: Hashable {}
 
 /// Opaque page tokens that carry a keyset cursor.
 ///
-/// A token is the unpadded base64url of a small JSON envelope: a `kind` naming the list it belongs to,
-/// a format version and the cursor (the sort key of the last item returned). The next page starts strictly
-/// after that key, so rows inserted or deleted between calls never cause duplicates or gaps among the rows
-/// that existed throughout. Clients must treat tokens as opaque.
+/// A token is the unpadded base64url of a small envelope: a marker byte naming the format and its version,
+/// a `kind` naming the list it belongs to, and the cursor (the sort key of the last item returned) in
+/// ``CompactCoding``'s binary form. The next page starts strictly after that key, so rows inserted or
+/// deleted between calls never cause duplicates or gaps among the rows that existed throughout. Clients
+/// must treat tokens as opaque.
+///
+/// Tokens of the earlier JSON form (`{"k":…,"v":1,"c":…}`, made before version 2) are still read, so a
+/// client paging across an upgrade carries on.
 ///
 /// Decoding validates everything and reports any problem as `invalidArgument` "page_token is not valid."
 public enum PageToken {
     /// The message of every page-token decoding error.
     public static let invalidMessage = "page_token is not valid."
 
-    private static let version = 1
-    /// One encoder and one decoder for every token: configuring new ones per token cost more than the
-    /// encoding itself (both are safe to share once configured).
-    private static let encoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-    private static let decoder = JSONDecoder()
+    /// The first byte of a version 2 token: never `{`, the first byte of a version 1 (JSON) token.
+    private static let compactMarker: UInt8 = 0xA2
+    private static let jsonVersion = 1
+    private static let jsonDecoder = JSONDecoder()
 
     private struct Envelope<Cursor: Codable>: Codable {
         var k: String
@@ -107,10 +106,15 @@ public enum PageToken {
 
     /// Encodes a cursor for the list named `kind`.
     public static func encode<Cursor: Codable>(_ cursor: Cursor, kind: String) -> String {
-        guard let data = try? encoder.encode(Envelope(k: kind, v: version, c: cursor)) else {
-            preconditionFailure("A page cursor failed to encode")
+        var bytes: [UInt8] = [compactMarker]
+        bytes.reserveCapacity(96)
+        CompactCoding.writeString(kind, into: &bytes)
+        do {
+            try CompactCoding.encode(cursor, into: &bytes)
+        } catch {
+            preconditionFailure("A page cursor failed to encode: \(error)")
         }
-        return Base64URL.encode(data)
+        return Base64URL.encode(bytes)
     }
 
     /// Decodes a token made by ``encode(_:kind:)`` for the same `kind`.
@@ -122,19 +126,34 @@ public enum PageToken {
         as type: Cursor.Type = Cursor.self,
         kind: String
     ) throws(DomainError) -> Cursor {
-        guard token.utf8.count <= PageRequest.maximumTokenLength, let data = Base64URL.decode(token) else {
+        guard token.utf8.count <= PageRequest.maximumTokenLength, let bytes = Base64URL.decodeBytes(token) else {
             throw DomainError(.invalidArgument, invalidMessage)
         }
-        let envelope: Envelope<Cursor>
-        do {
-            envelope = try decoder.decode(Envelope<Cursor>.self, from: data)
-        } catch {
-            throw DomainError(.invalidArgument, invalidMessage, cause: error)
-        }
-        guard envelope.k == kind, envelope.v == version else {
+        switch bytes.first {
+        case compactMarker:
+            var reader = CompactCoding.Reader(bytes: bytes[1...])
+            guard let tokenKind = try? reader.string(), tokenKind == kind else {
+                throw DomainError(.invalidArgument, invalidMessage)
+            }
+            do {
+                return try CompactCoding.decode(Cursor.self, from: bytes[(bytes.count - reader.remaining)...])
+            } catch {
+                throw DomainError(.invalidArgument, invalidMessage, cause: error)
+            }
+        case UInt8(ascii: "{"):
+            let envelope: Envelope<Cursor>
+            do {
+                envelope = try jsonDecoder.decode(Envelope<Cursor>.self, from: Data(bytes))
+            } catch {
+                throw DomainError(.invalidArgument, invalidMessage, cause: error)
+            }
+            guard envelope.k == kind, envelope.v == jsonVersion else {
+                throw DomainError(.invalidArgument, invalidMessage)
+            }
+            return envelope.c
+        default:
             throw DomainError(.invalidArgument, invalidMessage)
         }
-        return envelope.c
     }
 
     /// The cursor of a page request of the list `kind`, or `nil` for the first page.

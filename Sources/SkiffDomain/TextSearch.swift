@@ -12,6 +12,33 @@ import Foundation
 package enum TextSearch {
     /// The tokens of a text, in order, with repeats.
     package static func tokens(_ text: String) -> [String] {
+        text.utf8.allSatisfy { $0 < 0x80 } ? asciiTokens(text) : foldedTokens(text)
+    }
+
+    /// ``tokens(_:)`` of an ASCII text, without Foundation: in ASCII, folding is lowercasing, and the
+    /// letters and numbers are exactly `A–Z`, `a–z` and `0–9` (a test compares it with
+    /// ``foldedTokens(_:)`` on every ASCII character).
+    package static func asciiTokens(_ text: String) -> [String] {
+        var tokens: [String] = []
+        var current: [UInt8] = []
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): current.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): current.append(byte + 32)
+            default:
+                if !current.isEmpty {
+                    tokens.append(String(decoding: current, as: UTF8.self))
+                    current.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        if !current.isEmpty { tokens.append(String(decoding: current, as: UTF8.self)) }
+        return tokens
+    }
+
+    /// ``tokens(_:)`` of any text: folded for case, diacritics and width, then split at every scalar that
+    /// is not a letter or number.
+    package static func foldedTokens(_ text: String) -> [String] {
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
             .lowercased()
             .precomposedStringWithCanonicalMapping

@@ -24,6 +24,10 @@ public struct LoadSettings: Codable, Sendable, Equatable {
     public var payloadSize: Int
     /// Messages per call of the streaming echo scenarios.
     public var messagesPerCall: Int
+    /// Where closed-loop workers run: `loop` (each on one connection's event loop, calling over that
+    /// connection), `pool` (Swift's global executor, each call on the next connection); `nil` in
+    /// results recorded before the choice existed (`pool`).
+    public var workerExecutor: String?
 
     /// `closed` or `open`.
     public var mode: String { rate == nil ? "closed" : "open" }
@@ -39,7 +43,8 @@ public struct LoadSettings: Codable, Sendable, Equatable {
         warmup: Double = 1,
         maxCalls: Int? = nil,
         payloadSize: Int = 64,
-        messagesPerCall: Int = 10
+        messagesPerCall: Int = 10,
+        workerExecutor: String? = nil
     ) {
         self.scenario = scenario
         self.target = target
@@ -51,6 +56,22 @@ public struct LoadSettings: Codable, Sendable, Equatable {
         self.maxCalls = maxCalls
         self.payloadSize = payloadSize
         self.messagesPerCall = messagesPerCall
+        self.workerExecutor = workerExecutor
+    }
+}
+
+/// One connection a closed-loop worker may keep to itself: calls go over `transport`, from a task on
+/// `executor` (the connection's event loop), so that a call and its answer never wake another thread.
+public struct LoadLane: Sendable {
+    /// The connection.
+    public var transport: any ClientTransport
+    /// Where the worker's task runs.
+    public var executor: any TaskExecutor
+
+    /// Creates a lane.
+    public init(transport: any ClientTransport, executor: any TaskExecutor) {
+        self.transport = transport
+        self.executor = executor
     }
 }
 
@@ -72,7 +93,14 @@ public struct LoadRunner: Sendable {
     }
 
     /// Runs `scenario` (already prepared) against `transport` and returns the result.
-    public func run(_ scenario: any LoadScenario, transport: any ClientTransport) async -> LoadResult {
+    ///
+    /// - Parameter lanes: In closed loop, worker *i* keeps to lane *i mod n* (see ``LoadLane``); empty,
+    ///   every worker runs on the global executor and calls through `transport`.
+    public func run(
+        _ scenario: any LoadScenario,
+        transport: any ClientTransport,
+        lanes: [LoadLane] = []
+    ) async -> LoadResult {
         let recorder = LoadRecorder()
         let clock = ContinuousClock()
         let start = clock.now
@@ -90,7 +118,7 @@ public struct LoadRunner: Sendable {
             if let rate = settings.rate {
                 await openLoop(scenario, transport, rate: rate, recorder, start, measureFrom, end, limit)
             } else {
-                await closedLoop(scenario, transport, recorder, measureFrom, end, limit)
+                await closedLoop(scenario, transport, lanes, recorder, measureFrom, end, limit)
             }
             outer.cancelAll()
         }
@@ -134,19 +162,26 @@ public struct LoadRunner: Sendable {
     private func closedLoop(
         _ scenario: any LoadScenario,
         _ transport: any ClientTransport,
+        _ lanes: [LoadLane],
         _ recorder: LoadRecorder,
         _ measureFrom: ContinuousClock.Instant,
         _ end: ContinuousClock.Instant,
         _ limit: Int
     ) async {
+        @Sendable func work(_ transport: any ClientTransport) async {
+            while true {
+                let t0 = ContinuousClock.now
+                guard t0 < end, recorder.started.add(1, ordering: .relaxed).oldValue < limit else { return }
+                await call(scenario, transport, recorder, from: t0, warmup: t0 < measureFrom)
+            }
+        }
         await withDiscardingTaskGroup { group in
-            for _ in 0..<max(1, settings.concurrency) {
-                group.addTask {
-                    while true {
-                        let t0 = ContinuousClock.now
-                        guard t0 < end, recorder.started.add(1, ordering: .relaxed).oldValue < limit else { return }
-                        await call(scenario, transport, recorder, from: t0, warmup: t0 < measureFrom)
-                    }
+            for worker in 0..<max(1, settings.concurrency) {
+                if lanes.isEmpty {
+                    group.addTask { await work(transport) }
+                } else {
+                    let lane = lanes[worker % lanes.count]
+                    group.addTask(executorPreference: lane.executor) { await work(lane.transport) }
                 }
             }
         }

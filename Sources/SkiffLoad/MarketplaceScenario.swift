@@ -53,7 +53,12 @@ public final class MarketplaceScenario: MethodTimedScenario {
         case ..<67:
             var request = Self.randomSearch(using: &rng)
             for _ in 0..<Int.random(in: 1...3, using: &rng) {
-                let page = try await listings.searchListings(request)
+                let page = try await transport.unary(
+                    Skiff_Listings_V1_Listings.Method.SearchListings.descriptor,
+                    request: request,
+                    options: CallOptions(),
+                    responseType: SearchPageToken.self
+                ).message
                 guard !page.nextPageToken.isEmpty else { break }
                 request.pageToken = page.nextPageToken
             }

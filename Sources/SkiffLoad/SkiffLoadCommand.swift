@@ -59,6 +59,17 @@ public struct RunCommand: AsyncParsableCommand {
     @Option(help: "Connections the calls are spread over.")
     public var connections = 1
 
+    /// Where closed-loop workers run over skiff/1: `loop` or `pool`.
+    @Option(
+        help: ArgumentHelp(
+            "Closed loop over skiff/1: loop (default) runs each worker on one connection's event loop and "
+                + "sends its calls over that connection, so no call wakes another thread; pool runs workers "
+                + "on Swift's global executor, each call on the next connection.",
+            valueName: "loop|pool"
+        )
+    )
+    public var workerExecutor = "loop"
+
     /// The protocol calls speak: `skiff` (skiff/1), or `grpc`, `grpc-web`, `connect` over HTTP/2.
     @Option(
         name: .customLong("protocol"),
@@ -154,6 +165,9 @@ public struct RunCommand: AsyncParsableCommand {
         }
         let targets = try parsedTargets()
         _ = try httpProtocol()
+        guard ["loop", "pool"].contains(workerExecutor) else {
+            throw ValidationError("--worker-executor must be loop or pool")
+        }
         guard concurrency > 0, connections > 0 else {
             throw ValidationError("--concurrency and --connections must be > 0")
         }
@@ -184,6 +198,9 @@ public struct RunCommand: AsyncParsableCommand {
         return http
     }
 
+    /// Whether closed-loop workers keep to one connection's event loop each (``workerExecutor``).
+    var usesLanes: Bool { workerExecutor == "loop" && rate == nil && callProtocol == "skiff" }
+
     /// The settings recorded in the result.
     public var settings: LoadSettings {
         LoadSettings(
@@ -196,7 +213,8 @@ public struct RunCommand: AsyncParsableCommand {
             warmup: warmup,
             maxCalls: maxCalls,
             payloadSize: payloadSize,
-            messagesPerCall: messages
+            messagesPerCall: messages,
+            workerExecutor: usesLanes ? "loop" : "pool"
         )
     }
 
@@ -230,6 +248,7 @@ public struct RunCommand: AsyncParsableCommand {
             throw ValidationError("unknown scenario '\(self.scenario)'")
         }
         let pool: any ClientTransport
+        var lanes: [LoadLane] = []
         let close: @Sendable () async -> Void
         if let http = try httpProtocol() {
             let httpPool = try await HTTPTransportPool.connect(targets: targets, protocol: http, size: connections)
@@ -237,6 +256,9 @@ public struct RunCommand: AsyncParsableCommand {
         } else {
             let skiffPool = MultiTargetConnectionPool(targets: targets, size: connections)
             (pool, close) = (skiffPool, { await skiffPool.close() })
+            if usesLanes {
+                lanes = skiffPool.connections.map { LoadLane(transport: $0, executor: $0.taskExecutor) }
+            }
             do {
                 try await skiffPool.connect()
             } catch {
@@ -250,7 +272,11 @@ public struct RunCommand: AsyncParsableCommand {
                 // Connections a scenario opens itself (chat-fanout's subscriptions) go to the first address.
                 LoadContext(transport: pool, progress: progress, target: targets.first?.connectionTarget)
             )
-            let result = await LoadRunner(settings: settings, progress: progress).run(scenario, transport: pool)
+            let result = await LoadRunner(settings: settings, progress: progress).run(
+                scenario,
+                transport: pool,
+                lanes: lanes
+            )
             await scenario.finish()
             if let json { try result.jsonData().write(to: URL(fileURLWithPath: json)) }
             await close()

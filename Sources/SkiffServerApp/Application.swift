@@ -119,7 +119,7 @@ public struct Application: Sendable {
             listings: Skiff_Listings_V1_Listings.Client(transport: asService)
         )
         let accountsClient = AccountsClientDirectory(client: Skiff_Accounts_V1_Accounts.Client(transport: asService))
-        let mailer = OutboxMailer(logger: logger)
+        let mailer = OutboxMailer(logger: Logger(label: "skiff.mail"))
         var domainServices: [any RegistrableService] = []
         var jobs: [Housekeeping.Job] = []
 

@@ -23,10 +23,10 @@ public struct ServerCommand: AsyncParsableCommand {
     public static func start() async { await main() }
 
     public func run() async throws {
-        let level = Logger.Level(rawValue: options.logLevel) ?? .info
+        let levels = try options.logLevels()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
+            handler.logLevel = levels.level(for: label)
             return handler
         }
         let logger = Logger(label: "skiff.server")

@@ -146,8 +146,24 @@ public struct ServerOptions: ParsableArguments, Sendable {
     )
     public var upstreams: [String] = []
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    @Option(
+        help: ArgumentHelp(
+            "Log level: trace, debug, info, notice, warning, error, critical; then optionally levels by "
+                + "logger label, e.g. info,skiff.mail=debug (mail bodies, with their tokens, are logged at "
+                + "debug by skiff.mail; each call's end at debug by skiff.server).",
+            valueName: "level[,label=level…]"
+        )
+    )
     public var logLevel: String = "info"
+
+    /// `--log-level`, parsed.
+    public func logLevels() throws -> LogLevels {
+        do {
+            return try LogLevels(parsing: logLevel)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
 
     @Option(help: "Serve Prometheus metrics over HTTP on this port (127.0.0.1 by default host).")
     public var metricsPort: Int?
@@ -238,6 +254,7 @@ public struct ServerOptions: ParsableArguments, Sendable {
             throw ValidationError("--tls-cert and --tls-key go together.")
         }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535.") }
+        _ = try logLevels()
         do {
             try configuration().settings.validate()
         } catch {

@@ -17,6 +17,22 @@ struct SearchTextTests {
         #expect(SearchText.ftsExpression(["red", "bi"]) == "\"red\" \"bi\"*")
     }
 
+    @Test("ASCII text is split without Foundation exactly as the folding path splits it")
+    func asciiFastPath() {
+        let every = String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self)
+        #expect(TextSearch.asciiTokens(every) == TextSearch.foldedTokens(every))
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let bytes = (0..<Int.random(in: 0...24, using: &random)).map { _ in
+                UInt8.random(in: 0..<128, using: &random)
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(TextSearch.asciiTokens(text) == TextSearch.foldedTokens(text), "\(bytes)")
+        }
+        #expect(TextSearch.tokens("Desk LAMP, x2") == ["desk", "lamp", "x2"])
+        #expect(TextSearch.tokens("Desk Crème") == ["desk", "creme"], "one non-ASCII byte takes the folding path")
+    }
+
     @Test("The in-memory index matches and scores by token ids exactly as the token lists do")
     func tokenIDScores() {
         let words = ["bike", "bikes", "bi", "red", "redo", "café", "cafe", "x2", "lamp", "desk", "b", "re"]

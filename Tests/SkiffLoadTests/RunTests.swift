@@ -102,21 +102,38 @@ struct RunTests {
         }
     }
 
-    @Test("several --target addresses: calls alternate between the servers")
+    @Test("several --target addresses: calls alternate between the servers, or workers keep to one each")
     func severalTargets() async throws {
-        // One server with the conformance service and one without: every other echo call is UNIMPLEMENTED.
+        // One server with the conformance service and one without: every call to the second is UNIMPLEMENTED.
         try await withServer { _, target in
             try await withTestApplication { other in
-                let command = try #require(
-                    try SkiffLoadCommand.parseAsRoot([
-                        "echo-unary", "--target", "\(target),127.0.0.1:\(other.port)", "--concurrency", "4",
-                        "--connections", "2", "--warmup", "0", "--duration", "120", "--max-calls", "40",
-                    ]) as? RunCommand
-                )
-                let result = try await command.execute(progress: .silent)
-                #expect(result.succeeded == 20, "\(result.errors)")
-                #expect(result.errors == ["UNIMPLEMENTED": 20])
+                func run(_ executor: String, bounds: [String]) async throws -> LoadResult {
+                    let command = try #require(
+                        try SkiffLoadCommand.parseAsRoot(
+                            [
+                                "echo-unary", "--target", "\(target),127.0.0.1:\(other.port)", "--concurrency", "4",
+                                "--connections", "2", "--warmup", "0", "--worker-executor", executor,
+                            ] + bounds
+                        ) as? RunCommand
+                    )
+                    return try await command.execute(progress: .silent)
+                }
+                // Each call on the next connection: every other call.
+                let pooled = try await run("pool", bounds: ["--duration", "120", "--max-calls", "40"])
+                #expect(pooled.succeeded == 20, "\(pooled.errors)")
+                #expect(pooled.errors == ["UNIMPLEMENTED": 20])
+                #expect(pooled.settings.workerExecutor == "pool")
+                // Each worker on one connection's loop: two workers per server for a second, each server
+                // answers calls all along.
+                let pinned = try await run("loop", bounds: ["--duration", "1"])
+                let refused = pinned.errors["UNIMPLEMENTED"] ?? 0
+                #expect(pinned.succeeded > 100 && refused > 100, "\(pinned.succeeded) \(pinned.errors)")
+                #expect(pinned.errors.count == 1, "\(pinned.errors)")
+                #expect(pinned.settings.workerExecutor == "loop")
             }
+        }
+        #expect(throws: (any Error).self) {
+            try SkiffLoadCommand.parseAsRoot(["echo-unary", "--worker-executor", "threads"])
         }
     }
 

@@ -106,6 +106,33 @@ struct LifecycleTests {
         #expect(throws: (any Error).self) { _ = try ServerOptions.parse(["--port", "70000"]) }
     }
 
+    @Test("--log-level: one level, or a level and levels by label; a bad level or pair is refused by name")
+    func logLevels() throws {
+        #expect(try ServerOptions.parse([]).logLevels() == LogLevels(base: .info, byLabel: [:]))
+        let levels = try ServerOptions.parse(["--log-level", "info, skiff.mail=debug,skiff=warning"]).logLevels()
+        #expect(levels.level(for: "skiff.mail") == .debug)
+        #expect(levels.level(for: "skiff.mail.smtp") == .debug, "a label sets the loggers below it")
+        #expect(levels.level(for: "skiff.mailer") == .warning, "a label is matched whole, not as a prefix")
+        #expect(levels.level(for: "skiff.server") == .warning)
+        #expect(levels.level(for: "other") == .info)
+        let refusals = [
+            ("verbose", "\"verbose\" is not a level; use one of trace, debug"),
+            ("info,skiff.mail", "\"skiff.mail\" is not LABEL=LEVEL"),
+            ("info,=debug", "\"=debug\" is not LABEL=LEVEL"),
+            ("info,skiff.mail=loud", "\"loud\" is not a level"),
+            (String(repeating: "x", count: 5_000), "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…\" is not a level"),
+            ("info" + String(repeating: ",a=debug", count: 33), "more than 32 labels"),
+        ]
+        for (text, message) in refusals {
+            #expect {
+                _ = try ServerOptions.parse(["--log-level", text])
+            } throws: { error in
+                let shown = ServerOptions.message(for: error)
+                return shown.contains(message) && shown.count < 160
+            }
+        }
+    }
+
     @Test("--protocols: all by default, a comma-separated choice, clear errors for unknown or repeated names")
     func protocolsOption() throws {
         #expect(

@@ -41,28 +41,55 @@ package struct CompiledListingQuery: Sendable {
         tags: [String],
         statuses: Set<ListingStatus>
     ) -> String {
-        let filter = query.filter
-        var parts: [String] = [
-            "q=" + terms.joined(separator: " "),
-            "s=" + query.sort.rawValue,
-            "v=" + (query.viewerID ?? ""),
-            "d=\(query.postedWithinDays)",
-            "c=" + filter.categories.map(\.rawValue).sorted().joined(separator: ","),
-            "k=" + filter.conditions.map(\.rawValue).sorted().joined(separator: ","),
-            "p=\(filter.minPriceCents.map(String.init) ?? "")-\(filter.maxPriceCents.map(String.init) ?? "")",
-            "t=" + tags.sorted().joined(separator: ","),
-            "m=\(filter.madeOnCampus.map { $0 ? "1" : "0" } ?? "")",
-            "u=" + (filter.sellerID ?? ""),
-            "st=" + statuses.map(\.rawValue).sorted().joined(separator: ","),
-        ]
-        if let near = filter.near {
-            parts.append("n=\(near.center.latitude),\(near.center.longitude),\(near.radiusKm)")
-        }
-        // FNV-1a, 64 bits: short, stable across processes (unlike `Hasher`).
+        // FNV-1a, 64 bits (short, stable across processes, unlike `Hasher`) of the parts joined by `|`,
+        // fed part by part rather than joined first.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in parts.joined(separator: "|").utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
+        func add(_ text: some StringProtocol) {
+            for byte in text.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+        }
+        func add(_ list: [String], separator: String) {
+            for (index, item) in list.enumerated() {
+                if index > 0 { add(separator) }
+                add(item)
+            }
+        }
+        func add<Value: RawRepresentable<String>>(sorted values: some Collection<Value>) {
+            if values.count <= 1 {
+                if let value = values.first { add(value.rawValue) }
+            } else {
+                add(values.map(\.rawValue).sorted(), separator: ",")
+            }
+        }
+        let filter = query.filter
+        add("q=")
+        add(terms, separator: " ")
+        add("|s=")
+        add(query.sort.rawValue)
+        add("|v=")
+        add(query.viewerID ?? "")
+        add("|d=")
+        add(String(query.postedWithinDays))
+        add("|c=")
+        add(sorted: filter.categories)
+        add("|k=")
+        add(sorted: filter.conditions)
+        add("|p=")
+        if let low = filter.minPriceCents { add(String(low)) }
+        add("-")
+        if let high = filter.maxPriceCents { add(String(high)) }
+        add("|t=")
+        add(tags.count <= 1 ? tags : tags.sorted(), separator: ",")
+        add("|m=")
+        if let onCampus = filter.madeOnCampus { add(onCampus ? "1" : "0") }
+        add("|u=")
+        add(filter.sellerID ?? "")
+        add("|st=")
+        add(sorted: statuses)
+        if let near = filter.near {
+            add("|n=\(near.center.latitude),\(near.center.longitude),\(near.radiusKm)")
         }
         return String(hash, radix: 16)
     }
