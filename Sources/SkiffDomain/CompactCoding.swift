@@ -241,30 +241,43 @@ private struct ValueEncoder: Encoder {
     }
 }
 
-/// The scalar every encoding container's `encode` overloads reduce to.
+/// Where the unkeyed and single-value encoding containers put a value; their `encode` overloads come from
+/// the extension below.
 private protocol ScalarWriter {
     var codingPath: [any CodingKey] { get }
     mutating func put(_ value: CompactCoding.Value)
     mutating func putEncodable<T: Encodable>(_ value: T) throws
 }
 
+/// The `encode` overloads of the unkeyed and single-value containers, shared.
 extension ScalarWriter {
-    mutating func putNil() { put(.null) }
-    mutating func put(_ value: Bool) { put(.bool(value)) }
-    mutating func put(_ value: String) { put(.string(value)) }
-    mutating func put(_ value: Double) { put(.double(value)) }
-    mutating func put(_ value: Float) { put(.double(Double(value))) }
-    mutating func put<T: SignedInteger & FixedWidthInteger>(signed value: T) { put(.int(Int64(value))) }
-    mutating func put<T: UnsignedInteger & FixedWidthInteger>(unsigned value: T) { put(.uint(UInt64(value))) }
+    mutating func encodeNil() { put(.null) }
+    mutating func encode(_ value: Bool) { put(.bool(value)) }
+    mutating func encode(_ value: String) { put(.string(value)) }
+    mutating func encode(_ value: Double) { put(.double(value)) }
+    mutating func encode(_ value: Float) { put(.double(Double(value))) }
+    mutating func encode(_ value: Int) { put(.int(Int64(value))) }
+    mutating func encode(_ value: Int8) { put(.int(Int64(value))) }
+    mutating func encode(_ value: Int16) { put(.int(Int64(value))) }
+    mutating func encode(_ value: Int32) { put(.int(Int64(value))) }
+    mutating func encode(_ value: Int64) { put(.int(value)) }
+    mutating func encode(_ value: UInt) { put(.uint(UInt64(value))) }
+    mutating func encode(_ value: UInt8) { put(.uint(UInt64(value))) }
+    mutating func encode(_ value: UInt16) { put(.uint(UInt64(value))) }
+    mutating func encode(_ value: UInt32) { put(.uint(UInt64(value))) }
+    mutating func encode(_ value: UInt64) { put(.uint(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try putEncodable(value) }
 }
 
 private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let slot: EncodingSlot
     let codingPath: [any CodingKey]
 
-    private func add(_ key: Key) -> EncodingSlot {
+    private func add(_ key: Key) -> EncodingSlot { add(named: key.stringValue) }
+
+    private func add(named name: String) -> EncodingSlot {
         let child = EncodingSlot()
-        slot.entries.append((key.stringValue, child))
+        slot.entries.append((name, child))
         return child
     }
 
@@ -300,7 +313,7 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func superEncoder() -> any Encoder {
-        ValueEncoder(slot: add(Key(stringValue: "super")!), codingPath: codingPath)
+        ValueEncoder(slot: add(named: "super"), codingPath: codingPath)
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
@@ -324,23 +337,6 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer, ScalarWriter {
         try value.encode(to: ValueEncoder(slot: add(), codingPath: codingPath))
     }
 
-    mutating func encodeNil() { putNil() }
-    mutating func encode(_ value: Bool) { put(value) }
-    mutating func encode(_ value: String) { put(value) }
-    mutating func encode(_ value: Double) { put(value) }
-    mutating func encode(_ value: Float) { put(value) }
-    mutating func encode(_ value: Int) { put(signed: value) }
-    mutating func encode(_ value: Int8) { put(signed: value) }
-    mutating func encode(_ value: Int16) { put(signed: value) }
-    mutating func encode(_ value: Int32) { put(signed: value) }
-    mutating func encode(_ value: Int64) { put(signed: value) }
-    mutating func encode(_ value: UInt) { put(unsigned: value) }
-    mutating func encode(_ value: UInt8) { put(unsigned: value) }
-    mutating func encode(_ value: UInt16) { put(unsigned: value) }
-    mutating func encode(_ value: UInt32) { put(unsigned: value) }
-    mutating func encode(_ value: UInt64) { put(unsigned: value) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try putEncodable(value) }
-
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
@@ -363,22 +359,6 @@ private struct SingleWriter: SingleValueEncodingContainer, ScalarWriter {
         try value.encode(to: ValueEncoder(slot: slot, codingPath: codingPath))
     }
 
-    mutating func encodeNil() { putNil() }
-    mutating func encode(_ value: Bool) { put(value) }
-    mutating func encode(_ value: String) { put(value) }
-    mutating func encode(_ value: Double) { put(value) }
-    mutating func encode(_ value: Float) { put(value) }
-    mutating func encode(_ value: Int) { put(signed: value) }
-    mutating func encode(_ value: Int8) { put(signed: value) }
-    mutating func encode(_ value: Int16) { put(signed: value) }
-    mutating func encode(_ value: Int32) { put(signed: value) }
-    mutating func encode(_ value: Int64) { put(signed: value) }
-    mutating func encode(_ value: UInt) { put(unsigned: value) }
-    mutating func encode(_ value: UInt8) { put(unsigned: value) }
-    mutating func encode(_ value: UInt16) { put(unsigned: value) }
-    mutating func encode(_ value: UInt32) { put(unsigned: value) }
-    mutating func encode(_ value: UInt64) { put(unsigned: value) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try putEncodable(value) }
 }
 
 // MARK: - Decoding
@@ -453,14 +433,17 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func contains(_ key: Key) -> Bool { entries.contains { $0.key == key.stringValue } }
 
     private func value(_ key: Key) throws -> CompactCoding.Value {
-        let name = key.stringValue
-        guard let entry = entries.first(where: { $0.key == name }) else {
+        guard let value = value(named: key.stringValue) else {
             throw DecodingError.keyNotFound(
                 key,
                 DecodingError.Context(codingPath: codingPath, debugDescription: "Compact coding: no such key.")
             )
         }
-        return entry.value
+        return value
+    }
+
+    private func value(named name: String) -> CompactCoding.Value? {
+        entries.first { $0.key == name }?.value
     }
 
     private func path(_ key: Key) -> [any CodingKey] { codingPath + [key] }
@@ -497,7 +480,10 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        try ValueDecoder(value: value(Key(stringValue: "super")!), codingPath: codingPath)
+        guard let value = value(named: "super") else {
+            throw CompactCoding.corrupt("no superclass value", codingPath)
+        }
+        return ValueDecoder(value: value, codingPath: codingPath)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

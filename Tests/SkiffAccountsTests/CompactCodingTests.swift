@@ -107,6 +107,53 @@ struct CompactCodingTests {
         #expect(throws: DecodingError.self) { try CompactCoding.decode([String: UInt].self, from: bytes[...]) }
     }
 
+    /// Hand-written coding through nested keyed and unkeyed containers and a super encoder.
+    struct Nested: Codable, Equatable {
+        var point: (x: Int, y: Int)
+        var path: [String]
+        var base: String
+
+        enum Keys: String, CodingKey { case point, path, x, y }
+
+        init(point: (x: Int, y: Int), path: [String], base: String) {
+            self.point = point
+            self.path = path
+            self.base = base
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Keys.self)
+            let point = try container.nestedContainer(keyedBy: Keys.self, forKey: .point)
+            self.point = (try point.decode(Int.self, forKey: .x), try point.decode(Int.self, forKey: .y))
+            var path = try container.nestedUnkeyedContainer(forKey: .path)
+            self.path = []
+            while !path.isAtEnd { self.path.append(try path.decode(String.self)) }
+            self.base = try String(from: container.superDecoder())
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            var point = container.nestedContainer(keyedBy: Keys.self, forKey: .point)
+            try point.encode(self.point.x, forKey: .x)
+            try point.encode(self.point.y, forKey: .y)
+            var path = container.nestedUnkeyedContainer(forKey: .path)
+            for step in self.path { try path.encode(step) }
+            try base.encode(to: container.superEncoder())
+        }
+
+        static func == (a: Nested, b: Nested) -> Bool {
+            a.point == b.point && a.path == b.path && a.base == b.base
+        }
+    }
+
+    @Test("Nested containers and super encoders round-trip (Key types without a \"super\" case included)")
+    func nestedContainers() throws {
+        let value = Nested(point: (3, -4), path: ["a", "", "ü"], base: "root")
+        var bytes: [UInt8] = []
+        try CompactCoding.encode(value, into: &bytes)
+        #expect(try CompactCoding.decode(Nested.self, from: bytes[...]) == value)
+    }
+
     struct Cursor: Codable, Equatable {
         var name: String
         var id: String
