@@ -33,7 +33,9 @@ struct SearchTextTests {
         #expect(TextSearch.tokens("Desk Crème") == ["desk", "creme"], "one non-ASCII byte takes the folding path")
     }
 
-    @Test("The in-memory index matches and scores by token ids exactly as the token lists do")
+    @Test(
+        "The in-memory index matches and scores by token ids exactly as the token lists do, entries and columns alike"
+    )
     func tokenIDScores() {
         let words = ["bike", "bikes", "bi", "red", "redo", "café", "cafe", "x2", "lamp", "desk", "b", "re"]
         var random = SystemRandomNumberGenerator()
@@ -41,7 +43,9 @@ struct SearchTextTests {
             (0..<count).map { _ in words.randomElement(using: &random)! }.joined(separator: " ")
         }
         var index = ListingIndex()
-        for number in 0..<300 {
+        // 200 listings, replaced 20 times over: token ids are freed and given again, and the flat columns'
+        // token arena is compacted several times.
+        for number in 0..<4_000 {
             let fields = ListingFields(
                 title: text(Int.random(in: 1...4, using: &random)),
                 description: text(Int.random(in: 0...8, using: &random)),
@@ -51,7 +55,6 @@ struct SearchTextTests {
                 tags: (0..<Int.random(in: 0...3, using: &random)).map { _ in words.randomElement(using: &random)! },
                 location: ListingLocation(zipCode: "1")
             )
-            // Some listings are replaced, so that token ids are freed and given again.
             let id = "lst_\(number % 200)"
             index.put(
                 Listing(
@@ -72,6 +75,8 @@ struct SearchTextTests {
                 let matches = SearchText.matches(tokens: entry.tokens, terms: terms)
                 let score = ListingIndex.score(entry, resolved)
                 #expect((score != nil) == matches, "\(terms) in \(entry.listing.title) / \(entry.listing.description)")
+                #expect(index.columns.isLive(entry.slot))
+                #expect(index.columns.score(entry.slot, resolved) == score, "the flat columns score the same")
                 if matches { #expect(score == SearchText.score(of: entry.tokens, terms: terms)) }
             }
         }

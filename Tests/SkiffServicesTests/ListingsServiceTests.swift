@@ -2,6 +2,7 @@ import Foundation
 import SkiffAPI
 import SkiffClient
 import SkiffCore
+import SkiffDomain
 import SkiffServerApp
 import SkiffTesting
 import SwiftProtobuf
@@ -300,6 +301,24 @@ extension ListingsServiceTests {
             for search in searches {
                 await expectStatus(.invalidArgument) { _ = try await listings.searchListings(search) }
             }
+            // Forged tokens of the compact form (marker 0xA2, the list's kind, a cursor): containers nested
+            // 300 deep, a length of 2^60, another list's kind, a cursor of the wrong shape; and a JSON one.
+            func forged(_ kind: String, _ cursor: [UInt8]) -> String {
+                Base64URL.encode([0xA2, UInt8(kind.utf8.count)] + Array(kind.utf8) + cursor)
+            }
+            let forgeries = [
+                forged("listings.search", Array(repeating: [UInt8(8), 1], count: 300).flatMap { $0 } + [0]),
+                forged("listings.search", [6, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]),
+                forged("bids.listing", [7, 0]),
+                forged("listings.search", [7, 1, 1, 0x66, 3, 2]),
+                Base64URL.encode(Array(#"{"k":"listings.search","v":1,"c":{"f":7}}"#.utf8)),
+            ]
+            for token in forgeries {
+                await expectStatus(.invalidArgument, "page_token is not valid.") {
+                    _ = try await listings.searchListings(.with { $0.pageToken = token })
+                }
+            }
+            _ = try await listings.searchListings(.init())  // the connection carries on
             await expectStatus(.invalidArgument) { _ = try await listings.getListing(.init()) }
             await expectStatus(.notFound) { _ = try await listings.getListing(.with { $0.listingID = "lst_nope" }) }
 

@@ -86,6 +86,11 @@ struct ListingIndex: Sendable {
     private(set) var entries: [String: Entry] = [:]
     private var slots: [Entry?] = []
     private var freeSlots: [Int32] = []
+    /// What relevance scoring and set collecting read per listing, in flat arrays by slot: looking at a
+    /// candidate costs a read of these (close together for close slots) instead of following its
+    /// ``Entry`` and its token arrays to three places in memory, which was most of a search that scores
+    /// tens of thousands of listings (a one-letter prefix in relevance order).
+    private(set) var columns = SlotColumns()
     private var words = InvertedIndex<Int32>()
     /// The postings of common tokens again, as bitsets: a term whose token is in one of every
     /// ``denseShare`` listings is read a word (64 listings) at a time rather than a listing at a time.
@@ -151,6 +156,7 @@ struct ListingIndex: Sendable {
         let entry = Entry(listing: listing, tokens: document, weighted: weighted, slot: slot)
         entries[listing.id] = entry
         slots[Int(slot)] = entry
+        columns.put(entry)
         let tokens = Set(weights.keys)
         words.insert(slot, tokens: tokens)
         let denseCount = max(Self.denseShare, slots.count / Self.denseShare)
@@ -178,6 +184,7 @@ struct ListingIndex: Sendable {
         let slot = entry.slot
         entries[id] = nil
         slots[Int(slot)] = nil
+        columns.remove(slot)
         freeSlots.append(slot)
         let tokens = Self.distinctTokens(entry.tokens)
         words.remove(slot, tokens: tokens)
@@ -292,6 +299,17 @@ struct ListingIndex: Sendable {
             price >= minPrice && price <= maxPrice && createdAt >= since && statuses.contains(status)
                 && (categories.isEmpty || categories.contains(category))
                 && (conditions.isEmpty || conditions.contains(condition))
+        }
+
+        func admits(_ columns: SlotColumns, _ slot: Int32) -> Bool {
+            let at = Int(slot)
+            return admits(
+                status: columns.status[at],
+                category: columns.category[at],
+                condition: columns.condition[at],
+                price: columns.price[at],
+                createdAt: columns.createdAt[at]
+            )
         }
 
         func admits(_ entry: Entry) -> Bool {
@@ -413,7 +431,7 @@ struct ListingIndex: Sendable {
             let walked =
                 Double(size + 1) / max(Double(count) / Double(max(1, entries.count)) * narrowing.unbuiltShare, 1e-12)
             if sort == .relevance {
-                return relevancePage(set.lazy.compactMap { slots[Int($0)] }, query, size: size)
+                return relevancePage(set, query, size: size)
             }
             if needsEveryMatch {
                 var hits: [ListingSearchEngine.Hit] = []
@@ -426,7 +444,7 @@ struct ListingIndex: Sendable {
                 return collect(set, query, size: size, checkWords: !keywordsExact && !query.terms.isEmpty, hit: hit)
             }
         } else if needsEveryMatch {
-            if sort == .relevance { return relevancePage(slots.lazy.compactMap { $0 }, query, size: size) }
+            if sort == .relevance { return relevancePage(0..<Int32(slots.count), query, size: size) }
             return ListingSearchEngine.page(slots.compactMap { $0.flatMap(hit) }, query, size: size)
         }
         return walk(query, size: size, narrowing: narrowing)
@@ -436,7 +454,7 @@ struct ListingIndex: Sendable {
     /// (no copy of the listing, no text), the scored ones after the cursor are put in order (score, then
     /// newest, then id, as ``ListingSearchEngine`` orders), and only the first are looked at in full.
     private func relevancePage(
-        _ candidates: some Sequence<Entry>,
+        _ candidates: some Sequence<Int32>,
         _ query: CompiledListingQuery,
         size: Int
     ) -> Page<ListingSearchHit> {
@@ -452,14 +470,22 @@ struct ListingIndex: Sendable {
         let cursor = query.cursor.map { (score: $0.r ?? 0, key: Self.key($0)) }
         let terms = termTokens(query.terms)
         var best = BestValues<Scored>(limit: Self.keptCandidates(query, size: size), by: precedes)
-        for entry in candidates {
-            guard filter.admits(entry), let score = Self.score(entry, terms) else { continue }
+        for slot in candidates {
+            guard columns.isLive(slot), filter.admits(columns, slot), let score = columns.score(slot, terms)
+            else { continue }
+            let createdAt = columns.createdAt[Int(slot)]
             if let cursor {
-                let after =
-                    cursor.score != score ? cursor.score > score : Self.newestFirst(cursor.key, entry.key)
+                let after: Bool
+                if cursor.score != score {
+                    after = cursor.score > score
+                } else if cursor.key.createdAt != createdAt {
+                    after = cursor.key.createdAt > createdAt
+                } else {
+                    after = id(slot).utf8.lexicographicallyPrecedes(cursor.key.id.utf8)
+                }
                 if !after { continue }
             }
-            best.offer((score, entry.key.createdAt, (entry.key.idPrefix, entry.slot)))
+            best.offer((score, createdAt, (columns.idPrefix[Int(slot)], slot)))
         }
         let scored = best.ordered()
         var hits: [ListingSearchEngine.Hit] = []
@@ -567,25 +593,26 @@ struct ListingIndex: Sendable {
             return Self.idPrecedes(a.id, b.id, ids: id)
         }
         let after = query.cursor.map(Self.key)
-        func isAfterCursor(_ entry: Entry, _ ranked: Ranked) -> Bool {
+        func isAfterCursor(_ slot: Int32, _ ranked: Ranked) -> Bool {
             guard let after else { return true }
             let cursorPrimary = primary(price: after.price)
             if cursorPrimary != ranked.primary { return cursorPrimary < ranked.primary }
-            if sort == .title, after.title != entry.key.title {
+            if sort == .title, let entry = slots[Int(slot)], after.title != entry.key.title {
                 return after.title.utf8.lexicographicallyPrecedes(entry.key.title.utf8)
             }
             if after.createdAt != ranked.createdAt { return after.createdAt > ranked.createdAt }
-            return entry.key.id.utf8.lexicographicallyPrecedes(after.id.utf8)
+            return id(slot).utf8.lexicographicallyPrecedes(after.id.utf8)
         }
         // Words the set did not match are checked here, so that the full check cannot refuse a kept one
         // for them.
         let terms = checkWords ? termTokens(query.terms) : []
         var best = BestValues<Ranked>(limit: Self.keptCandidates(query, size: size), by: precedes)
         for slot in set {
-            guard let entry = slots[Int(slot)], filter.admits(entry) else { continue }
-            let candidate = (primary(price: entry.key.price), entry.key.createdAt, (entry.key.idPrefix, slot))
-            guard isAfterCursor(entry, candidate) else { continue }
-            if checkWords, Self.score(entry, terms) == nil { continue }
+            guard columns.isLive(slot), filter.admits(columns, slot) else { continue }
+            let at = Int(slot)
+            let candidate = (primary(price: columns.price[at]), columns.createdAt[at], (columns.idPrefix[at], slot))
+            guard isAfterCursor(slot, candidate) else { continue }
+            if checkWords, columns.score(slot, terms) == nil { continue }
             best.offer(candidate)
         }
         var hits: [ListingSearchEngine.Hit] = []
@@ -660,7 +687,7 @@ struct ListingIndex: Sendable {
                     let slot = keys[at].slot
                     if let set, !set.contains(slot) { continue }
                     guard let entry = slots[Int(slot)] else { continue }
-                    if checkWords, Self.score(entry, terms) == nil { continue }
+                    if checkWords, columns.score(slot, terms) == nil { continue }
                     // The words are matched by now (by the set or just above).
                     if let found = ListingSearchEngine.hit(
                         entry.listing,
