@@ -25,11 +25,6 @@ struct ListingIndex: Sendable {
     final class Entry: Sendable {
         let listing: Listing
         let tokens: SearchText.DocumentTokens
-        /// The listing's distinct tokens, by id, each with its weight in ``SearchText/score(of:terms:)`` (3 per
-        /// title occurrence, 2 per tag occurrence, 1 per description occurrence): matching and scoring
-        /// compare numbers, never the text.
-        let tokenIDs: [Int32]
-        let tokenWeights: [Int32]
         /// The listing's key in the order indexes (with its title's ``SearchText/sortKey(_:)``), computed
         /// once: reading it never copies the listing.
         let key: OrderKey
@@ -37,16 +32,9 @@ struct ListingIndex: Sendable {
         var slot: Int32 { key.slot }
         var titleKey: String { key.title }
 
-        init(
-            listing: Listing,
-            tokens: SearchText.DocumentTokens,
-            weighted: [(id: Int32, weight: Int32)],
-            slot: Int32
-        ) {
+        init(listing: Listing, tokens: SearchText.DocumentTokens, slot: Int32) {
             self.listing = listing
             self.tokens = tokens
-            self.tokenIDs = weighted.map(\.id)
-            self.tokenWeights = weighted.map(\.weight)
             self.key = OrderKey(
                 price: listing.priceCents,
                 title: SearchText.sortKey(listing.title),
@@ -153,10 +141,10 @@ struct ListingIndex: Sendable {
         for token in document.tags { weights[token, default: 0] += 2 }
         for token in document.description { weights[token, default: 0] += 1 }
         let weighted = weights.map { token, weight in (id: internedID(token), weight: weight) }
-        let entry = Entry(listing: listing, tokens: document, weighted: weighted, slot: slot)
+        let entry = Entry(listing: listing, tokens: document, slot: slot)
         entries[listing.id] = entry
         slots[Int(slot)] = entry
-        columns.put(entry)
+        columns.put(entry.key, weighted: weighted)
         let tokens = Set(weights.keys)
         words.insert(slot, tokens: tokens)
         let denseCount = max(Self.denseShare, slots.count / Self.denseShare)
@@ -242,30 +230,6 @@ struct ListingIndex: Sendable {
                 return .many(set)
             }
         }
-    }
-
-    /// ``SearchText/score(of:terms:)`` of a listing when every term matches one of its tokens, else `nil`
-    /// (``SearchText/matches(tokens:terms:)`` and the score in one pass over numbers).
-    static func score(_ entry: Entry, _ terms: [TermTokens]) -> Int? {
-        var total = 0
-        for term in terms {
-            var score = 0
-            switch term {
-            case .none: return nil
-            case .one(let id):
-                for (index, token) in entry.tokenIDs.enumerated() where token == id {
-                    score = Int(entry.tokenWeights[index])
-                    break
-                }
-            case .many(let ids):
-                for (index, token) in entry.tokenIDs.enumerated() where ids.contains(token) {
-                    score += Int(entry.tokenWeights[index])
-                }
-            }
-            if score == 0 { return nil }
-            total += score
-        }
-        return total
     }
 
     /// The filters an order key carries (status, category, condition, price, posting time): checked before a

@@ -1,7 +1,7 @@
 /// The in-memory listing index's per-listing data that searches read for every candidate, in flat
 /// arrays by slot: the order keys' filters and each listing's weighted token ids.
 ///
-/// Scoring a candidate through its ``ListingIndex/Entry`` follows three pointers (the entry, its token
+/// Scoring a candidate through its ``ListingIndex/Entry`` followed three pointers (the entry, its token
 /// ids, its weights), each a likely cache miss; a search in relevance order for a one-letter prefix scores
 /// tens of thousands of listings, and those misses were most of its time. Here a candidate's data is a
 /// few array reads, and the token pairs of all listings share one arena (compacted when half of it is
@@ -26,9 +26,11 @@ struct SlotColumns: Sendable {
         Int(slot) < tokenStart.count && tokenStart[Int(slot)] >= 0
     }
 
-    /// Records an entry's data at its slot.
-    mutating func put(_ entry: ListingIndex.Entry) {
-        let at = Int(entry.slot)
+    /// Records a listing's data at its slot: its order key, and its distinct tokens by id, each with its
+    /// weight in ``SearchText/score(of:terms:)`` (3 per title occurrence, 2 per tag occurrence, 1 per
+    /// description occurrence), so that matching and scoring compare numbers, never the text.
+    mutating func put(_ key: ListingIndex.OrderKey, weighted: [(id: Int32, weight: Int32)]) {
+        let at = Int(key.slot)
         if at >= tokenStart.count {
             let more = at + 1 - tokenStart.count
             price.append(contentsOf: repeatElement(0, count: more))
@@ -40,18 +42,18 @@ struct SlotColumns: Sendable {
             tokenStart.append(contentsOf: repeatElement(-1, count: more))
             tokenCount.append(contentsOf: repeatElement(0, count: more))
         }
-        if tokenStart[at] >= 0 { remove(entry.slot) }
-        price[at] = entry.key.price
-        createdAt[at] = entry.key.createdAt
-        idPrefix[at] = entry.key.idPrefix
-        status[at] = entry.key.status
-        category[at] = entry.key.category
-        condition[at] = entry.key.condition
+        if tokenStart[at] >= 0 { remove(key.slot) }
+        price[at] = key.price
+        createdAt[at] = key.createdAt
+        idPrefix[at] = key.idPrefix
+        status[at] = key.status
+        category[at] = key.category
+        condition[at] = key.condition
         tokenStart[at] = tokens.count
-        tokenCount[at] = entry.tokenIDs.count
-        for index in entry.tokenIDs.indices {
-            tokens.append(entry.tokenIDs[index])
-            tokens.append(entry.tokenWeights[index])
+        tokenCount[at] = weighted.count
+        for (id, weight) in weighted {
+            tokens.append(id)
+            tokens.append(weight)
         }
     }
 
@@ -77,8 +79,8 @@ struct SlotColumns: Sendable {
         garbage = 0
     }
 
-    /// ``ListingIndex/score(_:_:)`` of the listing at a live slot: `nil` unless every term matches one
-    /// of its tokens.
+    /// ``SearchText/score(of:terms:)`` of the listing at a live slot when every term matches one of its
+    /// tokens, else `nil` (``SearchText/matches(tokens:terms:)`` and the score in one pass over numbers).
     func score(_ slot: Int32, _ terms: [ListingIndex.TermTokens]) -> Int? {
         let start = tokenStart[Int(slot)]
         let end = start + 2 * tokenCount[Int(slot)]
