@@ -50,6 +50,11 @@ package enum CompactCoding {
     /// The value of type `T` that `bytes` hold, all of them.
     package static func decode<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) throws -> T {
         var reader = Reader(bytes: bytes)
+        return try decode(type, from: &reader)
+    }
+
+    /// The value of type `T` in the rest of `reader`'s bytes, all of them.
+    package static func decode<T: Decodable>(_ type: T.Type, from reader: inout Reader) throws -> T {
         let value = try reader.value(depth: 0)
         guard reader.isAtEnd else { throw corrupt("bytes after the value", []) }
         return try T(from: ValueDecoder(value: value, codingPath: []))
@@ -112,8 +117,6 @@ package enum CompactCoding {
         }
 
         package var isAtEnd: Bool { index == bytes.endIndex }
-        /// How many bytes are left to read.
-        package var remaining: Int { bytes.endIndex - index }
 
         package mutating func byte() throws -> UInt8 {
             guard index < bytes.endIndex else { throw corrupt("the bytes end early", []) }

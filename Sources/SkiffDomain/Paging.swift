@@ -136,7 +136,7 @@ public enum PageToken {
                 throw DomainError(.invalidArgument, invalidMessage)
             }
             do {
-                return try CompactCoding.decode(Cursor.self, from: bytes[(bytes.count - reader.remaining)...])
+                return try CompactCoding.decode(Cursor.self, from: &reader)
             } catch {
                 throw DomainError(.invalidArgument, invalidMessage, cause: error)
             }

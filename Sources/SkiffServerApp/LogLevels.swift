@@ -1,3 +1,4 @@
+import Foundation
 public import Logging
 
 /// The log levels of `--log-level`: one for every logger, and optionally others for loggers by label.
@@ -25,7 +26,9 @@ public struct LogLevels: Equatable, Sendable {
     /// - Throws: ``Invalid`` naming the part to fix: an unknown level, an empty label, or more than
     ///   ``maximumLabels`` labels.
     public init(parsing text: String) throws(Invalid) {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
         guard parts.count <= Self.maximumLabels + 1 else {
             throw Invalid("--log-level names more than \(Self.maximumLabels) labels.")
         }
@@ -69,14 +72,5 @@ public struct LogLevels: Equatable, Sendable {
     /// At most 40 characters of what the operator typed.
     private static func quoted(_ text: some StringProtocol) -> String {
         text.count > 40 ? "\"\(text.prefix(40))…\"" : "\"\(text)\""
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingSpaces: Substring {
-        var result = self
-        while result.first == " " { result.removeFirst() }
-        while result.last == " " { result.removeLast() }
-        return result
     }
 }
