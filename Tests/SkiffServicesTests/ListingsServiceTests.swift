@@ -172,6 +172,46 @@ struct ListingsServiceTests {
         }
     }
 
+    @Test(
+        "relevance order as the README defines it (3 per title word, 2 per tag, 1 per description word, the last query word a prefix, ties newest first), paged one at a time",
+        arguments: Backend.allCases
+    )
+    func relevanceOrder(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let listings = ListingsClient(transport: connection)
+            let (seller, _) = try await Self.users(app, connection)
+            // Title, tags, description; created in this order, a few milliseconds apart.
+            let inputs: [(String, [String], String)] = [
+                ("Lamp lamp", [], "Sturdy."),  // 3 + 3
+                ("Desk", ["lamp"], "With a lamp"),  // 2 + 1
+                ("Lamp", [], "Sturdy."),  // 3
+                ("Chair", [], "Next to a lamp"),  // 1
+                ("Lampshade", [], "Sturdy."),  // 3: "lamp" is the last word, so a prefix
+                ("Sofa", [], "Sturdy."),  // no match
+            ]
+            for (title, tags, description) in inputs {
+                var listing = Self.newListing(title)
+                listing.tags = tags
+                listing.description_p = description
+                _ = try await listings.createListing(.with { $0.listing = listing }, metadata: seller.auth)
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            var titles: [String] = []
+            var request = Skiff_Listings_V1_SearchListingsRequest.with {
+                $0.query = "lamp"
+                $0.sortOrder = .relevance
+                $0.pageSize = 1
+            }
+            while titles.count <= inputs.count {
+                let page = try await listings.searchListings(request)
+                titles += page.results.map(\.listing.title)
+                guard !page.nextPageToken.isEmpty else { break }
+                request.pageToken = page.nextPageToken
+            }
+            #expect(titles == ["Lamp lamp", "Lampshade", "Lamp", "Desk", "Chair"])
+        }
+    }
+
     @Test("anonymous listings hide the seller from everyone but the seller", arguments: Backend.allCases)
     func anonymous(_ backend: Backend) async throws {
         try await withApp(backend) { app, connection in
