@@ -25,12 +25,55 @@ package enum ApproximateLocation {
     package static func cellCenter(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
         guard latitude.isFinite, longitude.isFinite else { return (latitude, longitude) }
         let row = (latitude / cellDegrees).rounded(.down)
-        let centerLatitude = min(90, max(-90, (row + 0.5) * cellDegrees))
-        // Cells as wide in kilometres as they are high, at the row's centre (capped near the poles).
-        let width = cellDegrees / max(cos(centerLatitude * Double.pi / 180), 0.01)
-        let column = ((longitude + 180) / width).rounded(.down)
-        let centerLongitude = min(180, -180 + (column + 0.5) * width)
-        return (centerLatitude, centerLongitude)
+        let column = ((longitude + 180) / width(row: row)).rounded(.down)
+        return center(row: row, column: column)
+    }
+
+    /// A cell of the grid: its row (from latitude) and its column (from longitude, in the row's width).
+    package struct Cell: Hashable, Sendable {
+        package var row: Int
+        package var column: Int
+
+        package init(row: Int, column: Int) {
+            self.row = row
+            self.column = column
+        }
+    }
+
+    /// The cell holding a point on Earth, or `nil` for one that is not (not finite, or far outside the
+    /// ranges of latitude and longitude).
+    package static func cell(latitude: Double, longitude: Double) -> Cell? {
+        guard abs(latitude) <= 1_000, abs(longitude) <= 1_000 else { return nil }
+        let row = (latitude / cellDegrees).rounded(.down)
+        let column = ((longitude + 180) / width(row: row)).rounded(.down)
+        return Cell(row: Int(row), column: Int(column))
+    }
+
+    /// The centre of a cell: ``cellCenter(latitude:longitude:)`` of every point in it.
+    package static func center(of cell: Cell) -> (latitude: Double, longitude: Double) {
+        center(row: Double(cell.row), column: Double(cell.column))
+    }
+
+    /// The columns of a row whose cells overlap a range of longitudes.
+    package static func columns(row: Int, longitude: ClosedRange<Double>) -> ClosedRange<Int> {
+        let width = width(row: Double(row))
+        return Int(
+            ((longitude.lowerBound + 180) / width).rounded(.down)
+        )...Int(
+            ((longitude.upperBound + 180) / width).rounded(.down)
+        )
+    }
+
+    /// The width of a row's cells in degrees of longitude: as wide in kilometres as they are high, at the
+    /// row's centre (capped near the poles).
+    private static func width(row: Double) -> Double {
+        cellDegrees / max(cos(centerLatitude(row: row) * Double.pi / 180), 0.01)
+    }
+
+    private static func centerLatitude(row: Double) -> Double { min(90, max(-90, (row + 0.5) * cellDegrees)) }
+
+    private static func center(row: Double, column: Double) -> (latitude: Double, longitude: Double) {
+        (centerLatitude(row: row), min(180, -180 + (column + 0.5) * width(row: row)))
     }
 
     /// A distance rounded to the nearest multiple of ``distanceStepKm``.

@@ -143,3 +143,68 @@ package struct SortedKeys<Key>: Sendable where Key: Sendable {
         }
     }
 }
+
+/// A k-way merge of several ``SortedKeys`` that share one order, each from a position: their keys in that
+/// order, one at a time, at a cost of `log k` per key (a binary heap of the lists' heads). Equal keys of
+/// different lists come out one after another.
+package struct SortedKeysMerge<Key>: Sendable where Key: Sendable {
+    private struct Head: Sendable {
+        var key: Key
+        var list: Int
+        var position: SortedKeys<Key>.Position
+    }
+
+    private var lists: [SortedKeys<Key>] = []
+    private var heap: [Head] = []
+
+    /// Creates an empty merge.
+    package init() {}
+
+    /// Adds a list, to be read from `position`.
+    package mutating func add(_ list: SortedKeys<Key>, from position: SortedKeys<Key>.Position) {
+        lists.append(list)
+        push(list: lists.count - 1, position)
+    }
+
+    /// The next key without taking it, or `nil` when every list is read to its end.
+    package var peek: Key? { heap.first?.key }
+
+    /// Takes the next key, or `nil` when every list is read to its end.
+    package mutating func next() -> Key? {
+        guard let top = heap.first else { return nil }
+        let last = heap.removeLast()
+        if !heap.isEmpty {
+            heap[0] = last
+            siftDown()
+        }
+        push(list: top.list, lists[top.list].next(top.position))
+        return top.key
+    }
+
+    private func precedes(_ a: Head, _ b: Head) -> Bool { lists[a.list].precedes(a.key, b.key) }
+
+    private mutating func push(list: Int, _ position: SortedKeys<Key>.Position) {
+        guard !lists[list].isEnd(position) else { return }
+        heap.append(Head(key: lists[list][position], list: list, position: position))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard precedes(heap[child], heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown() {
+        var parent = 0
+        while true {
+            var best = parent
+            let left = 2 * parent + 1
+            if left < heap.count, precedes(heap[left], heap[best]) { best = left }
+            if left + 1 < heap.count, precedes(heap[left + 1], heap[best]) { best = left + 1 }
+            guard best != parent else { return }
+            heap.swapAt(parent, best)
+            parent = best
+        }
+    }
+}

@@ -12,7 +12,7 @@ public import SkiffDomain
 public final class InMemoryLostFoundStore: LostFoundStore {
     private struct State {
         var index = LostFoundIndex()
-        var items: [String: LostFoundItem] { index.items }
+        func item(_ id: String) -> LostFoundItem? { index[item: id] }
         /// Matches by (found item id, lost item id).
         var matches: [String: LostFoundMatch] = [:]
         /// The keys of `matches` by item id (found or lost).
@@ -61,7 +61,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
                     candidates: state.index.matchCandidates(for: item.rounded, matcher: matcher),
                     matcher: matcher
                 )
-            let report = try LostFoundLifecycle.report(item, itemIDTaken: state.items[item.id] != nil, matches: matches)
+            let report = try LostFoundLifecycle.report(item, itemIDTaken: state.item(item.id) != nil, matches: matches)
             state.put(report.item)
             for match in report.matches { state.record(match) }
             return report
@@ -79,7 +79,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     }
 
     public func item(id: String) async throws -> LostFoundItem? {
-        state.withReadLock { $0.items[id] }
+        state.withReadLock { $0.item(id) }
     }
 
     public func updateItem(
@@ -90,7 +90,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     ) async throws -> LostFoundItem {
         try state.withWriteLock { (state) throws(DomainError) -> LostFoundItem in
             let change = try LostFoundLifecycle.update(
-                state.items[id],
+                state.item(id),
                 reporterID: reporterID,
                 changes: changes,
                 now: now
@@ -102,7 +102,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
 
     public func markReturned(id: String, reporterID: String, now: Date) async throws -> LostFoundItem {
         try state.withWriteLock { (state) throws(DomainError) -> LostFoundItem in
-            let change = try LostFoundLifecycle.markReturned(state.items[id], reporterID: reporterID, now: now)
+            let change = try LostFoundLifecycle.markReturned(state.item(id), reporterID: reporterID, now: now)
             if change.changed { state.put(change.item) }
             return change.item
         }
@@ -133,7 +133,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     public func matches(itemID: String, page: PageRequest) async throws -> Page<LostFoundMatchHit> {
         let cursor = try LostFoundSearchEngine.matchCursor(page, itemID: itemID)
         let hits = try state.withReadLock { (state) throws(DomainError) -> [LostFoundMatchHit] in
-            guard let item = state.items[itemID] else { throw LostFoundStoreError.itemNotFound }
+            guard let item = state.item(itemID) else { throw LostFoundStoreError.itemNotFound }
             return (state.matchKeys[itemID] ?? []).compactMap { key -> LostFoundMatchHit? in
                 guard let match = state.matches[key] else { return nil }
                 let candidateID: String
@@ -145,7 +145,7 @@ public final class InMemoryLostFoundStore: LostFoundStore {
                     guard match.lostItemID == itemID else { return nil }
                     candidateID = match.foundItemID
                 }
-                guard let candidate = state.items[candidateID] else { return nil }
+                guard let candidate = state.item(candidateID) else { return nil }
                 return LostFoundMatchHit(
                     candidate: candidate,
                     score: match.score,

@@ -58,6 +58,17 @@ public enum LostFoundLifecycle {
         return matcher.matches(for: stored, among: eligible, at: stored.createdAt)
     }
 
+    /// ``matches(for:candidates:matcher:)`` for candidates whose keyword counts a backend kept per item.
+    package static func matches(
+        for item: LostFoundItem,
+        candidates: [LostFoundMatcher.Candidate],
+        matcher: LostFoundMatcher
+    ) -> [LostFoundMatch] {
+        let stored = item.rounded
+        let eligible = candidates.filter { isCandidate($0.item, for: stored) }
+        return matcher.matches(for: stored, among: eligible, at: stored.createdAt)
+    }
+
     /// Decides a new report whose matches were scored already (``matches(for:candidates:matcher:)``).
     ///
     /// - Throws: `alreadyExists` (``LostFoundStoreError/itemIDTaken``) if the item id is taken.

@@ -84,6 +84,21 @@ public struct LostFoundMatcher: Hashable, Sendable {
     /// The score of a pair, or `nil` when a hard filter rules it out (see the type's documentation).
     /// Symmetric: `score(a, b) == score(b, a)`.
     public func score(_ a: LostFoundItem, _ b: LostFoundItem) -> LostFoundMatchScore? {
+        let left = Self.keywords(a.fields)
+        let right = Self.keywords(b.fields)
+        let shared = left.intersection(right).count
+        return score(a, b, sharedKeywords: shared, allKeywords: left.count + right.count - shared)
+    }
+
+    /// The score of a pair whose keyword sets share `sharedKeywords` of their `allKeywords` distinct
+    /// keywords (|A ∩ B| and |A ∪ B|), which a backend may count from keywords it keeps per item;
+    /// ``score(_:_:)`` counts them from the items' text.
+    package func score(
+        _ a: LostFoundItem,
+        _ b: LostFoundItem,
+        sharedKeywords shared: Int,
+        allKeywords all: Int
+    ) -> LostFoundMatchScore? {
         guard a.kind != b.kind, a.isOpen, b.isOpen, a.reporterID != b.reporterID, a.category == b.category else {
             return nil
         }
@@ -102,11 +117,8 @@ public struct LostFoundMatcher: Hashable, Sendable {
         } else {
             closeness = a.fields.buildingKey == b.fields.buildingKey ? sameBuildingCloseness : unknownCloseness
         }
-        let left = Self.keywords(a.fields)
-        let right = Self.keywords(b.fields)
-        let shared = left.intersection(right).count
         guard shared > 0 else { return nil }
-        let keyword = Double(shared) / Double(left.union(right).count)
+        let keyword = Double(shared) / Double(all)
         let time = exp(-gapDays / timeScaleDays)
         let total = keywordWeight * keyword + distanceWeight * closeness + timeWeight * time
         return LostFoundMatchScore(
@@ -118,11 +130,45 @@ public struct LostFoundMatcher: Hashable, Sendable {
         )
     }
 
+    /// A stored item to score against a new one, with the two items' keyword counts (see
+    /// ``score(_:_:sharedKeywords:allKeywords:)``).
+    package struct Candidate: Sendable {
+        package var item: LostFoundItem
+        package var sharedKeywords: Int
+        package var allKeywords: Int
+
+        package init(item: LostFoundItem, sharedKeywords: Int, allKeywords: Int) {
+            self.item = item
+            self.sharedKeywords = sharedKeywords
+            self.allKeywords = allKeywords
+        }
+    }
+
     /// The matches of a newly reported `item` among `candidates` (scored at or above ``threshold``),
     /// best first, then by candidate id.
     public func matches(for item: LostFoundItem, among candidates: [LostFoundItem], at now: Date) -> [LostFoundMatch] {
-        candidates.compactMap { candidate -> LostFoundMatch? in
-            guard let score = score(item, candidate), score.total >= threshold else { return nil }
+        let own = Self.keywords(item.fields)
+        let counted = candidates.map { candidate in
+            let theirs = Self.keywords(candidate.fields)
+            let shared = own.intersection(theirs).count
+            return Candidate(item: candidate, sharedKeywords: shared, allKeywords: own.count + theirs.count - shared)
+        }
+        return matches(for: item, among: counted, at: now)
+    }
+
+    /// ``matches(for:among:at:)`` for candidates whose keyword counts are known.
+    package func matches(for item: LostFoundItem, among candidates: [Candidate], at now: Date) -> [LostFoundMatch] {
+        candidates.compactMap { counted -> LostFoundMatch? in
+            let candidate = counted.item
+            guard
+                let score = score(
+                    item,
+                    candidate,
+                    sharedKeywords: counted.sharedKeywords,
+                    allKeywords: counted.allKeywords
+                ),
+                score.total >= threshold
+            else { return nil }
             let (found, lost) = item.kind == .found ? (item, candidate) : (candidate, item)
             return LostFoundMatch(
                 foundItemID: found.id,

@@ -59,4 +59,43 @@ struct SortedKeysTests {
         #expect(!keys.remove(Key(value: 5, id: -1)) { $0.id == -1 })
         #expect(keys.count == reference.count)
     }
+
+    @Test("A merge of several sets gives their keys in order, equal keys together, from any positions")
+    func mergeMatchesSortedArray() {
+        var random = SystemRandomNumberGenerator()
+        let order: @Sendable (Key, Key) -> Bool = { $0.value != $1.value ? $0.value > $1.value : $0.id < $1.id }
+        for _ in 0..<20 {
+            var sets: [SortedKeys<Key>] = []
+            for _ in 0..<Int.random(in: 0...9, using: &random) {
+                var set = SortedKeys<Key>(by: order)
+                // Ids shared between sets: the same key may be in several of them.
+                for _ in 0..<Int.random(in: 0...1_500, using: &random) {
+                    set.insert(
+                        Key(value: Int.random(in: 0..<200, using: &random), id: Int.random(in: 0..<40, using: &random))
+                    )
+                }
+                sets.append(set)
+            }
+            let from = Key(value: Int.random(in: 0..<200, using: &random), id: 20)
+            var merge = SortedKeysMerge<Key>()
+            var reference: [Key] = []
+            for set in sets {
+                let position = set.position(of: from, after: true)
+                merge.add(set, from: position)
+                set.walk(from: position) { key in
+                    reference.append(key)
+                    return true
+                }
+            }
+            var merged: [Key] = []
+            while let key = merge.next() { merged.append(key) }
+            #expect(merged.count == reference.count)
+            for (a, b) in zip(merged, merged.dropFirst()) { #expect(!order(b, a)) }
+            #expect(
+                merged.sorted { ($0.value, $0.id) < ($1.value, $1.id) }
+                    == reference.sorted { ($0.value, $0.id) < ($1.value, $1.id) }
+            )
+            #expect(merged.allSatisfy { order(from, $0) })
+        }
+    }
 }

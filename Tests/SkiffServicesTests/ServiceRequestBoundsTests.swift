@@ -240,7 +240,7 @@ struct ServiceRequestBoundsTests {
     }
 
     @Test("ApproximateLocation: cell centres within 0.8 km, fixed per cell; distances rounded to 0.5 km")
-    func approximateLocation() {
+    func approximateLocation() throws {
         var farthest = 0.0
         for latitude in stride(from: -89.995, through: 89.995, by: 7.3) {
             for longitude in stride(from: -179.99, through: 179.99, by: 11.7) {
@@ -255,6 +255,13 @@ struct ServiceRequestBoundsTests {
                 // Every point of a cell has the same centre.
                 let again = ApproximateLocation.cellCenter(latitude: cell.latitude, longitude: cell.longitude)
                 #expect(again.latitude == cell.latitude && again.longitude == cell.longitude)
+                // The cell as a row and a column has that centre, bit for bit, and is among the cells a
+                // range of longitudes around the point covers.
+                let numbered = try #require(ApproximateLocation.cell(latitude: latitude, longitude: longitude))
+                let center = ApproximateLocation.center(of: numbered)
+                #expect(center.latitude == cell.latitude && center.longitude == cell.longitude)
+                let around = max(-180, longitude - 0.05)...min(180, longitude + 0.05)
+                #expect(ApproximateLocation.columns(row: numbered.row, longitude: around).contains(numbered.column))
             }
         }
         #expect(farthest < 0.8)
@@ -262,5 +269,7 @@ struct ServiceRequestBoundsTests {
         #expect(ApproximateLocation.rounded(2.74) == 2.5)
         #expect(ApproximateLocation.rounded(2.76) == 3.0)
         #expect(ApproximateLocation.rounded(0.2) == 0)
+        #expect(ApproximateLocation.cell(latitude: .nan, longitude: 0) == nil)
+        #expect(ApproximateLocation.cell(latitude: 0, longitude: .infinity) == nil)
     }
 }

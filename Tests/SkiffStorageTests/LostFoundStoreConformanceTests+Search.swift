@@ -27,6 +27,27 @@ extension LostFoundStoreConformanceTests {
         }
     }
 
+    @Test(
+        "A prefix that several words of one item start with finds the item once, in either order",
+        arguments: StoreKind.allCases
+    )
+    func prefixOfSeveralWords(kind: StoreKind) async throws {
+        try await withLostFoundStore(kind) { store in
+            // Umbrellas in the same place, so that checking the few items holding a word starting with "c"
+            // costs less than walking the place's items.
+            _ = try await store.report((0..<30).map { F.item(.found, "Blue umbrella", at: Double(10 + $0)) })
+            let items = try await store.report([
+                F.item(.found, "Black case", at: 1) { $0.description = "Cracked screen, café receipt inside" },
+                F.item(.lost, "Calculus textbook", at: 2) { $0.category = .books },
+            ])
+            let expected = [items[1].id, items[0].id]
+            #expect(try await store.ids(LostFoundQuery(text: "c")) == expected)
+            var near = LostFoundQuery(text: "c", sort: .distance)
+            near.filter.near = LostFoundCircle(center: F.library, radiusKm: 2)
+            #expect(try await store.ids(near) == expected)
+        }
+    }
+
     @Test("Statuses (open by default), categories and building filter", arguments: StoreKind.allCases)
     func filters(kind: StoreKind) async throws {
         try await withLostFoundStore(kind) { store in
@@ -143,6 +164,7 @@ struct LostFoundStoreDifferentialTests {
     static let words = [
         "wallet", "black", "leather", "keys", "silver", "crème", "café", "Straße", "iPhone", "charger", "umbrella",
         "red", "blue", "textbook", "calculus", "student", "card", "jacket", "x2", "2024", "école", "hand-made",
+        "walnut", "cardigan",
     ]
     static let queryWords = [
         "wallet", "wa", "w", "cafe", "CAFÉ", "creme", "strasse", "straße", "iphone", "char", "red", "re", "x2",
@@ -185,6 +207,56 @@ struct LostFoundStoreDifferentialTests {
         }
     }
 
+    @Test("Reports under a small candidate bound, with edits and returns between them: the same matches")
+    func boundedMatching() async throws {
+        var random = SeededGenerator(seed: 0xB0_0D_2026)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let stores: [any LostFoundStore] = [InMemoryLostFoundStore(), database.lostFoundStore()]
+        // About 30 items per kind and category, occurring on whole days (many ties, broken by id), against
+        // a bound of 4: which candidates a report takes decides its matches. Every candidate is a match
+        // (threshold 0), so the matches show the candidates taken.
+        var matcher = LostFoundMatcher.standard
+        matcher.maximumCandidates = 4
+        matcher.threshold = 0
+        var reported: [LostFoundItem] = []
+        var bounded = 0
+        for index in 0..<420 {
+            let item = Self.item(index, &random)
+            let reports = [
+                try await stores[0].reportItem(item, matcher: matcher),
+                try await stores[1].reportItem(item, matcher: matcher),
+            ]
+            #expect(reports[0] == reports[1], "report \(index)")
+            if reports[0].matches.count == matcher.maximumCandidates { bounded += 1 }
+            reported.append(item)
+            let other = reported.randomElement(using: &random)!
+            switch index % 5 {
+            case 1:
+                // New keywords, or another time: the item leaves its old lists for new ones.
+                var changes = LostFoundItemChanges()
+                changes.title = Self.words.shuffled(using: &random).prefix(2).joined(separator: " ")
+                if Bool.random(using: &random) { changes.occurredAt = other.occurredAt.addingTimeInterval(86_400) }
+                for store in stores {
+                    _ = try? await store.updateItem(
+                        id: other.id,
+                        reporterID: other.reporterID,
+                        changes: changes,
+                        now: Fixture.t0
+                    )
+                }
+            case 3:
+                for store in stores {
+                    _ = try await store.markReturned(id: other.id, reporterID: other.reporterID, now: Fixture.t0)
+                }
+            default: break
+            }
+        }
+        #expect(bounded > 10)
+    }
+
     static func item(_ index: Int, _ random: inout SeededGenerator) -> LostFoundItem {
         let title = (0..<Int.random(in: 1...3, using: &random)).map { _ in words.randomElement(using: &random)! }
         let description = (0..<Int.random(in: 0...4, using: &random)).map { _ in words.randomElement(using: &random)! }
@@ -225,6 +297,8 @@ struct LostFoundStoreDifferentialTests {
             )
             if Bool.random(using: &random) { query.sort = .distance }
         }
+        // A signed-in searcher measures to their own items' exact points.
+        if Bool.random(using: &random) { query.viewerID = "usr_\(Int.random(in: 0..<6, using: &random))" }
         return query
     }
 }

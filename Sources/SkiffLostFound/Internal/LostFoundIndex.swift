@@ -2,56 +2,97 @@ import Foundation
 import SkiffDomain
 
 /// The in-memory store's indexes of lost-and-found items: what SQLite's indexes and FTS5 table are to the
-/// SQLite store.
+/// SQLite store. Items newest first (``SkiffDomain/SortedKeys``):
+/// - all of them, and by category;
+/// - by token and category (`TokenLists`): keyword search;
+/// - by the grid cell of their point (``SkiffDomain/ApproximateLocation``): circles;
+/// - by reporter: "my items", and the searcher's own items in a circle;
+/// and open items by kind, category and keyword, latest to occur first, for matching (`MatchCandidateLists`).
 ///
-/// - an ``SkiffDomain/InvertedIndex`` of title and description tokens: keyword search, and the matcher's
-///   "shares a keyword" filter;
-/// - a ``SkiffDomain/GridIndex`` of points;
-/// - the items newest first (``SkiffDomain/SortedKeys``), walked from a cursor;
-/// - each item's match keys, and all matches by time.
-///
-/// Search narrows the candidates with the inverted and grid indexes, then checks and sorts them when they
-/// are few (always for distance order), or walks the newest-first index from the cursor checking each
-/// item until the page is full. `LostFoundSearchEngine.hit` decides every item, so results equal SQLite's.
+/// A search walks, newest first from its cursor, the smallest of the sets of lists that hold every item it
+/// can find — its rarest keyword's lists in its categories, the cells whose centres are in its circle
+/// (everyone else's distance is measured to the centre), or its categories' lists — checking each item
+/// until the page is full. Distance order walks the circle's cells band by band of shown distance, or,
+/// when the rarest keyword's items are fewer, checks those and sorts them. The searcher's own items,
+/// measured to their exact points, are checked apart and merged in. `LostFoundSearchEngine.hit` decides
+/// every item, so results equal SQLite's.
 struct LostFoundIndex: Sendable {
     struct NewestKey: Sendable {
         var createdAt: Int64
         var id: String
     }
 
-    private(set) var items: [String: LostFoundItem] = [:]
-    private var words = InvertedIndex<String>()
-    private var grid = GridIndex<String>()
+    /// A stored item with its ``LostFoundSearchEngine/tokens(_:)``: an object, so reading one while walking
+    /// an index costs one reference count, not one per string the item holds.
+    final class Entry: Sendable {
+        let item: LostFoundItem
+        let tokens: [String]
+
+        init(_ item: LostFoundItem) {
+            self.item = item
+            self.tokens = LostFoundSearchEngine.tokens(item)
+        }
+    }
+
+    private var entries: [String: Entry] = [:]
+
+    /// The item stored with an id.
+    subscript(item id: String) -> LostFoundItem? { entries[id]?.item }
+    private var words = TokenLists()
     private var newest = SortedKeys<NewestKey>(by: Self.newestFirst)
+    private var byCategory: [LostFoundCategory: SortedKeys<NewestKey>] = [:]
+    /// Items with a point, by the grid cell that holds it.
+    private var byCell: [ApproximateLocation.Cell: SortedKeys<NewestKey>] = [:]
     /// Each reporter's items, newest first: "my items" pages walk only the reporter's own.
     private var byReporter: [String: SortedKeys<NewestKey>] = [:]
+    /// Open items by kind, category and keyword, latest to occur first: a report's match candidates.
+    private var matching = MatchCandidateLists()
 
-    @Sendable private static func newestFirst(_ a: NewestKey, _ b: NewestKey) -> Bool {
+    @Sendable static func newestFirst(_ a: NewestKey, _ b: NewestKey) -> Bool {
         a.createdAt != b.createdAt ? a.createdAt > b.createdAt : b.id.utf8.lexicographicallyPrecedes(a.id.utf8)
     }
 
-    private static func tokens(_ item: LostFoundItem) -> Set<String> {
-        Set(TextSearch.tokens(item.title) + TextSearch.tokens(item.fields.description))
-    }
+    private static var emptyList: SortedKeys<NewestKey> { SortedKeys(by: newestFirst) }
 
     private static func key(_ item: LostFoundItem) -> NewestKey {
         NewestKey(createdAt: item.createdAt.millisecondsSince1970, id: item.id)
     }
 
+    private static func cell(_ item: LostFoundItem) -> ApproximateLocation.Cell? {
+        item.point.flatMap { ApproximateLocation.cell(latitude: $0.latitude, longitude: $0.longitude) }
+    }
+
     /// Stores and indexes an item, replacing what was indexed for it before.
     mutating func put(_ item: LostFoundItem) {
-        if let old = items[item.id] {
+        if let oldEntry = entries[item.id] {
+            let old = oldEntry.item
             guard old != item else { return }
-            words.remove(old.id, tokens: Self.tokens(old))
-            if let point = old.point { grid.remove(old.id, latitude: point.latitude, longitude: point.longitude) }
-            newest.remove(Self.key(old)) { $0.id == old.id }
-            byReporter[old.reporterID]?.remove(Self.key(old)) { $0.id == old.id }
+            let key = Self.key(old)
+            words.remove(key, tokens: Set(oldEntry.tokens), category: old.category)
+            newest.remove(key) { $0.id == old.id }
+            Self.remove(key, from: &byCategory, at: old.category)
+            if let cell = Self.cell(old) { Self.remove(key, from: &byCell, at: cell) }
+            Self.remove(key, from: &byReporter, at: old.reporterID)
+            matching.remove(old)
         }
-        items[item.id] = item
-        words.insert(item.id, tokens: Self.tokens(item))
-        if let point = item.point { grid.insert(item.id, latitude: point.latitude, longitude: point.longitude) }
-        newest.insert(Self.key(item))
-        byReporter[item.reporterID, default: SortedKeys(by: Self.newestFirst)].insert(Self.key(item))
+        let key = Self.key(item)
+        let entry = Entry(item)
+        entries[item.id] = entry
+        words.insert(key, tokens: Set(entry.tokens), category: item.category)
+        newest.insert(key)
+        byCategory[item.category, default: Self.emptyList].insert(key)
+        if let cell = Self.cell(item) { byCell[cell, default: Self.emptyList].insert(key) }
+        byReporter[item.reporterID, default: Self.emptyList].insert(key)
+        matching.insert(item)
+    }
+
+    private static func remove<Group: Hashable>(
+        _ key: NewestKey,
+        from lists: inout [Group: SortedKeys<NewestKey>],
+        at group: Group
+    ) {
+        lists[group]?.remove(key) { $0.id == key.id }
+        if lists[group]?.count == 0 { lists[group] = nil }
     }
 
     /// Up to `limit` of a reporter's items in `statuses` (all when empty), newest first, after `cursor`.
@@ -67,80 +108,177 @@ struct LostFoundIndex: Sendable {
             ?? keys.start
         var result: [LostFoundItem] = []
         keys.walk(from: start) { key in
-            if let item = items[key.id], statuses.isEmpty || statuses.contains(item.status) { result.append(item) }
+            if let item = entries[key.id]?.item, statuses.isEmpty || statuses.contains(item.status) {
+                result.append(item)
+            }
             return result.count < limit
         }
         return result
     }
 
-    /// The items that can match `item` (a superset of its matches): those sharing one of its keywords,
-    /// of the other kind, still open, in the same category, by someone else.
-    func matchCandidates(for item: LostFoundItem, matcher: LostFoundMatcher) -> [LostFoundItem] {
-        var ids: Set<String> = []
-        for keyword in LostFoundMatcher.keywords(item.fields) { ids.formUnion(words.documents(keyword)) }
-        let occurred = item.occurredAt.millisecondsSince1970
-        let window = matcher.candidateWindowMilliseconds
-        let box = matcher.candidateBox(item)
-        // The same candidates as SQLite's: open, other kind, same category, someone else's, in the window,
-        // without a point or in the box; the latest `maximumCandidates` of them.
-        let candidates = ids.compactMap { id -> LostFoundItem? in
-            guard let candidate = items[id], candidate.kind == item.kind.opposite,
-                candidate.status == candidate.kind.openStatus, candidate.category == item.category,
-                candidate.reporterID != item.reporterID,
-                abs(candidate.occurredAt.millisecondsSince1970 - occurred) <= window
-            else { return nil }
-            if let box, let point = candidate.point {
-                guard box.latitude.contains(point.latitude), box.longitude?.contains(point.longitude) ?? true else {
-                    return nil
-                }
-            }
-            return candidate
-        }
-        guard candidates.count > matcher.maximumCandidates else { return candidates }
-        return Array(candidates.sorted(by: LostFoundMatcher.takenBefore).prefix(matcher.maximumCandidates))
+    /// The items that can match `item` (a superset of its matches), with their keyword counts: those
+    /// sharing one of its keywords, of the other kind, still open, in the same category, by someone else,
+    /// in the time window, without a point or in the distance box; the latest `maximumCandidates` of them,
+    /// as SQLite's.
+    func matchCandidates(for item: LostFoundItem, matcher: LostFoundMatcher) -> [LostFoundMatcher.Candidate] {
+        matching.candidates(for: item, matcher: matcher) { entries[$0]?.item }
     }
 
     /// One page of search results, as `LostFoundSearchEngine` defines them.
     func search(_ query: CompiledLostFoundQuery, size: Int) -> Page<LostFoundSearchHit> {
-        // Build a candidate set only when it is small (see `ListingIndex.isFew`), or every match is needed.
-        let total = max(items.count, 1)
-        func isFew(_ count: Int) -> Bool {
-            SortedKeys<NewestKey>.collectingIsCheaper(count, pageSize: size, total: total)
+        let filter = query.query.filter
+        let viewer = query.query.viewerID
+        func hit(_ id: String) -> LostFoundSearchEngine.Hit? {
+            guard let entry = entries[id] else { return nil }
+            return LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens)
         }
-        let byDistance = query.query.sort == .distance && query.query.filter.near != nil
-        var sets: [Set<String>] = []
-        if !query.terms.isEmpty {
-            let limit = Int(Double((size + 1) * total).squareRoot()) + 1
-            if byDistance || isFew(words.estimatedCount(matching: query.terms, limit: limit)) {
-                sets.append(words.documents(matching: query.terms))
+        // The sets of lists that hold every item the search can find; it walks the smallest.
+        var drivers: [(lists: [SortedKeys<NewestKey>], count: Int)] = []
+        if filter.categories.isEmpty {
+            drivers.append(([newest], newest.count))
+        } else {
+            let lists = filter.categories.compactMap { byCategory[$0] }
+            drivers.append((lists, lists.reduce(0) { $0 + $1.count }))
+        }
+        if !query.terms.isEmpty { drivers.append(words.rarest(query.terms, categories: filter.categories)) }
+        let byDistance = query.query.sort == .distance && filter.near != nil
+        // The circle's cells (not the searcher's own items, which are walked apart); `nil` when the box
+        // wraps around the antimeridian or a pole.
+        let circle = filter.near.flatMap { cells(in: $0, byDistance: byDistance) }
+        let circleCount = circle?.reduce(0) { $0 + $1.lists.reduce(0) { $0 + $1.count } } ?? .max
+        let smallest = drivers.min { $0.count < $1.count }!
+        let start = query.cursor.map { NewestKey(createdAt: $0.c, id: $0.i) }
+
+        if byDistance,
+            circle == nil
+                || smallest.count
+                    <= Self.walkEstimate(circleCount, matching: smallest.count, of: entries.count, size: size)
+        {
+            // Checking every item of the smallest set and sorting the hits costs less than walking the
+            // circle's bands until the page is full (or the circle's box wraps).
+            var hits: [LostFoundSearchEngine.Hit] = []
+            for list in smallest.lists {
+                list.walk(from: list.start) { key in
+                    if let hit = hit(key.id) { hits.append(hit) }
+                    return true
+                }
             }
-        }
-        if let near = query.query.filter.near {
-            let box = LostFoundSearchEngine.boundingBox(near)
-            if let count = grid.count(latitude: box.latitude, longitude: box.longitude), byDistance || isFew(count),
-                let cells = grid.documents(latitude: box.latitude, longitude: box.longitude)
-            {
-                sets.append(cells)
-            }
-        }
-        sets.sort { $0.count < $1.count }
-        var candidates = sets.first
-        for set in sets.dropFirst() { candidates?.formIntersection(set) }
-        if byDistance || candidates.map({ isFew($0.count) }) == true {
-            let ids = candidates.map(Array.init) ?? Array(items.keys)
-            let hits = ids.compactMap { items[$0].flatMap { LostFoundSearchEngine.hit($0, query) } }
+            // A prefix's tokens' lists may share items: each hit once.
+            var seen: Set<String> = []
+            hits.removeAll { !seen.insert($0.item.id).inserted }
             return LostFoundSearchEngine.page(hits, query, size: size)
         }
-        var start = newest.start
-        if let cursor = query.cursor {
-            start = newest.position(of: NewestKey(createdAt: cursor.c, id: cursor.i), after: true)
+        guard let circle, byDistance || circleCount < smallest.count else {
+            // Newest first through the smallest set, each item's distance (if any) checked one by one.
+            var hits: [LostFoundSearchEngine.Hit] = []
+            walk(smallest.lists, from: start) { id in
+                if let hit = hit(id) { hits.append(hit) }
+                return hits.count <= size
+            }
+            return LostFoundSearchEngine.page(ordered: hits, query, size: size)
         }
+        // The searcher's own items are measured to their exact points: checked apart, merged in by `page`.
         var hits: [LostFoundSearchEngine.Hit] = []
-        newest.walk(from: start) { key in
-            if let candidates, !candidates.contains(key.id) { return true }
-            if let item = items[key.id], let hit = LostFoundSearchEngine.hit(item, query) { hits.append(hit) }
-            return hits.count <= size
+        if let viewer, let own = byReporter[viewer] {
+            var found = 0
+            walk([own], from: byDistance ? nil : start) { id in
+                if let hit = hit(id) {
+                    hits.append(hit)
+                    found += 1
+                }
+                return byDistance || found <= size
+            }
         }
-        return LostFoundSearchEngine.page(ordered: hits, query, size: size)
+        // Everyone else's, from the cells whose centres are in the circle (their items' measured distance),
+        // newest first; for distance order, band by band of shown distance.
+        var others = 0
+        for band in circle {
+            if byDistance, let after = query.cursor?.d, band.distance < after { continue }
+            let from = !byDistance || query.cursor?.d == band.distance ? start : nil
+            walk(band.lists, from: from) { id in
+                guard let entry = entries[id], entry.item.reporterID != viewer,
+                    let hit = LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens)
+                else { return true }
+                hits.append(hit)
+                others += 1
+                return others <= size
+            }
+            if others > size { break }
+        }
+        return LostFoundSearchEngine.page(hits, query, size: size)
+    }
+
+    /// About how many items a walk through `walked` items finds a page of `size` in, when `matching` of
+    /// all `total` items pass the search's other filters (taken as independent): at most all of them.
+    private static func walkEstimate(_ walked: Int, matching: Int, of total: Int, size: Int) -> Int {
+        guard walked > 0, matching > 0 else { return 0 }
+        let estimate = Double(size + 1) * Double(total) / Double(matching)
+        return estimate < Double(walked) ? Int(estimate) : walked
+    }
+
+    /// Calls `body` with the id of each item in `lists`, merged newest first, from after `start` (from the
+    /// first without one), once each, until it returns `false`.
+    private func walk(_ lists: [SortedKeys<NewestKey>], from start: NewestKey?, _ body: (String) -> Bool) {
+        if lists.count == 1 {
+            let list = lists[0]
+            list.walk(from: start.map { list.position(of: $0, after: true) } ?? list.start) { body($0.id) }
+            return
+        }
+        var merge = SortedKeysMerge<NewestKey>()
+        for list in lists { merge.add(list, from: start.map { list.position(of: $0, after: true) } ?? list.start) }
+        var previous: String?
+        while let key = merge.next() {
+            // An item holding several tokens of a prefix is in several lists: the same key, one after another.
+            guard key.id != previous else { continue }
+            previous = key.id
+            if !body(key.id) { return }
+        }
+    }
+
+    /// The lists of the cells whose centres are inside the circle: one group of them all, or for distance
+    /// order one group per shown distance, nearest first. Visits the cells the circle's box covers or the
+    /// cells holding items, whichever are fewer.
+    private func cells(
+        in circle: LostFoundCircle,
+        byDistance: Bool
+    ) -> [(distance: Double, lists: [SortedKeys<NewestKey>])] {
+        let center = (circle.center.latitude, circle.center.longitude)
+        var bands: [Double: [SortedKeys<NewestKey>]] = [:]
+        func visit(_ cell: ApproximateLocation.Cell, _ list: SortedKeys<NewestKey>) {
+            let point = ApproximateLocation.center(of: cell)
+            let km = GreatCircle.distanceKm(
+                latitude1: center.0,
+                longitude1: center.1,
+                latitude2: point.latitude,
+                longitude2: point.longitude
+            )
+            guard km <= circle.radiusKm else { return }
+            bands[byDistance ? ApproximateLocation.rounded(km) : 0, default: []].append(list)
+        }
+        let box = GreatCircle.boundingBox(
+            latitude: circle.center.latitude,
+            longitude: circle.center.longitude,
+            radiusKm: circle.radiusKm + ApproximateLocation.maximumShiftKm
+        )
+        let rows = box.longitude.flatMap { _ in
+            ApproximateLocation.cell(latitude: box.latitude.lowerBound, longitude: 0).map(\.row)
+        }.flatMap { low in
+            ApproximateLocation.cell(latitude: box.latitude.upperBound, longitude: 0).map { low...$0.row }
+        }
+        var boxCells = 0
+        if let rows, let longitude = box.longitude {
+            for row in rows { boxCells += ApproximateLocation.columns(row: row, longitude: longitude).count }
+        }
+        if let rows, let longitude = box.longitude, boxCells <= byCell.count {
+            for row in rows {
+                for column in ApproximateLocation.columns(row: row, longitude: longitude) {
+                    let cell = ApproximateLocation.Cell(row: row, column: column)
+                    if let list = byCell[cell] { visit(cell, list) }
+                }
+            }
+        } else {
+            for (cell, list) in byCell { visit(cell, list) }
+        }
+        return bands.sorted { $0.key < $1.key }.map { (distance: $0.key, lists: $0.value) }
     }
 }

@@ -92,8 +92,15 @@ package enum LostFoundSearchEngine {
         )
     }
 
-    /// The hit for an item if it matches every filter and keyword, else `nil`.
-    package static func hit(_ item: LostFoundItem, _ query: CompiledLostFoundQuery) -> Hit? {
+    /// The words of an item that keywords match: ``SkiffDomain/TextSearch/tokens(_:)`` of its title, then of
+    /// its description.
+    package static func tokens(_ item: LostFoundItem) -> [String] {
+        TextSearch.tokens(item.title) + TextSearch.tokens(item.fields.description)
+    }
+
+    /// The hit for an item if it matches every filter and keyword, else `nil`. `tokens` are the item's
+    /// ``tokens(_:)`` when the caller keeps them; they are computed otherwise.
+    package static func hit(_ item: LostFoundItem, _ query: CompiledLostFoundQuery, tokens: [String]? = nil) -> Hit? {
         let filter = query.query.filter
         guard query.statuses.contains(item.status) else { return nil }
         if !filter.categories.isEmpty, !filter.categories.contains(item.category) { return nil }
@@ -113,8 +120,7 @@ package enum LostFoundSearchEngine {
             distance = km.shown
         }
         if !query.terms.isEmpty {
-            let tokens = TextSearch.tokens(item.title) + TextSearch.tokens(item.fields.description)
-            guard TextSearch.matches(tokens, terms: query.terms) else { return nil }
+            guard TextSearch.matches(tokens ?? Self.tokens(item), terms: query.terms) else { return nil }
         }
         return Hit(item: item, distanceKm: distance)
     }
