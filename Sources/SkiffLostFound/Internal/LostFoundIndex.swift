@@ -45,6 +45,8 @@ struct LostFoundIndex: Sendable {
     private var byCell: [ApproximateLocation.Cell: SortedKeys<NewestKey>] = [:]
     /// Each reporter's items, newest first: "my items" pages walk only the reporter's own.
     private var byReporter: [String: SortedKeys<NewestKey>] = [:]
+    /// Each reporter's items with a point, by cell: a searcher's own items in a circle.
+    private var byReporterCell: [String: [ApproximateLocation.Cell: SortedKeys<NewestKey>]] = [:]
     /// Open items by kind, category and keyword, latest to occur first: a report's match candidates.
     private var matching = MatchCandidateLists()
 
@@ -73,6 +75,10 @@ struct LostFoundIndex: Sendable {
             Self.remove(key, from: &byCategory, at: old.category)
             if let cell = Self.cell(old) { Self.remove(key, from: &byCell, at: cell) }
             Self.remove(key, from: &byReporter, at: old.reporterID)
+            if let cell = Self.cell(old) {
+                Self.remove(key, from: &byReporterCell[old.reporterID, default: [:]], at: cell)
+                if byReporterCell[old.reporterID]?.isEmpty == true { byReporterCell[old.reporterID] = nil }
+            }
             matching.remove(old)
         }
         let key = Self.key(item)
@@ -83,6 +89,9 @@ struct LostFoundIndex: Sendable {
         byCategory[item.category, default: Self.emptyList].insert(key)
         if let cell = Self.cell(item) { byCell[cell, default: Self.emptyList].insert(key) }
         byReporter[item.reporterID, default: Self.emptyList].insert(key)
+        if let cell = Self.cell(item) {
+            byReporterCell[item.reporterID, default: [:]][cell, default: Self.emptyList].insert(key)
+        }
         matching.insert(item)
     }
 
@@ -140,7 +149,14 @@ struct LostFoundIndex: Sendable {
             let lists = filter.categories.compactMap { byCategory[$0] }
             drivers.append((lists, lists.reduce(0) { $0 + $1.count }))
         }
-        if !query.terms.isEmpty { drivers.append(words.rarest(query.terms, categories: filter.categories)) }
+        // About how many items match the keywords and categories (each word taken as independent).
+        var matching = Double(drivers[0].count)
+        if !query.terms.isEmpty {
+            let rarest = words.rarest(query.terms, categories: filter.categories)
+            let base = Double(max(drivers[0].count, 1))
+            matching = rarest.others.reduce(Double(rarest.count)) { $0 * Double($1) / base }
+            drivers.append((rarest.lists, rarest.count))
+        }
         let byDistance = query.query.sort == .distance && filter.near != nil
         // The circle's cells (not the searcher's own items, which are walked apart); `nil` when the box
         // wraps around the antimeridian or a pole.
@@ -152,7 +168,7 @@ struct LostFoundIndex: Sendable {
         if byDistance,
             circle == nil
                 || smallest.count
-                    <= Self.walkEstimate(circleCount, matching: smallest.count, of: entries.count, size: size)
+                    <= Self.walkEstimate(circleCount, matching: matching, of: entries.count, size: size)
         {
             // Checking every item of the smallest set and sorting the hits costs less than walking the
             // circle's bands until the page is full (or the circle's box wraps).
@@ -178,17 +194,7 @@ struct LostFoundIndex: Sendable {
             return LostFoundSearchEngine.page(ordered: hits, query, size: size)
         }
         // The searcher's own items are measured to their exact points: checked apart, merged in by `page`.
-        var hits: [LostFoundSearchEngine.Hit] = []
-        if let viewer, let own = byReporter[viewer] {
-            var found = 0
-            walk([own], from: byDistance ? nil : start) { id in
-                if let hit = hit(id) {
-                    hits.append(hit)
-                    found += 1
-                }
-                return byDistance || found <= size
-            }
-        }
+        var hits = viewer.map { ownHits($0, in: filter.near!, query, size: size) } ?? []
         // Everyone else's, from the cells whose centres are in the circle (their items' measured distance),
         // newest first; for distance order, band by band of shown distance.
         var others = 0
@@ -208,11 +214,70 @@ struct LostFoundIndex: Sendable {
         return LostFoundSearchEngine.page(hits, query, size: size)
     }
 
+    /// The page's candidates among the searcher's own items in a circle, measured to their exact points:
+    /// newest first, the first `size + 1` after the cursor; nearest first, every item of the cells that
+    /// may hold one of the `size + 1` nearest after the cursor. An exact point is at most
+    /// ``SkiffDomain/ApproximateLocation/maximumShiftKm`` from its cell's centre, which bounds the cells
+    /// read.
+    private func ownHits(
+        _ viewer: String,
+        in circle: LostFoundCircle,
+        _ query: CompiledLostFoundQuery,
+        size: Int
+    ) -> [LostFoundSearchEngine.Hit] {
+        guard let cells = byReporterCell[viewer] else { return [] }
+        let margin = ApproximateLocation.maximumShiftKm + 1e-6
+        // The cells that may hold a point in the circle, with the least distance one of their points can have.
+        let near = cells.compactMap { cell, list -> (least: Double, list: SortedKeys<NewestKey>)? in
+            let point = ApproximateLocation.center(of: cell)
+            let km = GreatCircle.distanceKm(
+                latitude1: circle.center.latitude,
+                longitude1: circle.center.longitude,
+                latitude2: point.latitude,
+                longitude2: point.longitude
+            )
+            return km - margin <= circle.radiusKm ? (km - margin, list) : nil
+        }
+        var hits: [LostFoundSearchEngine.Hit] = []
+        func check(_ id: String) {
+            guard let entry = entries[id], let hit = LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens)
+            else { return }
+            hits.append(hit)
+        }
+        guard query.query.sort == .distance else {
+            walk(near.map(\.list), from: query.cursor.map { NewestKey(createdAt: $0.c, id: $0.i) }) { id in
+                check(id)
+                return hits.count <= size
+            }
+            return hits
+        }
+        // Nearest cells first, until the next cell's nearest possible point is farther than the
+        // `size + 1`-th nearest hit after the cursor.
+        var distances: [Double] = []
+        for cell in near.sorted(by: { $0.least < $1.least }) {
+            if distances.count > size {
+                distances.sort()
+                if cell.least > distances[size] { break }
+            }
+            let before = hits.count
+            cell.list.walk(from: cell.list.start) { key in
+                check(key.id)
+                return true
+            }
+            for hit in hits[before...] {
+                let key = LostFoundSearchEngine.cursor(of: hit, query)
+                if let after = query.cursor, !LostFoundSearchEngine.precedes(after, key) { continue }
+                distances.append(hit.distanceKm ?? 0)
+            }
+        }
+        return hits
+    }
+
     /// About how many items a walk through `walked` items finds a page of `size` in, when `matching` of
     /// all `total` items pass the search's other filters (taken as independent): at most all of them.
-    private static func walkEstimate(_ walked: Int, matching: Int, of total: Int, size: Int) -> Int {
-        guard walked > 0, matching > 0 else { return 0 }
-        let estimate = Double(size + 1) * Double(total) / Double(matching)
+    private static func walkEstimate(_ walked: Int, matching: Double, of total: Int, size: Int) -> Int {
+        guard walked > 0 else { return 0 }
+        let estimate = Double(size + 1) * Double(total) / max(matching, 1)
         return estimate < Double(walked) ? Int(estimate) : walked
     }
 

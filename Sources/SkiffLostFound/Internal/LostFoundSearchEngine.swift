@@ -143,10 +143,11 @@ package enum LostFoundSearchEngine {
 
     /// Orders hits, drops those up to the cursor and returns one page.
     package static func page(_ hits: [Hit], _ query: CompiledLostFoundQuery, size: Int) -> Page<LostFoundSearchHit> {
-        var keyed = hits.map { (key: cursor(of: $0, query), hit: $0) }
+        // Keys and positions are sorted, not the hits (each a whole item): only the page's hits are copied.
+        var keyed = hits.indices.map { (key: cursor(of: hits[$0], query), index: $0) }
         if let after = query.cursor { keyed.removeAll { !precedes(after, $0.key) } }
         keyed.sort { precedes($0.key, $1.key) }
-        return makePage(keyed, size: size)
+        return makePage(keyed.prefix(size + 1).map { (key: $0.key, hit: hits[$0.index]) }, size: size)
     }
 
     /// Builds a page from up to `size + 1` hits already in order and after the cursor (a backend that

@@ -62,10 +62,15 @@ struct TokenLists: Sendable {
     }
 
     /// The lists of the rarest of `terms` (the last one as a prefix) in `categories`, and their size:
-    /// every item matching all the terms is in them. A term is counted only until it is no rarer than
-    /// the rarest so far, so a short prefix costs no more than the lists of a rarer term.
-    func rarest(_ terms: [String], categories: Set<LostFoundCategory>) -> (lists: [SortedKeys<Key>], count: Int) {
+    /// every item matching all the terms is in them. `others` are the other terms' counts, for estimating
+    /// how many items match them all; a term is counted only until it is no rarer than the rarest so far
+    /// (so a short prefix costs no more than the lists of a rarer term), and its count is then a lower bound.
+    func rarest(
+        _ terms: [String],
+        categories: Set<LostFoundCategory>
+    ) -> (lists: [SortedKeys<Key>], count: Int, others: [Int]) {
         var best: (lists: [SortedKeys<Key>], count: Int)?
+        var others: [Int] = []
         for (position, term) in terms.enumerated() {
             // Complete unless its count passed the best one's, when it is not chosen.
             let found = lists(
@@ -74,8 +79,13 @@ struct TokenLists: Sendable {
                 categories: categories,
                 limit: best?.count ?? .max
             )
-            if best == nil || found.count < best!.count { best = found }
+            if let current = best, current.count <= found.count {
+                others.append(found.count)
+            } else {
+                if let current = best { others.append(current.count) }
+                best = found
+            }
         }
-        return best ?? ([], 0)
+        return best.map { ($0.lists, $0.count, others) } ?? ([], 0, [])
     }
 }
