@@ -28,11 +28,34 @@ public final class InMemoryLostFoundStore: LostFoundStore {
         /// Counts every change to an item, so a report scored outside the lock knows whether its candidates
         /// are still current.
         private(set) var generation = 0
+        /// The latest changes (at most ``changeLogLimit``), oldest first: each item before and after.
+        private var recentChanges: [(old: LostFoundItem?, new: LostFoundItem)] = []
+        static let changeLogLimit = 256
 
         /// Stores an item (new or changed).
         mutating func put(_ item: LostFoundItem) {
+            recentChanges.append((index[item: item.id], item))
+            if recentChanges.count > Self.changeLogLimit { recentChanges.removeFirst() }
             index.put(item)
             generation += 1
+        }
+
+        /// Whether the candidates `item` had at `since` (a ``generation``) are still its candidates: no
+        /// change since then touched an item that could be one, before or after it (the latest changes are
+        /// kept; after more of them, `false`).
+        func candidatesUnchanged(since: Int, for item: LostFoundItem, matcher: LostFoundMatcher) -> Bool {
+            let count = generation - since
+            guard count <= recentChanges.count else { return false }
+            guard count > 0 else { return true }
+            let keywords = LostFoundMatcher.keywords(item.fields)
+            let window = matcher.candidateWindowMilliseconds
+            func mayBeCandidate(_ other: LostFoundItem?) -> Bool {
+                guard let other, LostFoundLifecycle.isCandidate(other, for: item),
+                    abs(other.occurredAt.millisecondsSince1970 - item.occurredAt.millisecondsSince1970) <= window
+                else { return false }
+                return !keywords.isDisjoint(with: LostFoundMatcher.keywords(other.fields))
+            }
+            return !recentChanges.suffix(count).contains { mayBeCandidate($0.old) || mayBeCandidate($0.new) }
         }
 
         /// The number of matches recorded for an item.
@@ -45,16 +68,28 @@ public final class InMemoryLostFoundStore: LostFoundStore {
     public init() {}
 
     /// Reads the candidates under the shared lock and scores them outside it; the exclusive lock then only
-    /// records the report, with those matches unless an item changed meanwhile (then it scores again), as
-    /// the SQLite store does. So searches and other reads do not wait behind a report's scoring.
+    /// records the report, with those matches unless an item that could be one of its candidates changed
+    /// meanwhile (then it scores again), as the SQLite store does. So searches and other reads do not wait
+    /// behind a report's scoring.
     public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
+        try await reportItem(item, matcher: matcher, betweenReadAndWrite: {})
+    }
+
+    /// ``reportItem(_:matcher:)`` with `betweenReadAndWrite` run after the scoring under the shared lock (tests
+    /// change items there).
+    package func reportItem(
+        _ item: LostFoundItem,
+        matcher: LostFoundMatcher,
+        betweenReadAndWrite: () async throws -> Void
+    ) async throws -> LostFoundReport {
         let (generation, candidates) = state.withReadLock { state in
             (state.generation, state.index.matchCandidates(for: item.rounded, matcher: matcher))
         }
         let scored = LostFoundLifecycle.matches(for: item, candidates: candidates, matcher: matcher)
+        try await betweenReadAndWrite()
         return try state.withWriteLock { (state) throws(DomainError) -> LostFoundReport in
             let matches =
-                state.generation == generation
+                state.candidatesUnchanged(since: generation, for: item.rounded, matcher: matcher)
                 ? scored
                 : LostFoundLifecycle.matches(
                     for: item,
