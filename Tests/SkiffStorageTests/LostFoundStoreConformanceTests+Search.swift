@@ -174,12 +174,20 @@ struct LostFoundStoreDifferentialTests {
 
     @Test("Random corpus, random queries: identical pages on both backends")
     func equivalence() async throws {
-        var random = SeededGenerator(seed: 0x105F_0D2026)
+        try await Self.withBothStores { stores in try await equivalence(stores) }
+    }
+
+    /// Runs `body` with an in-memory store and a SQLite store on a temporary file, in that order.
+    static func withBothStores(_ body: ([any LostFoundStore]) async throws -> Void) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
         defer { try? database.close() }
-        let stores: [any LostFoundStore] = [InMemoryLostFoundStore(), database.lostFoundStore()]
+        try await body([InMemoryLostFoundStore(), database.lostFoundStore()])
+    }
+
+    private func equivalence(_ stores: [any LostFoundStore]) async throws {
+        var random = SeededGenerator(seed: 0x105F_0D2026)
         let corpus = (0..<800).map { index in Self.item(index, &random) }
         var reports: [[LostFoundReport]] = [[], []]
         for (index, store) in stores.enumerated() {
@@ -209,12 +217,11 @@ struct LostFoundStoreDifferentialTests {
 
     @Test("Reports under a small candidate bound, with edits and returns between them: the same matches")
     func boundedMatching() async throws {
+        try await Self.withBothStores { stores in try await boundedMatching(stores) }
+    }
+
+    private func boundedMatching(_ stores: [any LostFoundStore]) async throws {
         var random = SeededGenerator(seed: 0xB0_0D_2026)
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
-        defer { try? database.close() }
-        let stores: [any LostFoundStore] = [InMemoryLostFoundStore(), database.lostFoundStore()]
         // About 30 items per kind and category, occurring on whole days (many ties, broken by id), against
         // a bound of 4: which candidates a report takes decides its matches. Every candidate is a match
         // (threshold 0), so the matches show the candidates taken.
