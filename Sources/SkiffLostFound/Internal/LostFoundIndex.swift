@@ -17,9 +17,11 @@ import SkiffDomain
 /// measured to their exact points, are checked apart and merged in. `LostFoundSearchEngine.hit` decides
 /// every item, so results equal SQLite's.
 struct LostFoundIndex: Sendable {
+    /// An item's place in a newest-first list, with the item (`nil` in keys that only look a place up).
     struct NewestKey: Sendable {
         var createdAt: Int64
         var id: String
+        var entry: Entry?
     }
 
     /// A stored item with its ``LostFoundSearchEngine/tokens(_:)``: an object, so reading one while walking
@@ -56,8 +58,8 @@ struct LostFoundIndex: Sendable {
 
     private static var emptyList: SortedKeys<NewestKey> { SortedKeys(by: newestFirst) }
 
-    private static func key(_ item: LostFoundItem) -> NewestKey {
-        NewestKey(createdAt: item.createdAt.millisecondsSince1970, id: item.id)
+    private static func key(_ item: LostFoundItem, _ entry: Entry? = nil) -> NewestKey {
+        NewestKey(createdAt: item.createdAt.millisecondsSince1970, id: item.id, entry: entry)
     }
 
     private static func cell(_ item: LostFoundItem) -> ApproximateLocation.Cell? {
@@ -81,8 +83,8 @@ struct LostFoundIndex: Sendable {
             }
             matching.remove(old)
         }
-        let key = Self.key(item)
         let entry = Entry(item)
+        let key = Self.key(item, entry)
         entries[item.id] = entry
         words.insert(key, tokens: Set(entry.tokens), category: item.category)
         newest.insert(key)
@@ -117,7 +119,7 @@ struct LostFoundIndex: Sendable {
             ?? keys.start
         var result: [LostFoundItem] = []
         keys.walk(from: start) { key in
-            if let item = entries[key.id]?.item, statuses.isEmpty || statuses.contains(item.status) {
+            if let item = key.entry?.item, statuses.isEmpty || statuses.contains(item.status) {
                 result.append(item)
             }
             return result.count < limit
@@ -137,9 +139,8 @@ struct LostFoundIndex: Sendable {
     func search(_ query: CompiledLostFoundQuery, size: Int) -> Page<LostFoundSearchHit> {
         let filter = query.query.filter
         let viewer = query.query.viewerID
-        func hit(_ id: String) -> LostFoundSearchEngine.Hit? {
-            guard let entry = entries[id] else { return nil }
-            return LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens)
+        func hit(_ entry: Entry) -> LostFoundSearchEngine.Hit? {
+            LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens)
         }
         // The sets of lists that hold every item the search can find; it walks the smallest.
         var drivers: [(lists: [SortedKeys<NewestKey>], count: Int)] = []
@@ -175,7 +176,7 @@ struct LostFoundIndex: Sendable {
             var hits: [LostFoundSearchEngine.Hit] = []
             for list in smallest.lists {
                 list.walk(from: list.start) { key in
-                    if let hit = hit(key.id) { hits.append(hit) }
+                    if let entry = key.entry, let hit = hit(entry) { hits.append(hit) }
                     return true
                 }
             }
@@ -187,8 +188,8 @@ struct LostFoundIndex: Sendable {
         guard let circle, byDistance || circleCount < smallest.count else {
             // Newest first through the smallest set, each item's distance (if any) checked one by one.
             var hits: [LostFoundSearchEngine.Hit] = []
-            walk(smallest.lists, from: start) { id in
-                if let hit = hit(id) { hits.append(hit) }
+            walk(smallest.lists, from: start) { entry in
+                if let hit = hit(entry) { hits.append(hit) }
                 return hits.count <= size
             }
             return LostFoundSearchEngine.page(ordered: hits, query, size: size)
@@ -201,8 +202,8 @@ struct LostFoundIndex: Sendable {
         for band in circle {
             if byDistance, let after = query.cursor?.d, band.distance < after { continue }
             let from = !byDistance || query.cursor?.d == band.distance ? start : nil
-            walk(band.lists, from: from) { id in
-                guard let entry = entries[id], entry.item.reporterID != viewer,
+            walk(band.lists, from: from) { entry in
+                guard entry.item.reporterID != viewer,
                     let hit = LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens)
                 else { return true }
                 hits.append(hit)
@@ -239,14 +240,13 @@ struct LostFoundIndex: Sendable {
             return km - margin <= circle.radiusKm ? (km - margin, list) : nil
         }
         var hits: [LostFoundSearchEngine.Hit] = []
-        func check(_ id: String) {
-            guard let entry = entries[id], let hit = LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens)
-            else { return }
+        func check(_ entry: Entry) {
+            guard let hit = LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens) else { return }
             hits.append(hit)
         }
         guard query.query.sort == .distance else {
-            walk(near.map(\.list), from: query.cursor.map { NewestKey(createdAt: $0.c, id: $0.i) }) { id in
-                check(id)
+            walk(near.map(\.list), from: query.cursor.map { NewestKey(createdAt: $0.c, id: $0.i) }) { entry in
+                check(entry)
                 return hits.count <= size
             }
             return hits
@@ -261,7 +261,7 @@ struct LostFoundIndex: Sendable {
             }
             let before = hits.count
             cell.list.walk(from: cell.list.start) { key in
-                check(key.id)
+                if let entry = key.entry { check(entry) }
                 return true
             }
             for hit in hits[before...] {
@@ -281,12 +281,14 @@ struct LostFoundIndex: Sendable {
         return estimate < Double(walked) ? Int(estimate) : walked
     }
 
-    /// Calls `body` with the id of each item in `lists`, merged newest first, from after `start` (from the
+    /// Calls `body` with each item in `lists`, merged newest first, from after `start` (from the
     /// first without one), once each, until it returns `false`.
-    private func walk(_ lists: [SortedKeys<NewestKey>], from start: NewestKey?, _ body: (String) -> Bool) {
+    private func walk(_ lists: [SortedKeys<NewestKey>], from start: NewestKey?, _ body: (Entry) -> Bool) {
         if lists.count == 1 {
             let list = lists[0]
-            list.walk(from: start.map { list.position(of: $0, after: true) } ?? list.start) { body($0.id) }
+            list.walk(from: start.map { list.position(of: $0, after: true) } ?? list.start) { key in
+                key.entry.map(body) ?? true
+            }
             return
         }
         var merge = SortedKeysMerge<NewestKey>()
@@ -296,7 +298,7 @@ struct LostFoundIndex: Sendable {
             // An item holding several tokens of a prefix is in several lists: the same key, one after another.
             guard key.id != previous else { continue }
             previous = key.id
-            if !body(key.id) { return }
+            if let entry = key.entry, !body(entry) { return }
         }
     }
 
