@@ -1,5 +1,6 @@
 import Foundation
 import SkiffAPI
+import SkiffCore
 import SkiffDomain
 import SwiftProtobuf
 
@@ -90,7 +91,7 @@ extension ActivityFields {
             title: proto.title,
             description: proto.description_p,
             place: try Place(proto: proto.place, field: "activity.place"),
-            startsAt: proto.hasStartsAt ? proto.startsAt.date : nil,
+            startsAt: proto.hasStartsAt ? proto.startsAt.checkedDate : nil,
             imageID: proto.imageID.isEmpty ? nil : proto.imageID,
             tags: proto.tags
         )

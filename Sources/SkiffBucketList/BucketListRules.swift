@@ -52,7 +52,20 @@ public enum BucketListRules {
         result.place = try validatePlace(fields.place)
         result.imageID = try validateImageID(fields.imageID)
         result.tags = try validateTags(fields.tags)
+        try validateStartsAt(fields.startsAt)
         return result
+    }
+
+    /// The earliest and latest `starts_at`: the range `google.protobuf.Timestamp` allows (years 1 to 9999).
+    public static let startsAtRange =
+        Date(timeIntervalSince1970: -62_135_596_800)...Date(timeIntervalSince1970: 253_402_300_799)
+
+    /// A start time, if any, within ``startsAtRange``.
+    public static func validateStartsAt(_ startsAt: Date?) throws(DomainError) {
+        guard let startsAt else { return }
+        guard startsAtRange.contains(startsAt) else {
+            throw DomainError(.invalidArgument, "activity.starts_at must be within the years 1 to 9999.")
+        }
     }
 
     /// Validates the fields an update sets and returns them normalized.
@@ -63,6 +76,7 @@ public enum BucketListRules {
         if let place = changes.place { result.place = try validatePlace(place) }
         if let imageID = changes.imageID { result.imageID = .some(try validateImageID(imageID)) }
         if let tags = changes.tags { result.tags = try validateTags(tags) }
+        if let startsAt = changes.startsAt { try validateStartsAt(startsAt) }
         return result
     }
 

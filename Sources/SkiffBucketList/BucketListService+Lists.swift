@@ -159,7 +159,7 @@ extension BucketListService {
         try Self.requireEntryIDs(request.bucketListID, request.activityID)
         let now = time.now()
         let completion = try BucketListRules.validateCompletion(
-            Completion(completedAt: request.hasCompletedAt ? request.completedAt.date : now, note: request.note),
+            Completion(completedAt: request.hasCompletedAt ? request.completedAt.checkedDate : now, note: request.note),
             now: now
         )
         let entry = try await store.setCompletion(

@@ -99,7 +99,7 @@ public struct BucketListService: Skiff_Bucketlist_V1_BucketList.ServiceProtocol 
                     throw DomainError(.invalidArgument, "activity.place is missing: give the new place.")
                 }
                 changes.place = try Place(proto: proto.place, field: "activity.place")
-            case "starts_at": changes.startsAt = .some(proto.hasStartsAt ? proto.startsAt.date : nil)
+            case "starts_at": changes.startsAt = .some(proto.hasStartsAt ? proto.startsAt.checkedDate : nil)
             case "image_id": changes.imageID = .some(proto.imageID.isEmpty ? nil : proto.imageID)
             case "tags": changes.tags = proto.tags
             default:

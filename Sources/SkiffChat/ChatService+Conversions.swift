@@ -1,5 +1,6 @@
 import Foundation
 public import SkiffAPI
+import SkiffCore
 import SkiffDomain
 public import SkiffFeed
 import SwiftProtobuf
@@ -210,7 +211,7 @@ extension FeedNotification {
             userID: proto.userID,
             idempotencyKey: proto.idempotencyKey,
             kind: kind,
-            occurredAt: proto.hasOccurredAt ? proto.occurredAt.date : Date()
+            occurredAt: proto.hasOccurredAt ? proto.occurredAt.checkedDate : Date()
         )
     }
 }

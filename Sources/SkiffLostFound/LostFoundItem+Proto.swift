@@ -1,5 +1,6 @@
 import Foundation
 import SkiffAPI
+import SkiffCore
 import SkiffDomain
 import SwiftProtobuf
 
@@ -102,7 +103,7 @@ extension LostFoundItemFields {
             category: try LostFoundCategory(proto: proto.category, field: "item.category"),
             building: proto.building,
             point: proto.hasPoint ? LostFoundPoint(proto: proto.point) : nil,
-            occurredAt: proto.occurredAt.date,
+            occurredAt: proto.occurredAt.checkedDate,
             contactInstructions: proto.contactInstructions,
             imageID: proto.imageID.isEmpty ? nil : proto.imageID
         )

@@ -108,12 +108,22 @@ public enum LostFoundRules {
         }
     }
 
-    /// When the item was lost or found: not more than ``occurredAtFutureTolerance`` after `now`.
+    /// The earliest `occurred_at`: 0001-01-01T00:00:00Z, the start of `google.protobuf.Timestamp`'s range.
+    public static let earliestOccurredAt = Date(timeIntervalSince1970: -62_135_596_800)
+
+    /// When the item was lost or found: not more than ``occurredAtFutureTolerance`` after `now`, and not
+    /// before ``earliestOccurredAt``.
     public static func validateOccurredAt(_ date: Date, now: Date) throws(DomainError) -> Date {
         guard date.timeIntervalSince1970.isFinite, date.timeIntervalSince(now) <= occurredAtFutureTolerance else {
             throw DomainError(
                 .invalidArgument,
                 "item.occurred_at is in the future: give the time the item was lost or found."
+            )
+        }
+        guard date >= earliestOccurredAt else {
+            throw DomainError(
+                .invalidArgument,
+                "item.occurred_at is before the year 1: give the time the item was lost or found."
             )
         }
         return date.roundedToMilliseconds

@@ -202,7 +202,7 @@ public struct LostFoundService: Skiff_Lostfound_V1_LostFound.ServiceProtocol {
                 guard proto.hasOccurredAt else {
                     throw DomainError(.invalidArgument, "item.occurred_at is missing: give the new time.")
                 }
-                changes.occurredAt = proto.occurredAt.date
+                changes.occurredAt = proto.occurredAt.checkedDate
             case "contact_instructions": changes.contactInstructions = proto.contactInstructions
             case "image_id": changes.imageID = .some(proto.imageID.isEmpty ? nil : proto.imageID)
             default:

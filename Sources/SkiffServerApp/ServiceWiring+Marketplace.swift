@@ -119,7 +119,7 @@ struct BidsClientSaleDirectory: SaleDirectory {
             id: sale.saleID,
             buyerID: sale.buyerID,
             sellerID: sale.sellerID,
-            completedAt: completed ? sale.receipt.completedAt.date : nil
+            completedAt: completed ? sale.receipt.completedAt.checkedDate : nil
         )
     }
 }

@@ -415,6 +415,19 @@ extension BucketListServiceTests {
             }
             await expectStatus(.invalidArgument) { try await complete(Date().addingTimeInterval(3 * 86_400)) }
             await expectStatus(.invalidArgument) { try await complete(Date(timeIntervalSince1970: 900_000_000)) }
+            // Timestamps at the ends of what their seconds hold: refused, the server carries on.
+            for seconds in [Int64.min, Int64.max] {
+                await expectStatus(.invalidArgument) {
+                    _ = try await client.completeBucketListEntry(
+                        .with {
+                            $0.bucketListID = open.bucketListID
+                            $0.activityID = activity.activityID
+                            $0.completedAt = .with { $0.seconds = seconds }
+                        },
+                        metadata: ann.auth
+                    )
+                }
+            }
             await expectStatus(.invalidArgument) {
                 try await complete(Date(), note: String(repeating: "n", count: 501))
             }

@@ -92,6 +92,31 @@ struct BucketListServiceTests {
             #expect(updated.title == "Sunset hike")
             #expect(updated.startsAt == start)
             #expect(updated.description_p == "Meet at the gate")
+            // Start times outside the years 1 to 9999, down to what their seconds hold: refused, the server
+            // carries on.
+            for seconds: Int64 in [.min, -62_135_596_801, 253_402_300_800, 9_300_000_000_000_000, .max] {
+                let broken = Google_Protobuf_Timestamp.with { $0.seconds = seconds }
+                let created = await expectStatus(.invalidArgument) {
+                    _ = try await client.createActivity(
+                        .with {
+                            $0.activity = Self.newActivity("Timeless")
+                            $0.activity.startsAt = broken
+                        },
+                        metadata: ann.auth
+                    )
+                }
+                #expect(created?.message.contains("starts_at") == true)
+                await expectStatus(.invalidArgument) {
+                    _ = try await client.updateActivity(
+                        .with {
+                            $0.activity.activityID = updated.activityID
+                            $0.activity.startsAt = broken
+                            $0.updateMask.paths = ["starts_at"]
+                        },
+                        metadata: ann.auth
+                    )
+                }
+            }
 
             let far = try await client.createActivity(
                 .with { $0.activity = Self.newActivity("Far", northKm: 30) },

@@ -274,6 +274,9 @@ struct LostFoundServiceTests {
                     "occurred_at",
                     { $0.occurredAt = Google_Protobuf_Timestamp(date: Date().addingTimeInterval(3 * 86_400)) }
                 ),
+                // Before the year 1: near the end of what milliseconds since 1970 hold, and past it.
+                ("occurred_at", { $0.occurredAt = .with { $0.seconds = -9_223_372_036_854_775 } }),
+                ("occurred_at", { $0.occurredAt = .with { $0.seconds = .min } }),
                 ("point", { $0.point.latitude = 95 }),
                 ("image_id", { $0.imageID = String(repeating: "i", count: 129) }),
             ]

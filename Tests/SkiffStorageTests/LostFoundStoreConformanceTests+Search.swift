@@ -139,6 +139,32 @@ extension LostFoundStoreConformanceTests {
             await #expect(throws: DomainError(.invalidArgument, PageToken.invalidMessage)) {
                 _ = try await store.search(LostFoundQuery(), page: PageRequest(size: 5, token: "not-a-token"))
             }
+            // Forged cursors of the right query: a distance in newest order, none (or a negative one) in
+            // distance order.
+            var near = LostFoundQuery(sort: .distance)
+            near.filter.near = LostFoundCircle(center: F.library, radiusKm: 2)
+            let byDistance = try await store.search(near, page: PageRequest(size: 5))
+            func forged(_ query: LostFoundQuery, _ token: String?, distance: Double?) throws -> String {
+                var cursor = try PageToken.decode(
+                    try #require(token),
+                    as: LostFoundSearchEngine.Cursor.self,
+                    kind: "lostfound.search"
+                )
+                cursor.d = distance
+                return PageToken.encode(cursor, kind: "lostfound.search")
+            }
+            for (query, token, distance) in [
+                (LostFoundQuery(), first.nextPageToken, 1.0), (near, byDistance.nextPageToken, nil),
+                (near, byDistance.nextPageToken, -1.0),
+            ] {
+                let token = try forged(query, token, distance: distance)
+                await #expect(throws: DomainError(.invalidArgument, PageToken.invalidMessage)) {
+                    _ = try await store.search(query, page: PageRequest(size: 5, token: token))
+                }
+            }
+            // The tokens as issued still work.
+            let unforged = try forged(near, byDistance.nextPageToken, distance: byDistance.items.last?.distanceKm)
+            #expect(try await store.search(near, page: PageRequest(size: 5, token: unforged)).items.count == 5)
         }
     }
 

@@ -153,17 +153,20 @@ struct LostFoundIndex: Sendable {
         // About how many items match the keywords and categories (each word taken as independent).
         var matching = Double(drivers[0].count)
         if !query.terms.isEmpty {
-            let rarest = words.rarest(query.terms, categories: filter.categories)
+            // Counted no further than the categories' size: a larger set is never walked.
+            let rarest = words.rarest(query.terms, categories: filter.categories, limit: drivers[0].count)
             let base = Double(max(drivers[0].count, 1))
             matching = rarest.others.reduce(Double(rarest.count)) { $0 * Double($1) / base }
             drivers.append((rarest.lists, rarest.count))
         }
         let byDistance = query.query.sort == .distance && filter.near != nil
-        // The circle's cells (not the searcher's own items, which are walked apart); `nil` when the box
-        // wraps around the antimeridian or a pole.
-        let circle = filter.near.flatMap { cells(in: $0, byDistance: byDistance) }
-        let circleCount = circle?.reduce(0) { $0 + $1.lists.reduce(0) { $0 + $1.count } } ?? .max
         let smallest = drivers.min { $0.count < $1.count }!
+        // The circle's cells (not the searcher's own items, which are walked apart); `nil` when the box
+        // wraps around the antimeridian or a pole, or when the smallest set is so small that checking it
+        // whole costs less than finding the cells.
+        let circle =
+            smallest.count <= 4 * (size + 1) ? nil : filter.near.flatMap { cells(in: $0, byDistance: byDistance) }
+        let circleCount = circle?.reduce(0) { $0 + $1.lists.reduce(0) { $0 + $1.count } } ?? .max
         let start = query.cursor.map { NewestKey(createdAt: $0.c, id: $0.i) }
 
         if byDistance,
@@ -172,7 +175,7 @@ struct LostFoundIndex: Sendable {
                     <= Self.walkEstimate(circleCount, matching: matching, of: entries.count, size: size)
         {
             // Checking every item of the smallest set and sorting the hits costs less than walking the
-            // circle's bands until the page is full (or the circle's box wraps).
+            // circle's bands until the page is full (or there are no bands to walk: see `circle`).
             var hits: [LostFoundSearchEngine.Hit] = []
             for list in smallest.lists {
                 list.walk(from: list.start) { key in

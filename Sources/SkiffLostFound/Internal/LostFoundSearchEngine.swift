@@ -39,7 +39,10 @@ package struct CompiledLostFoundQuery: Sendable {
                 as: LostFoundSearchEngine.Cursor.self,
                 kind: LostFoundSearchEngine.kind
             )
-            guard cursor.f == fingerprint else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
+            // A distance exactly when the order is by distance, and one a search can show.
+            guard cursor.f == fingerprint, (cursor.d != nil) == (query.sort == .distance),
+                cursor.d.map({ $0.isFinite && $0 >= 0 }) ?? true
+            else { throw DomainError(.invalidArgument, PageToken.invalidMessage) }
             self.cursor = cursor
         } else {
             self.cursor = nil

@@ -64,10 +64,12 @@ struct TokenLists: Sendable {
     /// The lists of the rarest of `terms` (the last one as a prefix) in `categories`, and their size:
     /// every item matching all the terms is in them. `others` are the other terms' counts, for estimating
     /// how many items match them all; a term is counted only until it is no rarer than the rarest so far
-    /// (so a short prefix costs no more than the lists of a rarer term), and its count is then a lower bound.
+    /// (so a short prefix costs no more than the lists of a rarer term), or than `limit` (the size of a set
+    /// the caller would walk instead), and its count is then a lower bound and its lists incomplete.
     func rarest(
         _ terms: [String],
-        categories: Set<LostFoundCategory>
+        categories: Set<LostFoundCategory>,
+        limit: Int
     ) -> (lists: [SortedKeys<Key>], count: Int, others: [Int]) {
         var best: (lists: [SortedKeys<Key>], count: Int)?
         var others: [Int] = []
@@ -77,7 +79,7 @@ struct TokenLists: Sendable {
                 matching: term,
                 prefix: position == terms.count - 1,
                 categories: categories,
-                limit: best?.count ?? .max
+                limit: best?.count ?? limit
             )
             if let current = best, current.count <= found.count {
                 others.append(found.count)
