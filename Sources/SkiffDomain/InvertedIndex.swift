@@ -103,34 +103,6 @@ package struct InvertedIndex<Document: Hashable & Sendable>: Sendable {
         return documents(prefix: last)
     }
 
-    /// Calls `body` once with each document of ``superset(matching:)``, without copying the postings when
-    /// one token's documents are that superset (a set is built only to visit several tokens' documents once).
-    @inlinable package func forEachCandidate(matching terms: [String], _ body: (Document) -> Void) {
-        var best: Set<Document>?
-        for term in terms.dropLast() {
-            if let set = postings[term], best == nil || set.count < best!.count { best = set }
-            if postings[term] == nil { return }  // a whole term no document holds: nothing matches
-        }
-        guard let last = terms.last else {
-            best?.forEach(body)
-            return
-        }
-        if let best, best.count <= count(prefix: last, limit: best.count) {
-            best.forEach(body)
-            return
-        }
-        var sets: [Set<Document>] = []
-        forEachPosting(matching: last, prefix: true) { _, documents in sets.append(documents) }
-        guard sets.count > 1 else {
-            sets.first?.forEach(body)
-            return
-        }
-        var seen: Set<Document> = []
-        for set in sets {
-            for document in set where seen.insert(document).inserted { body(document) }
-        }
-    }
-
     /// The size of ``superset(matching:)``, without building it (a prefix counted up to `limit`).
     @inlinable package func supersetCount(matching terms: [String], limit: Int) -> Int {
         var best = Int.max

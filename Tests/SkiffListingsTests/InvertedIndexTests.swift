@@ -33,10 +33,6 @@ struct InvertedIndexTests {
             let superset = index.superset(matching: terms)
             #expect(superset.isSuperset(of: index.documents(matching: terms)), "\(terms)")
             #expect(index.supersetCount(matching: terms, limit: 100) == superset.count, "\(terms)")
-            // The same documents visited one by one, each once.
-            var visited: [String] = []
-            index.forEachCandidate(matching: terms) { visited.append($0) }
-            #expect(visited.count == superset.count && Set(visited) == superset, "\(terms)")
         }
         // The rarest whole term's postings, not the union of the prefix's.
         #expect(index.superset(matching: ["oak", "l"]) == ["a"])

@@ -206,9 +206,7 @@ struct LostFoundIndex: Sendable {
             if byDistance, let after = query.cursor?.d, band.distance < after { continue }
             let from = !byDistance || query.cursor?.d == band.distance ? start : nil
             walk(band.lists, from: from) { entry in
-                guard entry.item.reporterID != viewer,
-                    let hit = LostFoundSearchEngine.hit(entry.item, query, tokens: entry.tokens)
-                else { return true }
+                guard entry.item.reporterID != viewer, let hit = hit(entry) else { return true }
                 hits.append(hit)
                 others += 1
                 return others <= size
@@ -330,10 +328,11 @@ struct LostFoundIndex: Sendable {
             longitude: circle.center.longitude,
             radiusKm: circle.radiusKm + ApproximateLocation.maximumShiftKm
         )
-        let rows = box.longitude.flatMap { _ in
-            ApproximateLocation.cell(latitude: box.latitude.lowerBound, longitude: 0).map(\.row)
-        }.flatMap { low in
-            ApproximateLocation.cell(latitude: box.latitude.upperBound, longitude: 0).map { low...$0.row }
+        var rows: ClosedRange<Int>?
+        if box.longitude != nil, let low = ApproximateLocation.cell(latitude: box.latitude.lowerBound, longitude: 0),
+            let high = ApproximateLocation.cell(latitude: box.latitude.upperBound, longitude: 0)
+        {
+            rows = low.row...high.row
         }
         var boxCells = 0
         if let rows, let longitude = box.longitude {
