@@ -32,12 +32,21 @@ enum LostFoundItemRow {
             sql: "INSERT INTO lostFoundItem (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
             arguments: StatementArguments(values(item))
         )
+        try LostFoundMatchKeyRow.insert(db, item, docID: db.lastInsertedRowID)
     }
 
     static func update(_ db: Database, _ item: LostFoundItem) throws {
         let assignments = columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
         let arguments = StatementArguments(Array(values(item).dropFirst()) + [item.id])
         try db.execute(sql: "UPDATE lostFoundItem SET \(assignments) WHERE id = ?", arguments: arguments)
+        guard
+            let docID = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT docID FROM lostFoundItem WHERE id = ?"),
+                arguments: [item.id]
+            )
+        else { return }
+        try db.executeCached(sql: "DELETE FROM lostFoundMatchKey WHERE docID = ?", arguments: [docID])
+        try LostFoundMatchKeyRow.insert(db, item, docID: docID)
     }
 
     static func fetchOne(_ db: Database, id: String) throws -> LostFoundItem? {
@@ -74,6 +83,26 @@ enum LostFoundItemRow {
             updatedAt: Date(millisecondsSince1970: row["updatedAt"]),
             returnedAt: returnedAt.map { Date(millisecondsSince1970: $0) }
         )
+    }
+}
+
+/// The rows of `lostFoundMatchKey` ("lostfound-v5"): one per keyword of an open item, which reports walk for
+/// their candidates. Written with the item, rewritten when it changes, gone once it is returned.
+enum LostFoundMatchKeyRow {
+    static func insert(_ db: Database, _ item: LostFoundItem, docID: Int64) throws {
+        guard item.status == item.kind.openStatus else { return }
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO lostFoundMatchKey (kind, category, keyword, occurredAt, id, docID)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        )
+        let occurred = item.occurredAt.millisecondsSince1970
+        for keyword in LostFoundMatcher.keywords(item.fields) {
+            try statement.execute(arguments: [
+                item.kind.rawValue, item.category.rawValue, keyword, occurred, item.id, docID,
+            ])
+        }
     }
 }
 

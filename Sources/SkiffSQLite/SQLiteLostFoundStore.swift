@@ -8,8 +8,8 @@ public import SkiffLostFound
 /// Each use case is one `pool.write { }` transaction or one `pool.read { }` snapshot. Every mutation loads
 /// what ``SkiffLostFound/LostFoundLifecycle`` needs, lets it decide (existence, ownership, state) and saves
 /// the result inside the same transaction, as ``SkiffLostFound/InMemoryLostFoundStore`` does, so both throw
-/// the same errors. Reporting an item fetches the match candidates (``matchCandidates(_:for:matcher:)``
-/// narrows them with the indexes), lets the lifecycle score them with ``SkiffLostFound/LostFoundMatcher``,
+/// the same errors. Reporting an item fetches the match candidates
+/// (``matchCandidates(_:for:matcher:shapes:)`` walks them in order on the keyword table), lets the lifecycle score them with ``SkiffLostFound/LostFoundMatcher``,
 /// and inserts the item and the matches it accepts, all in one transaction.
 ///
 /// Search is one SQL statement (``searchStatement(_:limit:)``): filters, the FTS5 index with prefix matching
@@ -41,12 +41,13 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         matcher: LostFoundMatcher,
         betweenReadAndWrite: () async throws -> Void
     ) async throws -> LostFoundReport {
+        let shapes = pool.shapes
         let (generation, scored) = try await pool.domainRead { db in
             (
                 try Self.generation(db),
                 LostFoundLifecycle.matches(
                     for: item,
-                    candidates: try Self.matchCandidates(db, for: item, matcher: matcher),
+                    candidates: try Self.matchCandidates(db, for: item, matcher: matcher, shapes: shapes),
                     matcher: matcher
                 )
             )
@@ -58,7 +59,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
                 ? scored
                 : LostFoundLifecycle.matches(
                     for: item,
-                    candidates: try Self.matchCandidates(db, for: item, matcher: matcher),
+                    candidates: try Self.matchCandidates(db, for: item, matcher: matcher, shapes: shapes),
                     matcher: matcher
                 )
             let report = try LostFoundLifecycle.report(
@@ -77,43 +78,92 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM lostFoundGeneration WHERE id = 1")) ?? 0
     }
 
-    /// The items that can match `item` (a superset of its matches), found with the indexes the matcher's
-    /// hard filters allow: open items of the other kind in the same category within the time window (the
-    /// `(status, category, occurredAt)` index), sharing a keyword (the FTS5 index), and — when `item` has a
-    /// point — either without a point or within the distance limit's box (the coordinate index).
+    /// The keywords one candidate statement merges (the arms of its compound `SELECT`); a report with more
+    /// runs one statement per group and keeps the first candidates of all groups together.
+    static let keywordsPerStatement = 32
+
+    /// The candidate statements of up to this many keywords go through the statement cache.
+    static let cachedKeywordCount = 12
+
+    /// The items that can match `item` (a superset of its matches): open items of the other kind in the same
+    /// category within the time window, sharing a keyword, reported by someone else and — when `item` has a
+    /// point — without a point or within the distance limit's box; at most `maximumCandidates`, the latest to
+    /// occur first (ties: the greater id).
+    ///
+    /// Each keyword's rows of `lostFoundMatchKey` ("lostfound-v5") are walked in that order from the end of
+    /// the window (one arm of a compound `SELECT … UNION … ORDER BY … LIMIT`, which SQLite merges lazily),
+    /// so a report reads about `maximumCandidates` rows per keyword at most, plus those it skips as its
+    /// reporter's own or outside the box, whatever the table holds.
     static func matchCandidates(
         _ db: Database,
         for item: LostFoundItem,
-        matcher: LostFoundMatcher
+        matcher: LostFoundMatcher,
+        shapes: BoundedStatementShapes
     ) throws -> [LostFoundItem] {
         let keywords = LostFoundMatcher.keywords(item.fields).sorted()
         guard !keywords.isEmpty else { return [] }
+        var candidates: [LostFoundItem] = []
+        for start in stride(from: 0, to: keywords.count, by: keywordsPerStatement) {
+            let group = keywords[start..<min(start + keywordsPerStatement, keywords.count)]
+            let statement = candidatesStatement(for: item, keywords: group, matcher: matcher)
+            let prepared =
+                group.count <= cachedKeywordCount
+                ? try db.boundedCachedStatement(sql: statement.sql, shapes: shapes)
+                : try db.makeStatement(sql: statement.sql)
+            candidates += try Row.fetchAll(prepared, arguments: statement.arguments).map(LostFoundItemRow.item)
+        }
+        guard keywords.count > keywordsPerStatement else { return candidates }
+        // Each group's first candidates include every one of the first candidates overall that shares one of
+        // its keywords, so the first of their union are the first overall.
+        var seen = Set<String>()
+        return Array(
+            candidates.filter { seen.insert($0.id).inserted }.sorted(by: LostFoundMatcher.takenBefore)
+                .prefix(matcher.maximumCandidates)
+        )
+    }
+
+    /// The statement of ``matchCandidates(_:for:matcher:shapes:)`` for one group of keywords.
+    static func candidatesStatement(
+        for item: LostFoundItem,
+        keywords: ArraySlice<String>,
+        matcher: LostFoundMatcher
+    ) -> (sql: String, arguments: StatementArguments) {
         let window = matcher.candidateWindowMilliseconds
         let occurred = item.occurredAt.millisecondsSince1970
         let opposite = item.kind.opposite
-        var sql = """
-            SELECT * FROM lostFoundItem
-            WHERE status = ? AND kind = ? AND category = ? AND reporterID <> ?
-            AND occurredAt BETWEEN ? AND ?
-            AND docID IN (SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?)
-            """
+        // ?1 kind, ?2 category, ?3 and ?4 the window, ?5 the reporter, ?6 the limit, ?7… the box, then keywords.
         var arguments: StatementArguments = [
-            opposite.openStatus.rawValue, opposite.rawValue, item.category.rawValue, item.reporterID,
-            occurred - window, occurred + window, keywords.map { "\"\($0)\"" }.joined(separator: " OR "),
+            opposite.rawValue, item.category.rawValue, occurred - window, occurred + window, item.reporterID,
+            matcher.maximumCandidates,
         ]
+        var near = ""
+        var first = 7
         if let box = matcher.candidateBox(item) {
-            var near = "latitude BETWEEN ? AND ?"
+            near = "c.latitude BETWEEN ?7 AND ?8"
             arguments += [box.latitude.lowerBound, box.latitude.upperBound]
+            first = 9
             if let longitude = box.longitude {
-                near += " AND longitude BETWEEN ? AND ?"
+                near += " AND c.longitude BETWEEN ?9 AND ?10"
                 arguments += [longitude.lowerBound, longitude.upperBound]
+                first = 11
             }
-            sql += " AND (latitude IS NULL OR (\(near)))"
+            near = " AND (c.latitude IS NULL OR (\(near)))"
         }
-        // At most `maximumCandidates`, latest first: one report's work is bounded (see `LostFoundMatcher`).
-        sql += " ORDER BY occurredAt DESC, id DESC LIMIT ?"
-        arguments += [matcher.maximumCandidates]
-        return try LostFoundItemRow.fetchAll(db, sql: sql, arguments: arguments)
+        arguments += StatementArguments(Array(keywords))
+        let arms = keywords.indices.map { index in
+            """
+            SELECT k.occurredAt, k.id FROM lostFoundMatchKey k JOIN lostFoundItem c ON c.docID = k.docID \
+            WHERE k.kind = ?1 AND k.category = ?2 AND k.keyword = ?\(first + index - keywords.startIndex) \
+            AND k.occurredAt BETWEEN ?3 AND ?4 AND c.reporterID <> ?5\(near)
+            """
+        }
+        return (
+            """
+            SELECT i.* FROM lostFoundItem i JOIN (\(arms.joined(separator: " UNION ")) ORDER BY 1 DESC, 2 DESC \
+            LIMIT ?6) m ON i.id = m.id ORDER BY i.occurredAt DESC, i.id DESC
+            """,
+            arguments
+        )
     }
 
     public func item(id: String) async throws -> LostFoundItem? {

@@ -111,6 +111,46 @@ extension SQLiteSchema {
         }
     }
 
+    /// "lostfound-v5": the keywords of every open item, one row per (item, keyword), in the order a report takes
+    /// its candidates (kind, category, keyword, then latest `occurredAt` first, ties the greater id), so a report
+    /// walks its keywords' rows merged in that order and stops at its candidate limit
+    /// (``SQLiteLostFoundStore/matchCandidates(_:for:matcher:shapes:)``). The store writes the rows from
+    /// `LostFoundMatcher.keywords` as items are inserted, changed and returned; this migration fills them for the
+    /// items already stored, in SQL: the tokens of the `search*` columns (`TextSearch.indexText`, tokens of letters
+    /// and numbers joined by spaces) longer than one character and not a stop word of
+    /// `LostFoundMatcher.stopWords` as it is when this migration ships.
+    static func registerLostFoundMatchKeysMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped once merged: do not edit.
+        migrator.registerMigration("lostfound-v5") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE lostFoundMatchKey (
+                        kind TEXT NOT NULL,
+                        category TEXT NOT NULL,
+                        keyword TEXT NOT NULL,
+                        occurredAt INTEGER NOT NULL,
+                        id TEXT NOT NULL,
+                        docID INTEGER NOT NULL,
+                        PRIMARY KEY (kind, category, keyword, occurredAt, id)
+                    ) STRICT, WITHOUT ROWID;
+                    CREATE INDEX lostFoundMatchKey_docID ON lostFoundMatchKey(docID);
+                    CREATE TRIGGER lostFoundItem_matchKey_delete AFTER DELETE ON lostFoundItem BEGIN
+                        DELETE FROM lostFoundMatchKey WHERE docID = old.docID;
+                    END;
+                    INSERT OR IGNORE INTO lostFoundMatchKey (kind, category, keyword, occurredAt, id, docID)
+                    SELECT i.kind, i.category, w.value, i.occurredAt, i.id, i.docID
+                    FROM lostFoundItem i,
+                        json_each('["' || replace(i.searchTitle || ' ' || i.searchDescription, ' ', '","') || '"]') w
+                    WHERE i.status <> 'returned' AND length(w.value) > 1 AND w.value NOT IN (
+                        'a', 'an', 'and', 'are', 'at', 'by', 'for', 'found', 'from', 'has', 'have', 'i', 'in', 'is',
+                        'it', 'its', 'lost', 'me', 'my', 'near', 'of', 'on', 'or', 'the', 'this', 'that', 'to', 'was',
+                        'with'
+                    );
+                    """
+            )
+        }
+    }
+
     static func registerLostFoundOwnItemsMigration(in migrator: inout DatabaseMigrator) {
         // Shipped: do not edit. A reporter's items newest first with the id as tie-break, so ListMyItems
         // walks the index in its order (no sort) from its keyset cursor.

@@ -38,6 +38,7 @@ public enum SQLiteSchema {
         registerLostFoundGenerationMigration(in: &migrator)
         registerChatFeedPayloadsMigration(in: &migrator)
         registerBucketListEntryPositionsMigration(in: &migrator)
+        registerLostFoundMatchKeysMigration(in: &migrator)
         return migrator
     }
 

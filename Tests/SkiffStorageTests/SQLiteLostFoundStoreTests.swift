@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import SkiffDomain
 import SkiffLostFound
+import SkiffTesting
 import Testing
 
 @testable import SkiffSQLite
@@ -113,5 +114,163 @@ struct SQLiteLostFoundStoreTests {
         #expect(matches.items.map(\.candidate) == [returned])
         #expect(matches.items.first?.score == report.matches.first?.score)
         #expect(try await store.ids(LostFoundQuery(text: "wallet")) == [report.item.id])
+    }
+
+    /// The keyword rows of every item, as (id, keyword) pairs.
+    static func keyRows(_ database: SQLiteDatabase) async throws -> Set<String> {
+        try await database.pool.read { db in
+            try Set(String.fetchAll(db, sql: "SELECT id || ' ' || keyword FROM lostFoundMatchKey"))
+        }
+    }
+
+    /// The keyword rows the store must hold for `items`: one per keyword of each open item.
+    static func expectedKeyRows(_ items: [LostFoundItem]) -> Set<String> {
+        Set(
+            items.filter { $0.status == $0.kind.openStatus }.flatMap { item in
+                LostFoundMatcher.keywords(item.fields).map { "\(item.id) \($0)" }
+            }
+        )
+    }
+
+    @Test("lostfound-v5 fills the keyword table for items stored before it; the store keeps it in step")
+    func matchKeysMigrationAndUpkeep() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("skiff.sqlite").path
+            let old = try DatabasePool(path: path)
+            let identifiers = SQLiteSchema.migrationIdentifiers
+            let index = try #require(identifiers.firstIndex(of: "lostfound-v5"))
+            try SQLiteSchema.migrator.migrate(old, upTo: identifiers[index - 1])
+            var earlier = [
+                F.item(.lost, "Blue Hydro-Flask bottle, the 32 oz one") { $0.description = "Sticker of a fox; a dent" },
+                F.item(.found, "Café loyalty card (Ünïcode)") { $0.description = "x y Zz 12 lost near the desk" },
+                F.item(.found, "") { $0.description = "" },
+                F.item(.lost, "Keys on a red lanyard", reporter: "usr_other"),
+            ]
+            earlier[3].status = .returned
+            earlier[3].returnedAt = F.t0
+            try await old.write { [earlier] db in
+                let columns = LostFoundItemRow.columns
+                let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+                for item in earlier {
+                    try db.execute(
+                        sql: "INSERT INTO lostFoundItem (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
+                        arguments: StatementArguments(LostFoundItemRow.values(item))
+                    )
+                }
+            }
+            try old.close()
+
+            let database = try await SQLiteDatabase.open(atPath: path)
+            defer { try? database.close() }
+            let expected = Self.expectedKeyRows(earlier)
+            #expect(expected.contains("\(earlier[0].id) hydro") && expected.contains("\(earlier[1].id) zz"))
+            #expect(try await Self.keyRows(database) == expected)
+
+            // The migrated rows find candidates: a found bottle matches the lost one stored before the migration.
+            let store = database.lostFoundStore()
+            let report = try await store.reportItem(
+                F.item(.found, "Hydro Flask bottle with a fox sticker"),
+                matcher: .standard
+            )
+            #expect(report.matches.map(\.lostItemID) == [earlier[0].id])
+
+            // Inserts, edits and returns keep the rows those of the open items' keywords.
+            var changes = LostFoundItemChanges()
+            changes.title = "Green umbrella"
+            changes.category = .clothing
+            let edited = try await store.updateItem(id: earlier[0].id, reporterID: F.owner, changes: changes, now: F.t0)
+            let returned = try await store.markReturned(id: earlier[1].id, reporterID: F.finder, now: F.t0)
+            let items = [edited, returned, earlier[2], earlier[3], report.item]
+            #expect(try await Self.keyRows(database) == Self.expectedKeyRows(items))
+            let categories = try await database.pool.read { db in
+                try String.fetchAll(
+                    db,
+                    sql: "SELECT DISTINCT category FROM lostFoundMatchKey WHERE id = ?",
+                    arguments: [edited.id]
+                )
+            }
+            #expect(categories == ["clothing"])
+            try await database.pool.write { db in
+                try db.execute(sql: "DELETE FROM lostFoundMatch")
+                try db.execute(sql: "DELETE FROM lostFoundItem WHERE id = ?", arguments: [report.item.id])
+            }
+            #expect(try await Self.keyRows(database) == Self.expectedKeyRows([edited]))
+        }
+    }
+
+    @Test(
+        "Candidates are the first of one ordered walk, with more keywords than one statement merges too",
+        arguments: [3, 20, 75]
+    )
+    func candidatesInGroups(reportWords: Int) async throws {
+        try await withTemporaryDirectory { directory in
+            let database = try await SQLiteDatabase.open(atPath: directory.appendingPathComponent("s.sqlite").path)
+            defer { try? database.close() }
+            let store = database.lostFoundStore()
+            var random = SeededGenerator(seed: UInt64(reportWords))
+            let words = (0..<90).map { "w\($0)" }
+            let reporters = [F.owner, F.finder, "usr_third"]
+            var items: [LostFoundItem] = []
+            for number in 0..<240 {
+                let item = F.item(
+                    Bool.random(using: &random) ? .lost : .found,
+                    (0..<Int.random(in: 1...3, using: &random)).map { _ in words.randomElement(using: &random)! }
+                        .joined(separator: " "),
+                    id: "lfi_\(number % 7)_\(number)",
+                    reporter: reporters.randomElement(using: &random)!
+                ) { fields in
+                    fields.occurredAt = F.t0.addingTimeInterval(Double(Int.random(in: -5...5, using: &random)) * 86_400)
+                    fields.category = Bool.random(using: &random) ? .other : .keys
+                    fields.point = [F.library, F.north(metres: 20_000), nil].randomElement(using: &random)!
+                }
+                items.append(try await store.reportItem(item, matcher: .standard).item)
+                if Int.random(in: 0..<5, using: &random) == 0 {
+                    items[items.count - 1] = try await store.markReturned(
+                        id: item.id,
+                        reporterID: item.reporterID,
+                        now: F.t0
+                    )
+                }
+            }
+            var matcher = LostFoundMatcher.standard
+            matcher.maximumCandidates = 9
+            var bounded = 0
+            var found = 0
+            for round in 0..<12 {
+                let report = F.item(
+                    round % 2 == 0 ? .lost : .found,
+                    words.shuffled(using: &random).prefix(reportWords).joined(separator: " "),
+                    reporter: reporters[round % 3]
+                ) { fields in
+                    fields.category = round % 3 == 0 ? .keys : .other
+                    fields.point = round % 4 == 0 ? nil : F.library
+                }
+                let keywords = LostFoundMatcher.keywords(report.fields)
+                let window = matcher.candidateWindowMilliseconds
+                let box = matcher.candidateBox(report)
+                let expected = items.filter { item in
+                    guard item.kind == report.kind.opposite, item.status == item.kind.openStatus,
+                        item.category == report.category, item.reporterID != report.reporterID,
+                        abs(item.occurredAt.millisecondsSince1970 - report.occurredAt.millisecondsSince1970) <= window,
+                        !keywords.isDisjoint(with: LostFoundMatcher.keywords(item.fields))
+                    else { return false }
+                    guard let box, let point = item.point else { return true }
+                    return box.latitude.contains(point.latitude) && box.longitude?.contains(point.longitude) != false
+                }.sorted(by: LostFoundMatcher.takenBefore).prefix(matcher.maximumCandidates).map(\.id)
+                let candidates = try await database.pool.read { [matcher] db in
+                    try SQLiteLostFoundStore.matchCandidates(
+                        db,
+                        for: report,
+                        matcher: matcher,
+                        shapes: BoundedStatementShapes()
+                    )
+                }
+                if expected.count == matcher.maximumCandidates { bounded += 1 }
+                found += expected.count
+                #expect(candidates.map(\.id) == expected, "round \(round)")
+            }
+            // The rounds cut candidates at the bound (and with 3 words still find some).
+            #expect(reportWords == 3 ? found > 0 : bounded >= 6, "\(bounded) rounds at the bound, \(found) found")
+        }
     }
 }

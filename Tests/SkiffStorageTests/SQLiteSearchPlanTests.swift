@@ -172,6 +172,47 @@ struct SQLiteSearchPlanTests {
         #expect(checked >= 120)
     }
 
+    @Test("A report walks its keywords' candidate rows in order and merges them: no scan, no sort of the walk")
+    func matchCandidatesPlans() async throws {
+        try await withTemporaryDirectory { directory in
+            let database = try await SQLiteDatabase.open(atPath: directory.appendingPathComponent("s.sqlite").path)
+            defer { try? database.close() }
+            let store = database.lostFoundStore()
+            var random = SeededGenerator(seed: 5)
+            let items = (0..<1_000).map { LostFoundStoreDifferentialTests.item($0, &random) }
+            for item in items { _ = try await store.reportItem(item, matcher: .standard) }
+            let tables = try await Self.tables(database)
+            #expect(tables.contains("lostFoundMatchKey"))
+            var checked = 0
+            for item in items.prefix(40) {
+                var report = item
+                report.fields.description = "spare " + item.fields.description
+                if checked % 3 == 0 { report.fields.point = nil }
+                let keywords = LostFoundMatcher.keywords(report.fields).sorted()
+                let statement = SQLiteLostFoundStore.candidatesStatement(
+                    for: report,
+                    keywords: keywords[...],
+                    matcher: .standard
+                )
+                let plan = try await database.pool.read { db in
+                    try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
+                        .map { row -> String in row["detail"] }
+                }
+                #expect(Self.fullScans(plan, tables: tables).isEmpty, "\(plan)")
+                // Each keyword is one ordered walk of the key table's primary key, merged; the only sort is the
+                // one of the merged (at most `maximumCandidates`) rows at the end.
+                let walks = plan.filter {
+                    $0.hasPrefix("SEARCH k USING PRIMARY KEY (kind=? AND category=? AND keyword=?")
+                }
+                #expect(walks.count == keywords.count, "\(plan)")
+                #expect(plan.filter { $0.contains("MERGE (UNION)") }.count == keywords.count - 1, "\(plan)")
+                #expect(plan.filter { $0.contains("TEMP B-TREE") }.count <= 1, "\(plan)")
+                checked += 1
+            }
+            #expect(checked == 40)
+        }
+    }
+
     @Test("Nearby and trending near a point use their indexes, on every page, level and radius of the walk")
     func nearbyNoFullScans() async throws {
         let directory = try TemporaryDirectory()
