@@ -57,30 +57,40 @@ enum LostFoundItemRow {
         try Row.fetchAll(db, sql: sql, arguments: arguments).map(item)
     }
 
+    /// The table's columns in their order ("lostfound-v1"): rows of `SELECT *` or `SELECT i.*, …` hold them at
+    /// these positions, which ``item(_:)`` reads (by position: finding a column by name costs more than
+    /// decoding it, on the hundreds of candidate rows a report reads). A test checks the order.
+    static let tableColumns = [
+        "docID", "id", "reporterID", "kind", "status", "title", "description", "category", "building", "buildingKey",
+        "latitude", "longitude", "occurredAt", "contactInstructions", "imageID", "createdAt", "updatedAt",
+        "returnedAt", "searchTitle", "searchDescription",
+    ]
+
+    /// The item in a row whose first columns are ``tableColumns``.
     static func item(_ row: Row) -> LostFoundItem {
-        let latitude: Double? = row["latitude"]
-        let longitude: Double? = row["longitude"]
+        let latitude: Double? = row[10]
+        let longitude: Double? = row[11]
         let point = latitude.flatMap { lat in longitude.map { LostFoundPoint(latitude: lat, longitude: $0) } }
-        let returnedAt: Int64? = row["returnedAt"]
+        let returnedAt: Int64? = row[17]
         let fields = LostFoundItemFields(
-            title: row["title"],
-            description: row["description"],
-            category: LostFoundCategory(rawValue: row["category"]) ?? .other,
-            building: row["building"],
+            title: row[5],
+            description: row[6],
+            category: LostFoundCategory(rawValue: row[7]) ?? .other,
+            building: row[8],
             point: point,
-            occurredAt: Date(millisecondsSince1970: row["occurredAt"]),
-            contactInstructions: row["contactInstructions"],
-            imageID: row["imageID"]
+            occurredAt: Date(millisecondsSince1970: row[12]),
+            contactInstructions: row[13],
+            imageID: row[14]
         )
-        let kind = LostFoundKind(rawValue: row["kind"]) ?? .lost
+        let kind = LostFoundKind(rawValue: row[3]) ?? .lost
         return LostFoundItem(
-            id: row["id"],
-            reporterID: row["reporterID"],
+            id: row[1],
+            reporterID: row[2],
             kind: kind,
             fields: fields,
-            status: LostFoundStatus(rawValue: row["status"]) ?? kind.openStatus,
-            createdAt: Date(millisecondsSince1970: row["createdAt"]),
-            updatedAt: Date(millisecondsSince1970: row["updatedAt"]),
+            status: LostFoundStatus(rawValue: row[4]) ?? kind.openStatus,
+            createdAt: Date(millisecondsSince1970: row[15]),
+            updatedAt: Date(millisecondsSince1970: row[16]),
             returnedAt: returnedAt.map { Date(millisecondsSince1970: $0) }
         )
     }

@@ -23,6 +23,19 @@ struct SQLiteLostFoundStoreTests {
         }
     }
 
+    @Test("Rows are decoded by position: the item table's columns are in the order the decoder reads")
+    func columnOrder() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let names = try await database.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('lostFoundItem') ORDER BY cid")
+        }
+        #expect(names == LostFoundItemRow.tableColumns)
+        #expect(Set(LostFoundItemRow.columns).isSubset(of: Set(names)))
+    }
+
     @Test("A report scored on a reader is rescored in the writer when an item changed meanwhile; not otherwise")
     func reportScoredBeforeTheWriter() async throws {
         let directory = try TemporaryDirectory()
