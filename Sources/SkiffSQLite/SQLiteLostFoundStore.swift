@@ -26,9 +26,10 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     }
 
     /// Reads and scores the candidates on a reader, then records the report in the writer with those
-    /// matches when no item changed since the reader's snapshot (the `lostFoundGeneration` counter, raised
-    /// by triggers on every change to an item, is the same); otherwise it reads and scores them again in
-    /// the writer. So the one writer, shared by every store, usually only inserts, and the matches are
+    /// matches when no change since the reader's snapshot touched a possible candidate (the
+    /// `lostFoundGeneration` counter, raised by triggers on every change to an item, and the changes
+    /// remembered with it: ``candidatesUnchanged(_:since:now:for:matcher:)``); otherwise it reads and scores
+    /// them again in the writer. So the one writer, shared by every store, usually only inserts, and the matches are
     /// always those of the items as they are when the report is recorded.
     public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
         try await reportItem(item, matcher: matcher, betweenReadAndWrite: {})
@@ -55,7 +56,13 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         try await betweenReadAndWrite()
         return try await pool.domainWrite { db in
             let matches =
-                try Self.generation(db) == generation
+                try Self.candidatesUnchanged(
+                    db,
+                    since: generation,
+                    now: Self.generation(db),
+                    for: item,
+                    matcher: matcher
+                )
                 ? scored
                 : LostFoundLifecycle.matches(
                     for: item,
@@ -76,6 +83,47 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     /// The count of changes to `lostFoundItem` so far ("lostfound-v4").
     static func generation(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM lostFoundGeneration WHERE id = 1")) ?? 0
+    }
+
+    /// Whether the candidates of `item` are the same at generation `current` as at `generation`: every change
+    /// since is remembered (`lostFoundChange`, the last 1,024) and none of them touched an item that could be
+    /// one of them, before or after the change (open, of the other kind, in the same category, within the
+    /// time window, and after the change sharing a keyword). Reporter and distance are not checked, so a
+    /// change may be counted as touching when it does not; never the other way round.
+    static func candidatesUnchanged(
+        _ db: Database,
+        since generation: Int64,
+        now current: Int64,
+        for item: LostFoundItem,
+        matcher: LostFoundMatcher
+    ) throws -> Bool {
+        if current == generation { return true }
+        guard current > generation, current - generation <= 1_024 else { return false }
+        let window = matcher.candidateWindowMilliseconds
+        let occurred = item.occurredAt.millisecondsSince1970
+        let keywords = String(
+            decoding: try JSONEncoder().encode(LostFoundMatcher.keywords(item.fields).sorted()),
+            as: UTF8.self
+        )
+        let row = try db.fetchOneCached(
+            sql: """
+                SELECT COUNT(*), COALESCE(MAX(
+                    (c.oldOpen AND c.oldKind = ?1 AND c.oldCategory = ?2 AND c.oldOccurredAt BETWEEN ?3 AND ?4)
+                    OR (c.newOpen AND c.newKind = ?1 AND c.newCategory = ?2 AND c.newOccurredAt BETWEEN ?3 AND ?4
+                        AND EXISTS (SELECT 1 FROM lostFoundMatchKey k WHERE k.docID = c.docID
+                            AND k.keyword IN (SELECT value FROM json_each(?6))))
+                ), 0)
+                FROM lostFoundChange c WHERE c.generation > ?5
+                """,
+            arguments: [
+                item.kind.opposite.rawValue, item.category.rawValue, occurred - window, occurred + window, generation,
+                keywords,
+            ]
+        )
+        guard let row else { return false }
+        let remembered: Int64 = row[0]
+        let touched: Int64 = row[1]
+        return remembered == current - generation && touched == 0
     }
 
     /// The keywords one candidate statement merges (the arms of its compound `SELECT`); a report with more

@@ -119,6 +119,12 @@ extension SQLiteSchema {
     /// items already stored, in SQL: the tokens of the `search*` columns (`TextSearch.indexText`, tokens of letters
     /// and numbers joined by spaces) longer than one character and not a stop word of
     /// `LostFoundMatcher.stopWords` as it is when this migration ships.
+    ///
+    /// It also remembers the last 1,024 changes to items (`lostFoundChange`, written by the generation
+    /// triggers of "lostfound-v4", replaced here): each change's generation, and the kind, category,
+    /// `occurredAt` and openness of the item before and after it, so a report scored on a reader can tell in
+    /// the writer whether a change since could touch its candidates
+    /// (``SQLiteLostFoundStore/candidatesUnchanged(_:since:now:for:matcher:)``).
     static func registerLostFoundMatchKeysMigration(in migrator: inout DatabaseMigrator) {
         // Shipped once merged: do not edit.
         migrator.registerMigration("lostfound-v5") { db in
@@ -136,6 +142,48 @@ extension SQLiteSchema {
                     CREATE INDEX lostFoundMatchKey_docID ON lostFoundMatchKey(docID);
                     CREATE TRIGGER lostFoundItem_matchKey_delete AFTER DELETE ON lostFoundItem BEGIN
                         DELETE FROM lostFoundMatchKey WHERE docID = old.docID;
+                    END;
+
+                    CREATE TABLE lostFoundChange (
+                        generation INTEGER PRIMARY KEY,
+                        docID INTEGER NOT NULL,
+                        oldKind TEXT,
+                        oldCategory TEXT,
+                        oldOccurredAt INTEGER,
+                        oldOpen INTEGER,
+                        newKind TEXT,
+                        newCategory TEXT,
+                        newOccurredAt INTEGER,
+                        newOpen INTEGER
+                    ) STRICT;
+                    DROP TRIGGER lostFoundItem_generation_insert;
+                    DROP TRIGGER lostFoundItem_generation_update;
+                    DROP TRIGGER lostFoundItem_generation_delete;
+                    CREATE TRIGGER lostFoundItem_generation_insert AFTER INSERT ON lostFoundItem BEGIN
+                        UPDATE lostFoundGeneration SET value = value + 1 WHERE id = 1;
+                        INSERT INTO lostFoundChange (generation, docID, newKind, newCategory, newOccurredAt, newOpen)
+                        SELECT value, new.docID, new.kind, new.category, new.occurredAt, new.status <> 'returned'
+                        FROM lostFoundGeneration WHERE id = 1;
+                        DELETE FROM lostFoundChange
+                        WHERE generation <= (SELECT value - 1024 FROM lostFoundGeneration WHERE id = 1);
+                    END;
+                    CREATE TRIGGER lostFoundItem_generation_update AFTER UPDATE ON lostFoundItem BEGIN
+                        UPDATE lostFoundGeneration SET value = value + 1 WHERE id = 1;
+                        INSERT INTO lostFoundChange (generation, docID, oldKind, oldCategory, oldOccurredAt, oldOpen,
+                            newKind, newCategory, newOccurredAt, newOpen)
+                        SELECT value, new.docID, old.kind, old.category, old.occurredAt, old.status <> 'returned',
+                            new.kind, new.category, new.occurredAt, new.status <> 'returned'
+                        FROM lostFoundGeneration WHERE id = 1;
+                        DELETE FROM lostFoundChange
+                        WHERE generation <= (SELECT value - 1024 FROM lostFoundGeneration WHERE id = 1);
+                    END;
+                    CREATE TRIGGER lostFoundItem_generation_delete AFTER DELETE ON lostFoundItem BEGIN
+                        UPDATE lostFoundGeneration SET value = value + 1 WHERE id = 1;
+                        INSERT INTO lostFoundChange (generation, docID, oldKind, oldCategory, oldOccurredAt, oldOpen)
+                        SELECT value, old.docID, old.kind, old.category, old.occurredAt, old.status <> 'returned'
+                        FROM lostFoundGeneration WHERE id = 1;
+                        DELETE FROM lostFoundChange
+                        WHERE generation <= (SELECT value - 1024 FROM lostFoundGeneration WHERE id = 1);
                     END;
                     INSERT OR IGNORE INTO lostFoundMatchKey (kind, category, keyword, occurredAt, id, docID)
                     SELECT i.kind, i.category, w.value, i.occurredAt, i.id, i.docID

@@ -12,12 +12,22 @@ struct InMemoryLostFoundStoreTests {
     @Test("A report is scored again when a change between scoring and recording touched a possible candidate")
     func reportScoredBeforeTheWrite() async throws {
         let store = InMemoryLostFoundStore()
+        try await Self.changesBetweenScoringAndRecording(store) { item, change in
+            try await store.reportItem(item, matcher: .standard, betweenReadAndWrite: change)
+        }
+    }
+
+    /// Reports a found item with changes between its scoring and its recording (`report(item, change)` runs
+    /// `change` there) and checks that its matches are those of the items as they are when it is recorded.
+    static func changesBetweenScoringAndRecording(
+        _ store: some LostFoundStore,
+        report: (LostFoundItem, @escaping () async throws -> Void) async throws -> LostFoundReport
+    ) async throws {
         let words = "Blue Hydro Flask bottle"
         let lost = try await store.reportItem(F.item(.lost, words), matcher: .standard).item
-        func found(_ change: () async throws -> Void) async throws -> [String] {
+        func found(_ change: @escaping () async throws -> Void) async throws -> [String] {
             let item = F.item(.found, "Found a blue Hydro Flask bottle", reporter: "usr_\(UUID().uuidString)")
-            return try await store.reportItem(item, matcher: .standard, betweenReadAndWrite: change)
-                .matches.map(\.lostItemID)
+            return try await report(item, change).matches.map(\.lostItemID)
         }
         // Not a candidate (another category): the matches scored before stand.
         #expect(

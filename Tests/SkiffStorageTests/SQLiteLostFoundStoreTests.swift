@@ -70,6 +70,68 @@ struct SQLiteLostFoundStoreTests {
         #expect(try await generation() == 5)
     }
 
+    @Test("Changes between a report's scoring and its recording: rescored only when they could touch a candidate")
+    func changesBetweenScoringAndRecording() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let store = database.lostFoundStore()
+        try await InMemoryLostFoundStoreTests.changesBetweenScoringAndRecording(store) { item, change in
+            try await store.reportItem(item, matcher: .standard, betweenReadAndWrite: change)
+        }
+        // What the writer decides from the remembered changes.
+        let lost = try await store.reportItem(F.item(.lost, "Green umbrella, bamboo handle"), matcher: .standard).item
+        let found = F.item(.found, "Found a green umbrella", reporter: "usr_x")
+        func unchanged(since generation: Int64) async throws -> Bool {
+            try await database.pool.read { db in
+                try SQLiteLostFoundStore.candidatesUnchanged(
+                    db,
+                    since: generation,
+                    now: SQLiteLostFoundStore.generation(db),
+                    for: found,
+                    matcher: .standard
+                )
+            }
+        }
+        func generation() async throws -> Int64 {
+            try await database.pool.read { db in try SQLiteLostFoundStore.generation(db) }
+        }
+        var start = try await generation()
+        #expect(try await unchanged(since: start))
+        // Unrelated: another category, the same kind, other words, months away.
+        _ = try await store.reportItem(F.item(.lost, "Green umbrella") { $0.category = .bags }, matcher: .standard)
+        _ = try await store.reportItem(F.item(.found, "Green umbrella", reporter: "usr_y"), matcher: .standard)
+        _ = try await store.reportItem(F.item(.lost, "Red scarf"), matcher: .standard)
+        _ = try await store.reportItem(
+            F.item(.lost, "Green umbrella") { $0.occurredAt = F.t0.addingTimeInterval(-90 * 86_400) },
+            matcher: .standard
+        )
+        #expect(try await unchanged(since: start))
+        // A new item sharing a word.
+        _ = try await store.reportItem(F.item(.lost, "Umbrella"), matcher: .standard)
+        #expect(try await !unchanged(since: start))
+        // An edit of a possible candidate, even to other words; its return.
+        start = try await generation()
+        var changes = LostFoundItemChanges()
+        changes.title = "Red scarf"
+        _ = try await store.updateItem(id: lost.id, reporterID: F.owner, changes: changes, now: F.t0)
+        #expect(try await !unchanged(since: start))
+        start = try await generation()
+        _ = try await store.markReturned(id: lost.id, reporterID: F.owner, now: F.t0)
+        #expect(try await !unchanged(since: start))
+        // More changes than remembered: unknown, so changed.
+        start = try await generation()
+        for index in 0..<1_025 {
+            _ = try await store.reportItem(
+                F.item(.lost, "Spare key \(index)") { $0.category = .keys },
+                matcher: .standard
+            )
+        }
+        #expect(try await !unchanged(since: start))
+        #expect(try await unchanged(since: try await generation() - 1_024))
+    }
+
     @Test("The FTS5 index follows inserts and updates and passes its integrity check")
     func ftsInSync() async throws {
         let directory = try TemporaryDirectory()
