@@ -12,7 +12,7 @@ public import SkiffLostFound
 /// (``matchCandidates(_:for:matcher:shapes:)`` walks them in order on the keyword table), lets the lifecycle score them with ``SkiffLostFound/LostFoundMatcher``,
 /// and inserts the item and the matches it accepts, all in one transaction.
 ///
-/// Search is one SQL statement (``searchStatement(_:limit:)``): filters, the FTS5 index with prefix matching
+/// Search is one SQL statement (``searchStatement(_:limit:driver:)``, read by the index ``driver(_:_:)`` chooses): filters, the FTS5 index with prefix matching
 /// of the last word, the circle (a box on the coordinate index, then ``PrivateDistanceFunction``), the
 /// order, the keyset cursor and `LIMIT page + 1` all run in SQLite; `LostFoundSearchEngine` then checks the
 /// page's rows and makes its cursors, so results equal the in-memory store's.
@@ -251,49 +251,116 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     public func search(_ query: LostFoundQuery, page: PageRequest) async throws -> Page<LostFoundSearchHit> {
         let compiled = try CompiledLostFoundQuery(query, page: page)
         let size = page.size
-        let statement = Self.searchStatement(compiled, limit: size + 1)
         return try await pool.domainRead { db in
+            let statement = Self.searchStatement(compiled, limit: size + 1, driver: try Self.driver(db, compiled))
             let items = try LostFoundItemRow.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
             let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
             return LostFoundSearchEngine.page(ordered: hits, compiled, size: size)
         }
     }
 
+    /// What a search reads first: the index that answers its most selective filter, whose rows SQLite then
+    /// sorts (`nil`: SQLite chooses), or a walk of the newest-first index checking every filter on each item
+    /// until the page is full.
+    enum Driver: Hashable, Sendable {
+        case keywords, box, categories, building, newest
+    }
+
+    /// Items read at most to estimate how many items a filter keeps.
+    static let driverEstimateBound = 512
+
+    /// How a search reads (see ``Driver``): a filter keeping fewer than ``driverEstimateBound`` items drives it
+    /// (its few items are read and sorted); otherwise a newest-first search walks newest first, which reads
+    /// about page × (items ÷ kept) items when every filter keeps many. Each estimate reads at most the bound's
+    /// entries of one index. Distance order always reads the circle's box (`nil`).
+    static func driver(_ db: Database, _ compiled: CompiledLostFoundQuery) throws -> Driver? {
+        let query = compiled.query
+        if query.sort == .distance && query.filter.near != nil { return nil }
+        let bound = driverEstimateBound
+        func few(_ sql: String, _ arguments: StatementArguments) throws -> Bool {
+            try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT COUNT(*) FROM (\(sql) LIMIT \(bound))"),
+                arguments: arguments
+            )
+                ?? 0 < bound
+        }
+        if !compiled.terms.isEmpty,
+            try few(
+                "SELECT 1 FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?",
+                [TextSearch.ftsExpression(compiled.terms)]
+            )
+        {
+            return .keywords
+        }
+        if let near = query.filter.near {
+            let box = LostFoundSearchEngine.boundingBox(near)
+            if try few(
+                "SELECT 1 FROM lostFoundItem WHERE latitude BETWEEN ? AND ?",
+                [box.latitude.lowerBound, box.latitude.upperBound]
+            ) {
+                return .box
+            }
+        }
+        if let key = compiled.buildingKey, try few("SELECT 1 FROM lostFoundItem WHERE buildingKey = ?", [key]) {
+            return .building
+        }
+        if !query.filter.categories.isEmpty {
+            let statuses = compiled.statuses.map(\.rawValue).sorted()
+            let categories = query.filter.categories.map(\.rawValue).sorted()
+            let sql = """
+                SELECT 1 FROM lostFoundItem WHERE status IN (\(Self.placeholders(statuses.count))) \
+                AND category IN (\(Self.placeholders(categories.count)))
+                """
+            if try few(sql, StatementArguments(statuses + categories)) { return .categories }
+        }
+        return .newest
+    }
+
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
     /// The one statement of a search: filters, keywords (FTS5), the circle (a box on the coordinate index,
     /// then ``PrivateDistanceFunction``), the order, the keyset cursor and the limit, all inside SQLite.
+    /// `driver` says which index reads first (a unary `+` keeps SQLite from using the others' indexes).
     static func searchStatement(
         _ compiled: CompiledLostFoundQuery,
-        limit: Int
+        limit: Int,
+        driver: Driver?
     ) -> (sql: String, arguments: StatementArguments) {
         let query = compiled.query
         var conditions: [String] = []
         var arguments: StatementArguments = []
         var columns = "i.*"
         var columnArguments: StatementArguments = []
-        func list(_ values: [String]) -> String { values.map { _ in "?" }.joined(separator: ", ") }
+        func list(_ values: [String]) -> String { Self.placeholders(values.count) }
+        func column(_ name: String, drives: Bool) -> String { driver == nil || drives ? "i.\(name)" : "+i.\(name)" }
         let statuses = compiled.statuses.map(\.rawValue).sorted()
-        conditions.append("i.status IN (\(list(statuses)))")
+        conditions.append("\(column("status", drives: driver == .categories)) IN (\(list(statuses)))")
         arguments += StatementArguments(statuses)
         if !query.filter.categories.isEmpty {
             let values = query.filter.categories.map(\.rawValue).sorted()
-            conditions.append("i.category IN (\(list(values)))")
+            conditions.append("\(column("category", drives: driver == .categories)) IN (\(list(values)))")
             arguments += StatementArguments(values)
         }
         if let key = compiled.buildingKey {
-            conditions.append("i.buildingKey = ?")
+            conditions.append("\(column("buildingKey", drives: driver == .building)) = ?")
             arguments += [key]
         }
         if !compiled.terms.isEmpty {
-            conditions.append("i.docID IN (SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?)")
+            conditions.append(
+                "\(column("docID", drives: driver == .keywords)) IN "
+                    + "(SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?)"
+            )
             arguments += [TextSearch.ftsExpression(compiled.terms)]
         }
         let byDistance = query.sort == .distance && query.filter.near != nil
         if let near = query.filter.near {
             let box = LostFoundSearchEngine.boundingBox(near)
-            conditions.append("i.latitude BETWEEN ? AND ?")
+            conditions.append("\(column("latitude", drives: driver == .box)) BETWEEN ? AND ?")
             arguments += [box.latitude.lowerBound, box.latitude.upperBound]
             if let longitude = box.longitude {
-                conditions.append("i.longitude BETWEEN ? AND ?")
+                conditions.append("\(column("longitude", drives: driver == .box)) BETWEEN ? AND ?")
                 arguments += [longitude.lowerBound, longitude.upperBound]
             }
             let center: StatementArguments = [near.center.latitude, near.center.longitude, query.viewerID]
@@ -318,8 +385,8 @@ public struct SQLiteLostFoundStore: LostFoundStore {
                 arguments += center
                 arguments += [d, cursor.c, cursor.c, cursor.i]
             } else {
-                // The bound on `createdAt` lets SQLite seek the index to the cursor.
-                conditions.append("i.createdAt <= ? AND \(tail)")
+                // The bound on `createdAt` lets SQLite seek the index to the cursor (when it walks newest first).
+                conditions.append("\(column("createdAt", drives: driver == .newest)) <= ? AND \(tail)")
                 arguments += [cursor.c, cursor.c, cursor.c, cursor.i]
             }
         }

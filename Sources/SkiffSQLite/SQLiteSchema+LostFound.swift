@@ -120,6 +120,9 @@ extension SQLiteSchema {
     /// and numbers joined by spaces) longer than one character and not a stop word of
     /// `LostFoundMatcher.stopWords` as it is when this migration ships.
     ///
+    /// `lostFoundItem_createdAt_id` lets a search whose filters all keep many items walk every item newest
+    /// first, whatever statuses it asks for (`SQLiteLostFoundStore.driver`).
+    ///
     /// It also remembers the last 1,024 changes to items (`lostFoundChange`, written by the generation
     /// triggers of "lostfound-v4", replaced here): each change's generation, and the kind, category,
     /// `occurredAt` and openness of the item before and after it, so a report scored on a reader can tell in
@@ -140,6 +143,7 @@ extension SQLiteSchema {
                         PRIMARY KEY (kind, category, keyword, occurredAt, id)
                     ) STRICT, WITHOUT ROWID;
                     CREATE INDEX lostFoundMatchKey_docID ON lostFoundMatchKey(docID);
+                    CREATE INDEX lostFoundItem_createdAt_id ON lostFoundItem(createdAt, id);
                     CREATE TRIGGER lostFoundItem_matchKey_delete AFTER DELETE ON lostFoundItem BEGIN
                         DELETE FROM lostFoundMatchKey WHERE docID = old.docID;
                     END;

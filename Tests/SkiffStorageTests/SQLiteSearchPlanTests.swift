@@ -157,16 +157,35 @@ struct SQLiteSearchPlanTests {
             var pages = [try PageRequest(size: 20)]
             if let token = first.nextPageToken { pages.append(try PageRequest(size: 20, token: token)) }
             for page in pages {
-                let statement = SQLiteLostFoundStore.searchStatement(
-                    try CompiledLostFoundQuery(query, page: page),
-                    limit: page.size + 1
-                )
-                let plan = try await database.pool.read { db in
-                    try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
-                        .map { row -> String in row["detail"] }
+                let compiled = try CompiledLostFoundQuery(query, page: page)
+                let chosen = try await database.pool.read { db in try SQLiteLostFoundStore.driver(db, compiled) }
+                // The driver chosen, and every other the query could have.
+                var drivers: [SQLiteLostFoundStore.Driver?] = [chosen]
+                if chosen != nil {
+                    drivers.append(.newest)
+                    if !compiled.terms.isEmpty { drivers.append(.keywords) }
+                    if query.filter.near != nil { drivers.append(.box) }
+                    if !query.filter.categories.isEmpty { drivers.append(.categories) }
+                    if compiled.buildingKey != nil { drivers.append(.building) }
                 }
-                #expect(Self.fullScans(plan, tables: tables).isEmpty, "\(query): \(plan)")
-                checked += 1
+                for driver in drivers {
+                    let statement = SQLiteLostFoundStore.searchStatement(compiled, limit: page.size + 1, driver: driver)
+                    let plan = try await database.pool.read { db in
+                        try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
+                            .map { row -> String in row["detail"] }
+                    }
+                    #expect(Self.fullScans(plan, tables: tables).isEmpty, "\(query): \(plan)")
+                    if driver == .newest {
+                        // A walk: the newest-first index in its order, nothing sorted.
+                        let walk = plan.first.map {
+                            $0 == "SCAN i USING INDEX lostFoundItem_createdAt_id"
+                                || $0 == "SEARCH i USING INDEX lostFoundItem_createdAt_id (createdAt<?)"
+                        }
+                        #expect(walk == true, "\(query): \(plan)")
+                        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(query): \(plan)")
+                    }
+                    checked += 1
+                }
             }
         }
         #expect(checked >= 120)
