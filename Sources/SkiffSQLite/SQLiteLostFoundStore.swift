@@ -166,7 +166,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         var seen = Set<String>()
         return Array(
             candidates.filter { seen.insert($0.id).inserted }.sorted(by: LostFoundMatcher.takenBefore)
-                .prefix(matcher.maximumCandidates)
+                .prefix(max(0, matcher.maximumCandidates))
         )
     }
 
@@ -182,7 +182,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         // ?1 kind, ?2 category, ?3 and ?4 the window, ?5 the reporter, ?6 the limit, ?7… the box, then keywords.
         var arguments: StatementArguments = [
             opposite.rawValue, item.category.rawValue, occurred - window, occurred + window, item.reporterID,
-            matcher.maximumCandidates,
+            max(0, matcher.maximumCandidates),
         ]
         var near = ""
         var first = 7
@@ -374,7 +374,8 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             }
         }
         if let cursor = compiled.cursor {
-            let tail = "(i.createdAt < ? OR (i.createdAt = ? AND i.id < ?))"
+            let created = column("createdAt", drives: driver == .newest)
+            let tail = "(\(created) < ? OR (\(created) = ? AND \(column("id", drives: driver == .newest)) < ?))"
             if byDistance, let near = query.filter.near {
                 let distance = PrivateDistanceFunction.call(table: "i", owner: "reporterID", shown: true)
                 let d = cursor.d ?? 0

@@ -117,8 +117,10 @@ extension SQLiteSchema {
     /// (``SQLiteLostFoundStore/matchCandidates(_:for:matcher:shapes:)``). The store writes the rows from
     /// `LostFoundMatcher.keywords` as items are inserted, changed and returned; this migration fills them for the
     /// items already stored, in SQL: the tokens of the `search*` columns (`TextSearch.indexText`, tokens of letters
-    /// and numbers joined by spaces) longer than one character and not a stop word of
-    /// `LostFoundMatcher.stopWords` as it is when this migration ships.
+    /// and numbers joined by spaces) longer than one code point and not a stop word of
+    /// `LostFoundMatcher.stopWords` as it is when this migration ships. (Swift counts characters: a token of two
+    /// code points forming one character, rare, gets a row Swift would not write; no report looks it up, since
+    /// reports look up their own keywords, and it goes at the item's next change.)
     ///
     /// `lostFoundItem_createdAt_id` lets a search whose filters all keep many items walk every item newest
     /// first, whatever statuses it asks for (`SQLiteLostFoundStore.driver`).

@@ -55,7 +55,7 @@ struct InMemoryLostFoundStoreTests {
                 _ = try await store.markReturned(id: try #require(second).id, reporterID: "usr_second", now: F.t0)
             }.isEmpty
         )
-        // More changes than the store remembers, a new candidate first: scored again, so it is found.
+        // Many changes (more than the in-memory store remembers), a new candidate first: scored again, found.
         var third = LostFoundItem?.none
         let afterMany = try await found {
             third = try await store.reportItem(F.item(.lost, words, reporter: "usr_third"), matcher: .standard).item
