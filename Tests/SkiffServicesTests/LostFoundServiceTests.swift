@@ -2,6 +2,8 @@ import Foundation
 import SkiffAPI
 import SkiffClient
 import SkiffCore
+import SkiffDomain
+import SkiffLostFound
 import SkiffServerApp
 import SkiffTesting
 import SwiftProtobuf
@@ -438,6 +440,68 @@ struct LostFoundServiceTests {
             let big = try await client.searchItems(.with { $0.pageSize = 10_000 })
             #expect(big.results.count == 5)
             #expect(big.nextPageToken.isEmpty)
+        }
+    }
+
+    @Test(
+        "Forged search tokens get INVALID_ARGUMENT over the wire and the connection carries on",
+        arguments: Backend.allCases
+    )
+    func forgedTokens(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let client = LostFoundClient(transport: connection)
+            let (owner, _) = try await Self.users(app, connection)
+            for index in 0..<5 {
+                _ = try await client.reportItem(
+                    .with { $0.item = Self.newItem(.lost, "Umbrella \(index)", metresNorth: Double(index) * 900) },
+                    metadata: owner.auth
+                )
+            }
+            let newest = Skiff_Lostfound_V1_SearchItemsRequest.with {
+                $0.query = "umbrella"
+                $0.pageSize = 2
+            }
+            let near = Skiff_Lostfound_V1_SearchItemsRequest.with {
+                $0.filter.near.center.latitude = Self.library.latitude
+                $0.filter.near.center.longitude = Self.library.longitude
+                $0.filter.near.radiusKm = 10
+                $0.sortOrder = .distance
+                $0.pageSize = 2
+            }
+            let newestToken = try await client.searchItems(newest).nextPageToken
+            let nearPage = try await client.searchItems(near)
+            func forged(_ token: String, distance: Double?) throws -> String {
+                var cursor = try PageToken.decode(
+                    token,
+                    as: LostFoundSearchEngine.Cursor.self,
+                    kind: "lostfound.search"
+                )
+                cursor.d = distance
+                return PageToken.encode(cursor, kind: "lostfound.search")
+            }
+            // A distance in newest order; none, a negative one or an infinite one in distance order; another
+            // query's token; not a token at all.
+            let forgeries: [(Skiff_Lostfound_V1_SearchItemsRequest, String)] = [
+                (newest, try forged(newestToken, distance: 1)),
+                (near, try forged(nearPage.nextPageToken, distance: nil)),
+                (near, try forged(nearPage.nextPageToken, distance: -1)),
+                (near, try forged(nearPage.nextPageToken, distance: .infinity)),
+                (near, newestToken),
+                (newest, "not-a-token"),
+            ]
+            for (request, token) in forgeries {
+                var forgedRequest = request
+                forgedRequest.pageToken = token
+                await expectStatus(.invalidArgument, "page_token is not valid.") {
+                    _ = try await client.searchItems(forgedRequest)
+                }
+            }
+            // The tokens as issued still work on the same connection.
+            var next = near
+            next.pageToken = nearPage.nextPageToken
+            let second = try await client.searchItems(next)
+            #expect(second.results.count == 2)
+            #expect(Set(second.results.map(\.item.itemID)).isDisjoint(with: nearPage.results.map(\.item.itemID)))
         }
     }
 
