@@ -27,9 +27,11 @@ enum LostFoundItemRow {
     }
 
     static func insert(_ db: Database, _ item: LostFoundItem) throws {
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         try db.execute(
-            sql: "INSERT INTO lostFoundItem (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
+            sql: """
+                INSERT INTO lostFoundItem (\(columns.joined(separator: ", "))) \
+                VALUES (\(databaseQuestionMarks(count: columns.count)))
+                """,
             arguments: StatementArguments(values(item))
         )
         try LostFoundMatchKeyRow.insert(db, item, docID: db.lastInsertedRowID)
@@ -38,11 +40,11 @@ enum LostFoundItemRow {
     static func update(_ db: Database, _ item: LostFoundItem) throws {
         let assignments = columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
         let arguments = StatementArguments(Array(values(item).dropFirst()) + [item.id])
-        try db.execute(sql: "UPDATE lostFoundItem SET \(assignments) WHERE id = ?", arguments: arguments)
         guard
             let docID = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT docID FROM lostFoundItem WHERE id = ?"),
-                arguments: [item.id]
+                db,
+                sql: "UPDATE lostFoundItem SET \(assignments) WHERE id = ? RETURNING docID",
+                arguments: arguments
             )
         else { return }
         try db.executeCached(sql: "DELETE FROM lostFoundMatchKey WHERE docID = ?", arguments: [docID])

@@ -308,16 +308,12 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             let statuses = compiled.statuses.map(\.rawValue).sorted()
             let categories = query.filter.categories.map(\.rawValue).sorted()
             let sql = """
-                SELECT 1 FROM lostFoundItem WHERE status IN (\(Self.placeholders(statuses.count))) \
-                AND category IN (\(Self.placeholders(categories.count)))
+                SELECT 1 FROM lostFoundItem WHERE status IN (\(databaseQuestionMarks(count: statuses.count))) \
+                AND category IN (\(databaseQuestionMarks(count: categories.count)))
                 """
             if try few(sql, StatementArguments(statuses + categories)) { return .categories }
         }
         return .newest
-    }
-
-    static func placeholders(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 
     /// The one statement of a search: filters, keywords (FTS5), the circle (a box on the coordinate index,
@@ -333,7 +329,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         var arguments: StatementArguments = []
         var columns = "i.*"
         var columnArguments: StatementArguments = []
-        func list(_ values: [String]) -> String { Self.placeholders(values.count) }
+        func list(_ values: [String]) -> String { databaseQuestionMarks(count: values.count) }
         func column(_ name: String, drives: Bool) -> String { driver == nil || drives ? "i.\(name)" : "+i.\(name)" }
         let statuses = compiled.statuses.map(\.rawValue).sorted()
         conditions.append("\(column("status", drives: driver == .categories)) IN (\(list(statuses)))")
