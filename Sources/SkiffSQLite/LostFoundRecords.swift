@@ -11,8 +11,20 @@ enum LostFoundItemRow {
     static let columns = [
         "id", "reporterID", "kind", "status", "title", "description", "category", "building", "buildingKey",
         "latitude", "longitude", "occurredAt", "contactInstructions", "imageID", "createdAt", "updatedAt",
-        "returnedAt", "searchTitle", "searchDescription",
+        "returnedAt", "searchTitle", "searchDescription", "cell",
     ]
+
+    /// The key of the grid cell (``SkiffDomain/ApproximateLocation``) holding a point, as the `cell` column
+    /// ("lostfound-v6") stores it: the row times a million plus the column. Unique for every point on
+    /// Earth (a row has fewer than 40,000 columns).
+    static func cellKey(_ cell: ApproximateLocation.Cell) -> Int64 {
+        Int64(cell.row) * 1_000_000 + Int64(cell.column)
+    }
+
+    /// The `cell` column of an item: its point's ``cellKey(_:)``, or `NULL` without a point.
+    static func cellKey(_ point: LostFoundPoint?) -> Int64? {
+        point.flatMap { ApproximateLocation.cell(latitude: $0.latitude, longitude: $0.longitude) }.map(cellKey)
+    }
 
     static func values(_ item: LostFoundItem) -> [(any DatabaseValueConvertible)?] {
         let fields = item.fields
@@ -22,7 +34,7 @@ enum LostFoundItemRow {
             fields.point?.longitude, fields.occurredAt.millisecondsSince1970, fields.contactInstructions,
             fields.imageID, item.createdAt.millisecondsSince1970, item.updatedAt.millisecondsSince1970,
             item.returnedAt?.millisecondsSince1970, TextSearch.indexText(fields.title),
-            TextSearch.indexText(fields.description),
+            TextSearch.indexText(fields.description), cellKey(fields.point),
         ]
     }
 
@@ -59,13 +71,13 @@ enum LostFoundItemRow {
         try Row.fetchAll(db, sql: sql, arguments: arguments).map(item)
     }
 
-    /// The table's columns in their order ("lostfound-v1"): rows of `SELECT *` or `SELECT i.*, …` hold them at
+    /// The table's columns in their order ("lostfound-v1", then `cell` from "lostfound-v6"): rows of `SELECT *` or `SELECT i.*, …` hold them at
     /// these positions, which ``item(_:)`` reads (by position: finding a column by name costs more than
     /// decoding it, on the hundreds of candidate rows a report reads). A test checks the order.
     static let tableColumns = [
         "docID", "id", "reporterID", "kind", "status", "title", "description", "category", "building", "buildingKey",
         "latitude", "longitude", "occurredAt", "contactInstructions", "imageID", "createdAt", "updatedAt",
-        "returnedAt", "searchTitle", "searchDescription",
+        "returnedAt", "searchTitle", "searchDescription", "cell",
     ]
 
     /// The item in a row whose first columns are ``tableColumns``.

@@ -251,8 +251,13 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     public func search(_ query: LostFoundQuery, page: PageRequest) async throws -> Page<LostFoundSearchHit> {
         let compiled = try CompiledLostFoundQuery(query, page: page)
         let size = page.size
+        let shapes = pool.shapes
         return try await pool.domainRead { db in
-            let statement = Self.searchStatement(compiled, limit: size + 1, driver: try Self.driver(db, compiled))
+            let driver = try Self.driver(db, compiled)
+            if driver == .cells, let hits = try Self.bandWalk(db, compiled, size: size, shapes: shapes) {
+                return LostFoundSearchEngine.page(hits, compiled, size: size)
+            }
+            let statement = Self.searchStatement(compiled, limit: size + 1, driver: driver == .cells ? nil : driver)
             let items = try LostFoundItemRow.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
             let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
             return LostFoundSearchEngine.page(ordered: hits, compiled, size: size)
@@ -260,10 +265,11 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     }
 
     /// What a search reads first: the index that answers its most selective filter, whose rows SQLite then
-    /// sorts (`nil`: SQLite chooses), or a walk of the newest-first index checking every filter on each item
-    /// until the page is full.
+    /// sorts (`nil`: SQLite chooses), a walk of the newest-first index checking every filter on each item
+    /// until the page is full, or for distance order a walk of the circle's cells band by band
+    /// (``bandWalk(_:_:size:shapes:groupSize:)``). `reporter`: the searcher's own items, read on the reporter's index.
     enum Driver: Hashable, Sendable {
-        case keywords, box, categories, building, newest
+        case keywords, box, categories, building, newest, cells, reporter
     }
 
     /// Items read at most to estimate how many items a filter keeps.
@@ -271,11 +277,10 @@ public struct SQLiteLostFoundStore: LostFoundStore {
 
     /// How a search reads (see ``Driver``): a filter keeping fewer than ``driverEstimateBound`` items drives it
     /// (its few items are read and sorted); otherwise a newest-first search walks newest first, which reads
-    /// about page × (items ÷ kept) items when every filter keeps many. Each estimate reads at most the bound's
-    /// entries of one index. Distance order always reads the circle's box (`nil`).
+    /// about page × (items ÷ kept) items when every filter keeps many, and a search in distance order walks
+    /// the circle's cells band by band. Each estimate reads at most the bound's entries of one index.
     static func driver(_ db: Database, _ compiled: CompiledLostFoundQuery) throws -> Driver? {
         let query = compiled.query
-        if query.sort == .distance && query.filter.near != nil { return nil }
         let bound = driverEstimateBound
         func few(_ sql: String, _ arguments: StatementArguments) throws -> Bool {
             try Int.fetchOne(
@@ -313,16 +318,140 @@ public struct SQLiteLostFoundStore: LostFoundStore {
                 """
             if try few(sql, StatementArguments(statuses + categories)) { return .categories }
         }
-        return .newest
+        return query.sort == .distance && query.filter.near != nil ? .cells : .newest
+    }
+
+    /// The cells one band statement merges (the arms of its compound `SELECT`); a band with more runs one
+    /// statement per group.
+    static let cellsPerStatement = 32
+
+    /// Band statements of up to this many cells go through the statement cache.
+    static let cachedCellCount = 8
+
+    /// The candidates of a page in distance order, read band by band of shown distance: `nil` when the
+    /// circle's box wraps around the antimeridian or a pole (the search then reads the box).
+    ///
+    /// Everyone else's items are shown the distance to their cell's centre, rounded
+    /// (``SkiffDomain/ApproximateLocation``), so the order is band by band of the circle's cells
+    /// (`LostFoundSearchEngine.bands`), newest first within a band. The cells holding items are looked up
+    /// in `lostFoundCell` ("lostfound-v6"), one range per row of the circle's box; each band's items come
+    /// from ``bandStatement(_:cells:after:limit:)``, which walks its cells' `(cell, createdAt, id)` index
+    /// newest first and stops once the page is full, and bands are read until `size + 1` items are found.
+    /// The searcher's own items are measured to their exact points: read apart on the reporter's index
+    /// (every own item in the box, sorted), and merged in by `LostFoundSearchEngine.page`.
+    ///
+    /// Bounded by: the box's rows (at most about 900 range lookups at the largest radius), the occupied
+    /// cells in the box, `size + 1` items plus the rows the filters skip, and the searcher's own items.
+    static func bandWalk(
+        _ db: Database,
+        _ compiled: CompiledLostFoundQuery,
+        size: Int,
+        shapes: BoundedStatementShapes,
+        groupSize: Int = cellsPerStatement
+    ) throws -> [LostFoundSearchEngine.Hit]? {
+        guard let near = compiled.query.filter.near, let box = LostFoundSearchEngine.boxCells(near) else {
+            return nil
+        }
+        let occupied = try db.cachedStatement(sql: "SELECT cell FROM lostFoundCell WHERE cell BETWEEN ? AND ?")
+        var cells: [ApproximateLocation.Cell] = []
+        for (row, columns) in box {
+            let first = LostFoundItemRow.cellKey(ApproximateLocation.Cell(row: row, column: columns.lowerBound))
+            let last = LostFoundItemRow.cellKey(ApproximateLocation.Cell(row: row, column: columns.upperBound))
+            for key in try Int64.fetchAll(occupied, arguments: [first, last]) {
+                cells.append(ApproximateLocation.Cell(row: row, column: Int(key - first) + columns.lowerBound))
+            }
+        }
+        var hits: [LostFoundSearchEngine.Hit] = []
+        if let viewer = compiled.query.viewerID {
+            let own = searchStatement(compiled, limit: size + 1, driver: .reporter, reporter: viewer)
+            hits += try LostFoundItemRow.fetchAll(db, sql: own.sql, arguments: own.arguments)
+                .compactMap { LostFoundSearchEngine.hit($0, compiled) }
+        }
+        let cursor = compiled.cursor
+        var others = 0
+        for band in LostFoundSearchEngine.bands(cells, in: near) {
+            if let distance = cursor?.d, band.distance < distance { continue }
+            let after = cursor.flatMap { $0.d == band.distance ? (createdAt: $0.c, id: $0.i) : nil }
+            let need = size + 1 - others
+            var items: [LostFoundItem] = []
+            for start in stride(from: 0, to: band.cells.count, by: groupSize) {
+                let group = band.cells[start..<min(start + groupSize, band.cells.count)]
+                let statement = bandStatement(compiled, cells: group, after: after, limit: need)
+                let prepared =
+                    group.count <= cachedCellCount
+                    ? try db.boundedCachedStatement(sql: statement.sql, shapes: shapes)
+                    : try db.makeStatement(sql: statement.sql)
+                items += try Row.fetchAll(prepared, arguments: statement.arguments).map(LostFoundItemRow.item)
+            }
+            // Each group's newest `need` hold the band's newest `need` from its cells: all groups' together
+            // hold the band's (`LostFoundSearchEngine.page` orders them).
+            let found = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
+            hits += found
+            others += found.count
+            if others > size { break }
+        }
+        return hits
+    }
+
+    /// The statement of one band (or group of a band's cells) for ``bandWalk(_:_:size:shapes:groupSize:)``: up to
+    /// `limit` items of `cells`, newest first after `after`, reported by someone other than the searcher, that
+    /// pass the search's other filters.
+    ///
+    /// Each cell is one arm of a compound `SELECT … UNION ALL … ORDER BY createdAt DESC, id DESC` walking the
+    /// `(cell, createdAt, id)` index; SQLite merges the arms lazily in a co-routine, and the filters (plain
+    /// columns, and the keywords' FTS5 rows, listed once) are checked on the merged rows until `limit` pass.
+    static func bandStatement(
+        _ compiled: CompiledLostFoundQuery,
+        cells: ArraySlice<ApproximateLocation.Cell>,
+        after: (createdAt: Int64, id: String)?,
+        limit: Int
+    ) -> (sql: String, arguments: StatementArguments) {
+        let query = compiled.query
+        var values: [(any DatabaseValueConvertible)?] = [query.viewerID, after?.createdAt, after?.id, limit]
+        func bind(_ value: (any DatabaseValueConvertible)?) -> String {
+            values.append(value)
+            return "?\(values.count)"
+        }
+        let tail =
+            after == nil ? "" : " AND i.createdAt <= ?2 AND (i.createdAt < ?2 OR (i.createdAt = ?2 AND i.id < ?3))"
+        let arms = cells.map { cell in
+            "SELECT i.* FROM lostFoundItem i WHERE i.cell = \(bind(LostFoundItemRow.cellKey(cell))) "
+                + "AND i.reporterID IS NOT ?1\(tail)"
+        }
+        var conditions = [
+            "+i.status IN (\(compiled.statuses.map(\.rawValue).sorted().map { bind($0) }.joined(separator: ", ")))"
+        ]
+        if !query.filter.categories.isEmpty {
+            let values = query.filter.categories.map(\.rawValue).sorted().map { bind($0) }
+            conditions.append("+i.category IN (\(values.joined(separator: ", ")))")
+        }
+        if let key = compiled.buildingKey {
+            conditions.append("+i.buildingKey = \(bind(key))")
+        }
+        if !compiled.terms.isEmpty {
+            conditions.append(
+                "+i.docID IN (SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH "
+                    + "\(bind(TextSearch.ftsExpression(compiled.terms))))"
+            )
+        }
+        return (
+            """
+            SELECT i.* FROM (\(arms.joined(separator: " UNION ALL ")) ORDER BY createdAt DESC, id DESC) i \
+            WHERE \(conditions.joined(separator: " AND ")) LIMIT ?4
+            """,
+            StatementArguments(values)
+        )
     }
 
     /// The one statement of a search: filters, keywords (FTS5), the circle (a box on the coordinate index,
     /// then ``PrivateDistanceFunction``), the order, the keyset cursor and the limit, all inside SQLite.
     /// `driver` says which index reads first (a unary `+` keeps SQLite from using the others' indexes).
+    /// `reporter` keeps only that reporter's items (with the driver ``Driver/reporter``).
     static func searchStatement(
         _ compiled: CompiledLostFoundQuery,
         limit: Int,
-        driver: Driver?
+        driver: Driver?,
+        reporter: String? = nil
     ) -> (sql: String, arguments: StatementArguments) {
         let query = compiled.query
         var conditions: [String] = []
@@ -334,6 +463,10 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         let statuses = compiled.statuses.map(\.rawValue).sorted()
         conditions.append("\(column("status", drives: driver == .categories)) IN (\(list(statuses)))")
         arguments += StatementArguments(statuses)
+        if let reporter {
+            conditions.append("i.reporterID = ?")
+            arguments += [reporter]
+        }
         if !query.filter.categories.isEmpty {
             let values = query.filter.categories.map(\.rawValue).sorted()
             conditions.append("\(column("category", drives: driver == .categories)) IN (\(list(values)))")

@@ -1,4 +1,5 @@
 import GRDB
+import SkiffLostFound
 
 extension SQLiteSchema {
     // MARK: LostFound
@@ -200,6 +201,59 @@ extension SQLiteSchema {
                         'it', 'its', 'lost', 'me', 'my', 'near', 'of', 'on', 'or', 'the', 'this', 'that', 'to', 'was',
                         'with'
                     );
+                    """
+            )
+        }
+    }
+
+    /// "lostfound-v6": the grid cell of each item's point (``LostFoundItemRow/cellKey(_:)``, `NULL` without a
+    /// point), an index `(cell, createdAt, id)` that walks one cell's items newest first, and
+    /// `lostFoundCell`, the cells holding at least one item with their item counts (kept by triggers). A
+    /// search in distance order walks the circle's cells band by band of shown distance
+    /// (``SQLiteLostFoundStore/bandWalk(_:_:size:shapes:groupSize:)``) instead of reading every item in the circle.
+    ///
+    /// Existing items' cells are computed in Swift (the grid's cosine is not SQL), once, in the migration's
+    /// transaction.
+    static func registerLostFoundCellsMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped once merged: do not edit.
+        migrator.registerMigration("lostfound-v6") { db in
+            try db.execute(sql: "ALTER TABLE lostFoundItem ADD COLUMN cell INTEGER")
+            let points = try Row.fetchAll(
+                db,
+                sql: "SELECT docID, latitude, longitude FROM lostFoundItem WHERE latitude IS NOT NULL"
+            )
+            let update = try db.makeStatement(sql: "UPDATE lostFoundItem SET cell = ? WHERE docID = ?")
+            for row in points {
+                let docID: Int64 = row[0]
+                let point = (row[1] as Double?).flatMap { lat in
+                    (row[2] as Double?).map { LostFoundPoint(latitude: lat, longitude: $0) }
+                }
+                try update.execute(arguments: [LostFoundItemRow.cellKey(point), docID])
+            }
+            try db.execute(
+                sql: """
+                    CREATE INDEX lostFoundItem_cell_createdAt_id ON lostFoundItem(cell, createdAt, id)
+                        WHERE cell IS NOT NULL;
+                    CREATE TABLE lostFoundCell (cell INTEGER PRIMARY KEY, items INTEGER NOT NULL) STRICT;
+                    INSERT INTO lostFoundCell (cell, items)
+                        SELECT cell, COUNT(*) FROM lostFoundItem WHERE cell IS NOT NULL GROUP BY cell;
+                    CREATE TRIGGER lostFoundItem_cell_insert AFTER INSERT ON lostFoundItem
+                    WHEN new.cell IS NOT NULL BEGIN
+                        INSERT INTO lostFoundCell (cell, items) VALUES (new.cell, 1)
+                            ON CONFLICT (cell) DO UPDATE SET items = items + 1;
+                    END;
+                    CREATE TRIGGER lostFoundItem_cell_delete AFTER DELETE ON lostFoundItem
+                    WHEN old.cell IS NOT NULL BEGIN
+                        UPDATE lostFoundCell SET items = items - 1 WHERE cell = old.cell;
+                        DELETE FROM lostFoundCell WHERE cell = old.cell AND items <= 0;
+                    END;
+                    CREATE TRIGGER lostFoundItem_cell_update AFTER UPDATE OF cell ON lostFoundItem
+                    WHEN old.cell IS NOT new.cell BEGIN
+                        UPDATE lostFoundCell SET items = items - 1 WHERE cell = old.cell;
+                        DELETE FROM lostFoundCell WHERE cell = old.cell AND items <= 0;
+                        INSERT INTO lostFoundCell (cell, items) SELECT new.cell, 1 WHERE new.cell IS NOT NULL
+                            ON CONFLICT (cell) DO UPDATE SET items = items + 1;
+                    END;
                     """
             )
         }

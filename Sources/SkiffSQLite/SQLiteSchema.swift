@@ -39,6 +39,7 @@ public enum SQLiteSchema {
         registerChatFeedPayloadsMigration(in: &migrator)
         registerBucketListEntryPositionsMigration(in: &migrator)
         registerLostFoundMatchKeysMigration(in: &migrator)
+        registerLostFoundCellsMigration(in: &migrator)
         return migrator
     }
 

@@ -505,6 +505,89 @@ struct LostFoundServiceTests {
         }
     }
 
+    @Test(
+        "Distance order over 600 items: every item in the circle once, nearest first then newest, on every page",
+        arguments: Backend.allCases
+    )
+    func distanceOrderAtScale(_ backend: Backend) async throws {
+        try await withApp(backend, configure: { $0.rateLimitScale = 0 }) { app, connection in
+            let client = LostFoundClient(transport: connection)
+            let (owner, finder) = try await Self.users(app, connection)
+            // 600 found items on a 4 km square around the library (about 16 grid cells; on SQLite more than a
+            // search estimates, so a circle in distance order walks its cells band by band), one in ten the
+            // searcher's own.
+            let reported = try await withThrowingTaskGroup(of: [Skiff_Lostfound_V1_Item].self) { group in
+                for part in 0..<6 {
+                    group.addTask {
+                        var items: [Skiff_Lostfound_V1_Item] = []
+                        for index in stride(from: part, to: 600, by: 6) {
+                            var item = Self.newItem(.found, "Umbrella \(index)")
+                            let north = Double(index % 25) * 160 - 2_000
+                            let east = Double(index / 25) * 170 - 2_000
+                            item.point.latitude = Self.library.latitude + north / 111_195
+                            item.point.longitude =
+                                Self.library.longitude + east / (111_195 * cos(Self.library.latitude * .pi / 180))
+                            let auth = index % 10 == 0 ? owner.auth : finder.auth
+                            items.append(try await client.reportItem(.with { $0.item = item }, metadata: auth).item)
+                        }
+                        return items
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(reported.count == 600)
+            let center = (latitude: Self.library.latitude + 0.004, longitude: Self.library.longitude - 0.003)
+            let radiusKm = 2.5
+            // What the owner must be shown: exact distances to their own items, cell distances to the others.
+            var expected: [String: Double] = [:]
+            for item in reported {
+                let km = ApproximateLocation.distance(
+                    from: center,
+                    to: (item.point.latitude, item.point.longitude),
+                    exact: item.reporterID == owner.id
+                )
+                if km.measured <= radiusKm { expected[item.itemID] = km.shown }
+            }
+            #expect(expected.count > 300 && expected.count < 600)
+            let requests = [
+                Skiff_Lostfound_V1_SearchItemsRequest(),
+                .with {
+                    $0.query = "umbrella"
+                    $0.filter.categories = [.bags]
+                    $0.filter.building = "main library"
+                },
+            ]
+            for var request in requests {
+                request.filter.near.center.latitude = center.latitude
+                request.filter.near.center.longitude = center.longitude
+                request.filter.near.radiusKm = radiusKm
+                request.sortOrder = .distance
+                request.pageSize = 37
+                var results: [Skiff_Lostfound_V1_ItemSearchResult] = []
+                repeat {
+                    let page = try await client.searchItems(request, metadata: owner.auth)
+                    #expect(page.results.count <= 37)
+                    results += page.results
+                    request.pageToken = page.nextPageToken
+                } while !request.pageToken.isEmpty
+                #expect(results.count == expected.count, "\(request.query)")
+                #expect(Set(results.map(\.item.itemID)) == Set(expected.keys), "\(request.query)")
+                for result in results {
+                    #expect(result.distanceKm == expected[result.item.itemID], "\(result.item.itemID)")
+                }
+                // Nearest first; at one distance, newest first, then the greater id.
+                for (a, b) in zip(results, results.dropFirst()) {
+                    let inOrder =
+                        a.distanceKm != b.distanceKm
+                        ? a.distanceKm < b.distanceKm
+                        : a.item.createdAt.date != b.item.createdAt.date
+                            ? a.item.createdAt.date > b.item.createdAt.date : a.item.itemID > b.item.itemID
+                    #expect(inOrder, "\(a.item.itemID) before \(b.item.itemID)")
+                }
+            }
+        }
+    }
+
     @Test("--storage accepts lostfound=memory and lostfound=sqlite:PATH")
     func storageSelection() throws {
         let selection = try StorageSelection.parse(["sqlite:/tmp/skiff.sqlite", "lostfound=memory"])

@@ -192,6 +192,189 @@ struct SQLiteLostFoundStoreTests {
     }
 
     /// The keyword rows of every item, as (id, keyword) pairs.
+    /// Inserts items into a database from before "lostfound-v6": every written column but `cell`.
+    static func insertBeforeCells(_ db: Database, _ items: [LostFoundItem]) throws {
+        #expect(LostFoundItemRow.columns.last == "cell")
+        let columns = LostFoundItemRow.columns.dropLast()
+        for item in items {
+            try db.execute(
+                sql: """
+                    INSERT INTO lostFoundItem (\(columns.joined(separator: ", "))) \
+                    VALUES (\(databaseQuestionMarks(count: columns.count)))
+                    """,
+                arguments: StatementArguments(Array(LostFoundItemRow.values(item).dropLast()))
+            )
+        }
+    }
+
+    /// Each item's stored cell, and `lostFoundCell` against a count of the items per cell.
+    static func cells(_ database: SQLiteDatabase) async throws -> (items: [String: Int64?], counted: Bool) {
+        try await database.pool.read { db in
+            let items = try Row.fetchAll(db, sql: "SELECT id, cell FROM lostFoundItem").reduce(
+                into: [String: Int64?]()
+            ) { $0[$1[0]] = $1[1] as Int64? }
+            let kept = try Row.fetchAll(db, sql: "SELECT cell, items FROM lostFoundCell ORDER BY cell")
+                .map { "\($0[0] as Int64) \($0[1] as Int64)" }
+            let counted = try Row.fetchAll(
+                db,
+                sql: "SELECT cell, COUNT(*) FROM lostFoundItem WHERE cell IS NOT NULL GROUP BY cell ORDER BY cell"
+            ).map { "\($0[0] as Int64) \($0[1] as Int64)" }
+            return (items, kept == counted && !kept.isEmpty)
+        }
+    }
+
+    @Test("lostfound-v6 stores each item's grid cell and counts the items per cell; the store keeps both in step")
+    func cellsMigrationAndUpkeep() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("skiff.sqlite").path
+            let old = try DatabasePool(path: path)
+            let identifiers = SQLiteSchema.migrationIdentifiers
+            let index = try #require(identifiers.firstIndex(of: "lostfound-v6"))
+            try SQLiteSchema.migrator.migrate(old, upTo: identifiers[index - 1])
+            let south = LostFoundPoint(latitude: -33.9249, longitude: 18.4241)
+            let earlier = [
+                F.item(.lost, "Umbrella"),
+                F.item(.found, "Scarf") { $0.point = F.north(metres: 2_500) },
+                F.item(.found, "Gloves") { $0.point = south },
+                F.item(.lost, "Hat") { $0.point = nil },
+                F.item(.lost, "Mug") { $0.point = F.north(metres: 30) },
+            ]
+            try await old.write { [earlier] db in try Self.insertBeforeCells(db, earlier) }
+            try old.close()
+
+            let database = try await SQLiteDatabase.open(atPath: path)
+            defer { try? database.close() }
+            @Sendable func expected(_ point: LostFoundPoint?) -> Int64? {
+                point.map {
+                    LostFoundItemRow.cellKey(ApproximateLocation.cell(latitude: $0.latitude, longitude: $0.longitude)!)
+                }
+            }
+            var stored = try await Self.cells(database)
+            #expect(stored.counted)
+            for item in earlier {
+                #expect(stored.items[item.id] == .some(expected(item.fields.point)), "\(item.title)")
+            }
+            // Four cells' worth of points, two of them (the library and 30 m north) in one cell.
+            #expect(Set(stored.items.values.compactMap { $0 }).count == 3)
+            #expect(expected(south).map { $0 < 0 } == true)
+
+            // Reports, moves, clearing a point and deleting keep the cells and their counts.
+            let store = database.lostFoundStore()
+            let report = try await store.reportItem(F.item(.found, "Mug") { $0.point = south }, matcher: .standard)
+            var moved = LostFoundItemChanges()
+            moved.point = .some(F.north(metres: 2_500))
+            _ = try await store.updateItem(id: earlier[0].id, reporterID: F.owner, changes: moved, now: F.t0)
+            var cleared = LostFoundItemChanges()
+            cleared.point = .some(nil)
+            _ = try await store.updateItem(id: earlier[4].id, reporterID: F.owner, changes: cleared, now: F.t0)
+            var placed = LostFoundItemChanges()
+            placed.point = .some(south)
+            _ = try await store.updateItem(id: earlier[3].id, reporterID: F.owner, changes: placed, now: F.t0)
+            stored = try await Self.cells(database)
+            #expect(stored.counted)
+            #expect(stored.items[report.item.id] == .some(expected(south)))
+            #expect(stored.items[earlier[0].id] == .some(expected(F.north(metres: 2_500))))
+            #expect(stored.items[earlier[4].id] == .some(nil))
+            #expect(stored.items[earlier[3].id] == .some(expected(south)))
+            try await database.pool.write { db in
+                try db.execute(sql: "DELETE FROM lostFoundMatch")
+                try db.execute(
+                    sql: "DELETE FROM lostFoundItem WHERE id IN (?, ?)",
+                    arguments: [earlier[2].id, report.item.id]
+                )
+            }
+            stored = try await Self.cells(database)
+            #expect(stored.counted)
+            let emptied = try await database.pool.read { db in
+                try Int.fetchOne(
+                    db,
+                    sql: "SELECT COUNT(*) FROM lostFoundCell WHERE cell = ?",
+                    arguments: [expected(south)]
+                )
+            }
+            #expect(emptied == 1)  // earlier[3] is still there; the two others have gone
+        }
+    }
+
+    @Test("Distance order walks the circle's cells band by band: the pages of the in-memory store, in groups too")
+    func bandWalk() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let stores: [any LostFoundStore] = [InMemoryLostFoundStore(), database.lostFoundStore()]
+        var random = SeededGenerator(seed: 0xBA_4D_2026)
+        func point(_ random: inout SeededGenerator, within metres: Double) -> LostFoundPoint {
+            let north = F.north(metres: Double.random(in: -metres...metres, using: &random))
+            let east = Double.random(in: -metres...metres, using: &random) / (111_195 * cos(north.latitude * .pi / 180))
+            return LostFoundPoint(latitude: north.latitude, longitude: north.longitude + east)
+        }
+        // 900 items over an 8 km square (about 50 cells), one in ten without a point, some returned.
+        let corpus = (0..<900).map { index in
+            var item = LostFoundStoreDifferentialTests.item(index, &random)
+            item.fields.point = index % 10 == 0 ? nil : point(&random, within: 4_000)
+            return item
+        }
+        for store in stores {
+            for item in corpus { _ = try await store.reportItem(item, matcher: .standard) }
+            for (position, item) in corpus.enumerated() where position % 7 == 3 {
+                _ = try await store.markReturned(id: item.id, reporterID: item.reporterID, now: F.t0)
+            }
+        }
+        let shapes = BoundedStatementShapes()
+        /// Every page of a search read by the band walk alone, `groupSize` cells per statement.
+        func walked(_ query: LostFoundQuery, pageSize: Int, groupSize: Int) async throws -> [LostFoundSearchHit] {
+            var hits: [LostFoundSearchHit] = []
+            var token: String?
+            repeat {
+                let compiled = try CompiledLostFoundQuery(query, page: try PageRequest(size: pageSize, token: token))
+                let page = try await database.pool.read { db in
+                    let walk = try SQLiteLostFoundStore.bandWalk(
+                        db,
+                        compiled,
+                        size: pageSize,
+                        shapes: shapes,
+                        groupSize: groupSize
+                    )
+                    return LostFoundSearchEngine.page(try #require(walk), compiled, size: pageSize)
+                }
+                hits += page.items
+                token = page.nextPageToken
+            } while token != nil
+            return hits
+        }
+        var chosen = 0
+        var nonEmpty = 0
+        for round in 0..<60 {
+            var query = LostFoundStoreDifferentialTests.query(&random)
+            query.filter.near = LostFoundCircle(
+                center: point(&random, within: 3_000),
+                radiusKm: [0.4, 1, 2.5, 4, 8, 500].randomElement(using: &random)!
+            )
+            query.sort = .distance
+            if round % 3 == 0 {
+                // No filter but the circle: the store itself walks the bands when the box holds many items.
+                query.text = ""
+                query.filter.categories = []
+                query.filter.building = nil
+            }
+            let pageSize = Int.random(in: 5...40, using: &random)
+            let expected = try await stores[0].searchAll(query, pageSize: pageSize)
+            #expect(try await stores[1].searchAll(query, pageSize: pageSize) == expected, "round \(round): \(query)")
+            for groupSize in [SQLiteLostFoundStore.cellsPerStatement, 2] {
+                let hits = try await walked(query, pageSize: pageSize, groupSize: groupSize)
+                #expect(hits == expected, "round \(round), \(groupSize) cells per statement: \(query)")
+            }
+            let compiled = try CompiledLostFoundQuery(query, page: try PageRequest(size: pageSize))
+            if try await database.pool.read({ db in try SQLiteLostFoundStore.driver(db, compiled) }) == .cells {
+                chosen += 1
+            }
+            if expected.count > pageSize { nonEmpty += 1 }
+        }
+        #expect(chosen >= 10)
+        #expect(nonEmpty >= 20)
+    }
+
     static func keyRows(_ database: SQLiteDatabase) async throws -> Set<String> {
         try await database.pool.read { db in
             try Set(String.fetchAll(db, sql: "SELECT id || ' ' || keyword FROM lostFoundMatchKey"))
@@ -223,16 +406,7 @@ struct SQLiteLostFoundStoreTests {
             ]
             earlier[3].status = .returned
             earlier[3].returnedAt = F.t0
-            try await old.write { [earlier] db in
-                let columns = LostFoundItemRow.columns
-                let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-                for item in earlier {
-                    try db.execute(
-                        sql: "INSERT INTO lostFoundItem (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
-                        arguments: StatementArguments(LostFoundItemRow.values(item))
-                    )
-                }
-            }
+            try await old.write { [earlier] db in try Self.insertBeforeCells(db, earlier) }
             try old.close()
 
             let database = try await SQLiteDatabase.open(atPath: path)

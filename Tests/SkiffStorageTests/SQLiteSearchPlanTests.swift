@@ -151,6 +151,7 @@ struct SQLiteSearchPlanTests {
         let tables = try await Self.tables(database)
         #expect(tables.contains("lostFoundItem"))
         var checked = 0
+        var bandChecks = 0
         for _ in 0..<120 {
             let query = LostFoundStoreDifferentialTests.query(&random)
             let first = try await store.search(query, page: try PageRequest(size: 5))
@@ -159,10 +160,11 @@ struct SQLiteSearchPlanTests {
             for page in pages {
                 let compiled = try CompiledLostFoundQuery(query, page: page)
                 let chosen = try await database.pool.read { db in try SQLiteLostFoundStore.driver(db, compiled) }
-                // The driver chosen, and every other the query could have.
-                var drivers: [SQLiteLostFoundStore.Driver?] = [chosen]
+                // The driver chosen, and every other the query could have (the band walk is checked below).
+                let byDistance = query.sort == .distance && query.filter.near != nil
+                var drivers: [SQLiteLostFoundStore.Driver?] = [chosen == .cells ? nil : chosen]
                 if chosen != nil {
-                    drivers.append(.newest)
+                    drivers.append(byDistance ? nil : .newest)
                     if !compiled.terms.isEmpty { drivers.append(.keywords) }
                     if query.filter.near != nil { drivers.append(.box) }
                     if !query.filter.categories.isEmpty { drivers.append(.categories) }
@@ -197,9 +199,56 @@ struct SQLiteSearchPlanTests {
                     }
                     checked += 1
                 }
+                if byDistance, let near = query.filter.near {
+                    try await checkBands(near, compiled, size: page.size, answer: answers[0], database, tables)
+                    bandChecks += 1
+                }
             }
         }
         #expect(checked >= 120)
+        #expect(bandChecks >= 20)
+    }
+
+    /// The band walk of a search in distance order: the same page as its one statement, and each band
+    /// statement walks its cells' `(cell, createdAt, id)` index, merged, with nothing sorted.
+    private func checkBands(
+        _ near: LostFoundCircle,
+        _ compiled: CompiledLostFoundQuery,
+        size: Int,
+        answer: [String],
+        _ database: SQLiteDatabase,
+        _ tables: Set<String>
+    ) async throws {
+        let shapes = BoundedStatementShapes()
+        let (page, cells) = try await database.pool.read { db in
+            let walk = try SQLiteLostFoundStore.bandWalk(db, compiled, size: size, shapes: shapes)
+            let cells = try Int64.fetchAll(db, sql: "SELECT cell FROM lostFoundCell ORDER BY cell LIMIT 3")
+            return (LostFoundSearchEngine.page(try #require(walk), compiled, size: size), cells)
+        }
+        #expect(page.items.map(\.item.id) == Array(answer.prefix(size)), "\(compiled.query)")
+        #expect((page.nextPageToken != nil) == (answer.count > size), "\(compiled.query)")
+        for count in 1...cells.count {
+            let group = cells.prefix(count).map {
+                ApproximateLocation.Cell(row: Int($0 / 1_000_000), column: Int($0 % 1_000_000))
+            }
+            let after = compiled.cursor.map { (createdAt: $0.c, id: $0.i) }
+            let statement = SQLiteLostFoundStore.bandStatement(
+                compiled,
+                cells: group[...],
+                after: after,
+                limit: size + 1
+            )
+            let plan = try await database.pool.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
+                    .map { row -> String in row["detail"] }
+            }
+            #expect(Self.fullScans(plan, tables: tables).isEmpty, "\(compiled.query): \(plan)")
+            let walks = plan.filter { $0.hasPrefix("SEARCH i USING INDEX lostFoundItem_cell_createdAt_id (cell=?") }
+            #expect(walks.count == count, "\(compiled.query): \(plan)")
+            #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(compiled.query): \(plan)")
+            #expect(plan.filter { $0.contains("LIST SUBQUERY") }.count == (compiled.terms.isEmpty ? 0 : 1), "\(plan)")
+            if count > 1 { #expect(plan.contains("MERGE (UNION ALL)"), "\(plan)") }
+        }
     }
 
     @Test("A report walks its keywords' candidate rows in order and merges them: no scan, no sort of the walk")

@@ -310,44 +310,21 @@ struct LostFoundIndex: Sendable {
         in circle: LostFoundCircle,
         byDistance: Bool
     ) -> [(distance: Double, lists: [SortedKeys<NewestKey>])] {
-        let center = (circle.center.latitude, circle.center.longitude)
-        var bands: [Double: [SortedKeys<NewestKey>]] = [:]
-        func visit(_ cell: ApproximateLocation.Cell, _ list: SortedKeys<NewestKey>) {
-            let point = ApproximateLocation.center(of: cell)
-            let km = GreatCircle.distanceKm(
-                latitude1: center.0,
-                longitude1: center.1,
-                latitude2: point.latitude,
-                longitude2: point.longitude
+        let box = LostFoundSearchEngine.boxCells(circle)
+        let boxCount = box?.reduce(0) { $0 + $1.columns.count } ?? .max
+        let bands: [(distance: Double, cells: [ApproximateLocation.Cell])]
+        if let box, boxCount <= byCell.count {
+            bands = LostFoundSearchEngine.bands(
+                box.lazy.flatMap { row in
+                    row.columns.lazy.map { ApproximateLocation.Cell(row: row.row, column: $0) }
+                }.filter { byCell[$0] != nil },
+                in: circle
             )
-            guard km <= circle.radiusKm else { return }
-            bands[byDistance ? ApproximateLocation.rounded(km) : 0, default: []].append(list)
-        }
-        let box = GreatCircle.boundingBox(
-            latitude: circle.center.latitude,
-            longitude: circle.center.longitude,
-            radiusKm: circle.radiusKm + ApproximateLocation.maximumShiftKm
-        )
-        var rows: ClosedRange<Int>?
-        if box.longitude != nil, let low = ApproximateLocation.cell(latitude: box.latitude.lowerBound, longitude: 0),
-            let high = ApproximateLocation.cell(latitude: box.latitude.upperBound, longitude: 0)
-        {
-            rows = low.row...high.row
-        }
-        var boxCells = 0
-        if let rows, let longitude = box.longitude {
-            for row in rows { boxCells += ApproximateLocation.columns(row: row, longitude: longitude).count }
-        }
-        if let rows, let longitude = box.longitude, boxCells <= byCell.count {
-            for row in rows {
-                for column in ApproximateLocation.columns(row: row, longitude: longitude) {
-                    let cell = ApproximateLocation.Cell(row: row, column: column)
-                    if let list = byCell[cell] { visit(cell, list) }
-                }
-            }
         } else {
-            for (cell, list) in byCell { visit(cell, list) }
+            bands = LostFoundSearchEngine.bands(byCell.keys, in: circle)
         }
-        return bands.sorted { $0.key < $1.key }.map { (distance: $0.key, lists: $0.value) }
+        let grouped = bands.map { (distance: $0.distance, lists: $0.cells.compactMap { byCell[$0] }) }
+        guard !byDistance else { return grouped }
+        return grouped.isEmpty ? [] : [(distance: 0, lists: grouped.flatMap(\.lists))]
     }
 }

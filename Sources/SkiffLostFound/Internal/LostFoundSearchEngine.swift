@@ -95,6 +95,43 @@ package enum LostFoundSearchEngine {
         )
     }
 
+    /// The rows of the grid (``SkiffDomain/ApproximateLocation``) whose cells can hold an item within the
+    /// circle, each with the columns its cells can be in: the cells of ``boundingBox(_:)``. `nil` when the box
+    /// wraps around the antimeridian or a pole.
+    package static func boxCells(
+        _ circle: LostFoundCircle
+    ) -> [(row: Int, columns: ClosedRange<Int>)]? {
+        let box = boundingBox(circle)
+        guard let longitude = box.longitude,
+            let low = ApproximateLocation.cell(latitude: box.latitude.lowerBound, longitude: 0),
+            let high = ApproximateLocation.cell(latitude: box.latitude.upperBound, longitude: 0)
+        else { return nil }
+        return (low.row...high.row).map { ($0, ApproximateLocation.columns(row: $0, longitude: longitude)) }
+    }
+
+    /// The cells among `cells` whose centres are within the circle, grouped by the distance everyone but an
+    /// item's reporter is shown (``SkiffDomain/ApproximateLocation/distance(from:to:exact:)``: to the cell's
+    /// centre, rounded), nearest first. Everyone else's items in a circle are the items of these cells, and in
+    /// distance order they come band by band, newest first within a band.
+    package static func bands(
+        _ cells: some Sequence<ApproximateLocation.Cell>,
+        in circle: LostFoundCircle
+    ) -> [(distance: Double, cells: [ApproximateLocation.Cell])] {
+        var bands: [Double: [ApproximateLocation.Cell]] = [:]
+        for cell in cells {
+            let point = ApproximateLocation.center(of: cell)
+            let km = GreatCircle.distanceKm(
+                latitude1: circle.center.latitude,
+                longitude1: circle.center.longitude,
+                latitude2: point.latitude,
+                longitude2: point.longitude
+            )
+            guard km <= circle.radiusKm else { continue }
+            bands[ApproximateLocation.rounded(km), default: []].append(cell)
+        }
+        return bands.sorted { $0.key < $1.key }.map { (distance: $0.key, cells: $0.value) }
+    }
+
     /// The words of an item that keywords match: ``SkiffDomain/TextSearch/tokens(_:)`` of its title, then of
     /// its description.
     package static func tokens(_ item: LostFoundItem) -> [String] {
