@@ -257,7 +257,12 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             if driver == .cells, let hits = try Self.bandWalk(db, compiled, size: size, shapes: shapes) {
                 return LostFoundSearchEngine.page(hits, compiled, size: size)
             }
-            let statement = Self.searchStatement(compiled, limit: size + 1, driver: driver == .cells ? nil : driver)
+            let byDistance = compiled.query.sort == .distance
+            let statement = Self.searchStatement(
+                compiled,
+                limit: size + 1,
+                driver: driver == .cells ? (byDistance ? nil : .newest) : driver
+            )
             let items = try LostFoundItemRow.fetchAll(db, sql: statement.sql, arguments: statement.arguments)
             let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
             return LostFoundSearchEngine.page(ordered: hits, compiled, size: size)
@@ -266,8 +271,8 @@ public struct SQLiteLostFoundStore: LostFoundStore {
 
     /// What a search reads first: the index that answers its most selective filter, whose rows SQLite then
     /// sorts (`nil`: SQLite chooses), a walk of the newest-first index checking every filter on each item
-    /// until the page is full, or for distance order a walk of the circle's cells band by band
-    /// (``bandWalk(_:_:size:shapes:groupSize:)``). `reporter`: the searcher's own items, read on the reporter's index.
+    /// until the page is full, or for a search in a circle a walk of the circle's cells, band by band in
+    /// distance order (``bandWalk(_:_:size:shapes:groupSize:)``). `reporter`: the searcher's own items, read on the reporter's index.
     enum Driver: Hashable, Sendable {
         case keywords, box, categories, building, newest, cells, reporter
     }
@@ -277,8 +282,10 @@ public struct SQLiteLostFoundStore: LostFoundStore {
 
     /// How a search reads (see ``Driver``): a filter keeping fewer than ``driverEstimateBound`` items drives it
     /// (its few items are read and sorted); otherwise a newest-first search walks newest first, which reads
-    /// about page × (items ÷ kept) items when every filter keeps many, and a search in distance order walks
-    /// the circle's cells band by band. Each estimate reads at most the bound's entries of one index.
+    /// about page × (items ÷ kept) items when every filter keeps many, and a search in a circle walks the
+    /// circle's cells (band by band in distance order). Each estimate reads at most the bound's entries of
+    /// one index, except the keywords', which reads their matches until the bound's number also pass the
+    /// categories, building and box.
     static func driver(_ db: Database, _ compiled: CompiledLostFoundQuery) throws -> Driver? {
         let query = compiled.query
         let bound = driverEstimateBound
@@ -289,13 +296,35 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             )
                 ?? 0 < bound
         }
-        if !compiled.terms.isEmpty,
-            try few(
-                "SELECT 1 FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?",
-                [TextSearch.ftsExpression(compiled.terms)]
-            )
-        {
-            return .keywords
+        if !compiled.terms.isEmpty {
+            // The keywords' matches that also pass the other column filters: words and categories, words and a
+            // building, or words and a place can each be common and yet rarely go together.
+            var sql = "SELECT 1 FROM lostFoundItemSearch s"
+            var arguments: StatementArguments = [TextSearch.ftsExpression(compiled.terms)]
+            var filters: [String] = []
+            if !query.filter.categories.isEmpty {
+                let statuses = compiled.statuses.map(\.rawValue).sorted()
+                let categories = query.filter.categories.map(\.rawValue).sorted()
+                filters.append("+i.status IN (\(databaseQuestionMarks(count: statuses.count)))")
+                filters.append("+i.category IN (\(databaseQuestionMarks(count: categories.count)))")
+                arguments += StatementArguments(statuses + categories)
+            }
+            if let key = compiled.buildingKey {
+                filters.append("+i.buildingKey = ?")
+                arguments += [key]
+            }
+            if let near = query.filter.near {
+                let box = LostFoundSearchEngine.boundingBox(near)
+                filters.append("+i.latitude BETWEEN ? AND ?")
+                arguments += [box.latitude.lowerBound, box.latitude.upperBound]
+                if let longitude = box.longitude {
+                    filters.append("+i.longitude BETWEEN ? AND ?")
+                    arguments += [longitude.lowerBound, longitude.upperBound]
+                }
+            }
+            if !filters.isEmpty { sql += " CROSS JOIN lostFoundItem i ON i.docID = s.rowid" }
+            sql += " WHERE lostFoundItemSearch MATCH ?" + filters.map { " AND " + $0 }.joined()
+            if try few(sql, arguments) { return .keywords }
         }
         if let near = query.filter.near {
             let box = LostFoundSearchEngine.boundingBox(near)
@@ -318,7 +347,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
                 """
             if try few(sql, StatementArguments(statuses + categories)) { return .categories }
         }
-        return query.sort == .distance && query.filter.near != nil ? .cells : .newest
+        return query.filter.near != nil ? .cells : .newest
     }
 
     /// The cells one band statement merges (the arms of its compound `SELECT`); a band with more runs one
@@ -328,12 +357,14 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     /// Band statements of up to this many cells go through the statement cache.
     static let cachedCellCount = 8
 
-    /// The candidates of a page in distance order, read band by band of shown distance: `nil` when the
-    /// circle's box wraps around the antimeridian or a pole (the search then reads the box).
+    /// The candidates of a page of a search in a circle, read from the circle's grid cells: `nil` when the
+    /// circle's box wraps around the antimeridian or a pole (the search then reads the box, or walks newest
+    /// first).
     ///
-    /// Everyone else's items are shown the distance to their cell's centre, rounded
-    /// (``SkiffDomain/ApproximateLocation``), so the order is band by band of the circle's cells
-    /// (`LostFoundSearchEngine.bands`), newest first within a band. The cells holding items are looked up
+    /// Everyone else's items are in the circle when their cell's centre is, and are shown the distance to it,
+    /// rounded (``SkiffDomain/ApproximateLocation``), so distance order is band by band of the circle's cells
+    /// (`LostFoundSearchEngine.bands`), newest first within a band; newest first is all the circle's cells
+    /// as one band. A circle holding no cell's centre reads none of them. The cells holding items are looked up
     /// in `lostFoundCell` ("lostfound-v6"), one range per row of the circle's box; each band's items come
     /// from ``bandStatement(_:cells:after:limit:)``, which walks its cells' `(cell, createdAt, id)` index
     /// newest first and stops once the page is full, and bands are read until `size + 1` items are found.
@@ -368,10 +399,13 @@ public struct SQLiteLostFoundStore: LostFoundStore {
                 .compactMap { LostFoundSearchEngine.hit($0, compiled) }
         }
         let cursor = compiled.cursor
+        let byDistance = compiled.query.sort == .distance
+        var bands = LostFoundSearchEngine.bands(cells, in: near)
+        if !byDistance, !bands.isEmpty { bands = [(distance: 0, cells: bands.flatMap(\.cells))] }
         var others = 0
-        for band in LostFoundSearchEngine.bands(cells, in: near) {
-            if let distance = cursor?.d, band.distance < distance { continue }
-            let after = cursor.flatMap { $0.d == band.distance ? (createdAt: $0.c, id: $0.i) : nil }
+        for band in bands {
+            if byDistance, let distance = cursor?.d, band.distance < distance { continue }
+            let after = cursor.flatMap { !byDistance || $0.d == band.distance ? (createdAt: $0.c, id: $0.i) : nil }
             let need = size + 1 - others
             var items: [LostFoundItem] = []
             for start in stride(from: 0, to: band.cells.count, by: groupSize) {

@@ -506,7 +506,7 @@ struct LostFoundServiceTests {
     }
 
     @Test(
-        "Distance order over 600 items: every item in the circle once, nearest first then newest, on every page",
+        "A circle over 600 items: every item in it once, nearest first then newest (or newest first), on every page",
         arguments: Backend.allCases
     )
     func distanceOrderAtScale(_ backend: Backend) async throws {
@@ -557,11 +557,13 @@ struct LostFoundServiceTests {
                     $0.filter.building = "main library"
                 },
             ]
-            for var request in requests {
+            for (var request, order) in requests.flatMap({ request in [(request, .distance), (request, .newest)] })
+                as [(Skiff_Lostfound_V1_SearchItemsRequest, Skiff_Lostfound_V1_ItemSortOrder)]
+            {
                 request.filter.near.center.latitude = center.latitude
                 request.filter.near.center.longitude = center.longitude
                 request.filter.near.radiusKm = radiusKm
-                request.sortOrder = .distance
+                request.sortOrder = order
                 request.pageSize = 37
                 var results: [Skiff_Lostfound_V1_ItemSearchResult] = []
                 repeat {
@@ -575,10 +577,10 @@ struct LostFoundServiceTests {
                 for result in results {
                     #expect(result.distanceKm == expected[result.item.itemID], "\(result.item.itemID)")
                 }
-                // Nearest first; at one distance, newest first, then the greater id.
+                // Nearest first (in distance order); at one distance, newest first, then the greater id.
                 for (a, b) in zip(results, results.dropFirst()) {
                     let inOrder =
-                        a.distanceKm != b.distanceKm
+                        order == .distance && a.distanceKm != b.distanceKm
                         ? a.distanceKm < b.distanceKm
                         : a.item.createdAt.date != b.item.createdAt.date
                             ? a.item.createdAt.date > b.item.createdAt.date : a.item.itemID > b.item.itemID

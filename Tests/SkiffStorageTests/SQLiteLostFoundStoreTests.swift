@@ -296,7 +296,7 @@ struct SQLiteLostFoundStoreTests {
         }
     }
 
-    @Test("Distance order walks the circle's cells band by band: the pages of the in-memory store, in groups too")
+    @Test("A circle's cells walked (band by band in distance order): the pages of the in-memory store, in groups too")
     func bandWalk() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -345,13 +345,13 @@ struct SQLiteLostFoundStoreTests {
         }
         var chosen = 0
         var nonEmpty = 0
-        for round in 0..<60 {
+        for round in 0..<80 {
             var query = LostFoundStoreDifferentialTests.query(&random)
             query.filter.near = LostFoundCircle(
                 center: point(&random, within: 3_000),
                 radiusKm: [0.4, 1, 2.5, 4, 8, 500].randomElement(using: &random)!
             )
-            query.sort = .distance
+            query.sort = round % 2 == 0 ? .distance : .newest
             if round % 3 == 0 {
                 // No filter but the circle: the store itself walks the bands when the box holds many items.
                 query.text = ""
@@ -373,6 +373,53 @@ struct SQLiteLostFoundStoreTests {
         }
         #expect(chosen >= 10)
         #expect(nonEmpty >= 20)
+    }
+
+    @Test("Common words with a category, building or place they never go with: the search reads the words' items")
+    func correlatedFilters() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let store = database.lostFoundStore()
+        // 600 key fobs at the library, 600 scarves in the gym: each word, category and building keeps many.
+        for index in 0..<1_200 {
+            let fob = index % 2 == 0
+            let item = F.item(.found, fob ? "Fob \(index)" : "Scarf \(index)", at: Double(index)) {
+                $0.category = fob ? .keys : .clothing
+                $0.building = fob ? "Main Library" : "Gym"
+            }
+            _ = try await store.reportItem(item, matcher: .standard)
+        }
+        /// The driver a search takes, and how many items its first page of 10 holds.
+        func driver(
+            _ configure: (inout LostFoundQuery) -> Void
+        ) async throws -> (driver: SQLiteLostFoundStore.Driver?, found: Int) {
+            var query = LostFoundQuery()
+            configure(&query)
+            let compiled = try CompiledLostFoundQuery(query, page: try PageRequest(size: 10))
+            let found = try await store.search(query, page: try PageRequest(size: 10)).items.count
+            return (try await database.pool.read { db in try SQLiteLostFoundStore.driver(db, compiled) }, found)
+        }
+        let far = LostFoundCircle(center: F.north(metres: 20_000), radiusKm: 1)
+        let apart: [(inout LostFoundQuery) -> Void] = [
+            { $0.filter.categories = [.clothing] }, { $0.filter.building = "Gym" }, { $0.filter.near = far },
+        ]
+        for filter in apart {
+            let search = try await driver {
+                $0.text = "fob"
+                filter(&$0)
+            }
+            #expect(search.driver == .keywords && search.found == 0, "\(search)")
+        }
+        // Together they keep many: the search walks newest first.
+        let together = try await driver {
+            $0.text = "fob"
+            $0.filter.categories = [.keys]
+        }
+        #expect(together.driver == .newest && together.found == 10)
+        let words = try await driver { $0.text = "fob" }
+        #expect(words.driver == .newest && words.found == 10)
     }
 
     static func keyRows(_ database: SQLiteDatabase) async throws -> Set<String> {
