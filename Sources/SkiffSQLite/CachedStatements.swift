@@ -52,4 +52,10 @@ extension Database {
     func boundedCachedStatement(sql: String, shapes: BoundedStatementShapes) throws -> Statement {
         shapes.admits(sql) ? try cachedStatement(sql: sql) : try makeStatement(sql: sql)
     }
+
+    /// ``boundedCachedStatement(sql:shapes:)`` when `cacheable` (a statement of few arms, whose shapes are
+    /// few), else a statement prepared for this use only.
+    func boundedCachedStatement(sql: String, shapes: BoundedStatementShapes, if cacheable: Bool) throws -> Statement {
+        cacheable ? try boundedCachedStatement(sql: sql, shapes: shapes) : try makeStatement(sql: sql)
+    }
 }

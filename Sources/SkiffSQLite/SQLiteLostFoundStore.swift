@@ -12,7 +12,7 @@ public import SkiffLostFound
 /// (``matchCandidates(_:for:matcher:shapes:)`` walks them in order on the keyword table), lets the lifecycle score them with ``SkiffLostFound/LostFoundMatcher``,
 /// and inserts the item and the matches it accepts, all in one transaction.
 ///
-/// Search is one SQL statement (``searchStatement(_:limit:driver:)``, read by the index ``driver(_:_:)`` chooses): filters, the FTS5 index with prefix matching
+/// Search is one SQL statement (``searchStatement(_:limit:driver:)``, read by the index ``driver(_:_:)`` chooses), or for a circle a walk of its grid cells (``bandWalk(_:_:size:shapes:groupSize:alwaysWalk:)``): filters, the FTS5 index with prefix matching
 /// of the last word, the circle (a box on the coordinate index, then ``PrivateDistanceFunction``), the
 /// order, the keyset cursor and `LIMIT page + 1` all run in SQLite; `LostFoundSearchEngine` then checks the
 /// page's rows and makes its cursors, so results equal the in-memory store's.
@@ -154,10 +154,11 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         for start in stride(from: 0, to: keywords.count, by: keywordsPerStatement) {
             let group = keywords[start..<min(start + keywordsPerStatement, keywords.count)]
             let statement = candidatesStatement(for: item, keywords: group, matcher: matcher)
-            let prepared =
-                group.count <= cachedKeywordCount
-                ? try db.boundedCachedStatement(sql: statement.sql, shapes: shapes)
-                : try db.makeStatement(sql: statement.sql)
+            let prepared = try db.boundedCachedStatement(
+                sql: statement.sql,
+                shapes: shapes,
+                if: group.count <= cachedKeywordCount
+            )
             candidates += try Row.fetchAll(prepared, arguments: statement.arguments).map(LostFoundItemRow.item)
         }
         guard keywords.count > keywordsPerStatement else { return candidates }
@@ -200,7 +201,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         arguments += StatementArguments(Array(keywords))
         let arms = keywords.indices.map { index in
             """
-            SELECT k.occurredAt, k.id FROM lostFoundMatchKey k JOIN lostFoundItem c ON c.docID = k.docID \
+            SELECT k.occurredAt, k.id, k.docID FROM lostFoundMatchKey k JOIN lostFoundItem c ON c.docID = k.docID \
             WHERE k.kind = ?1 AND k.category = ?2 AND k.keyword = ?\(first + index - keywords.startIndex) \
             AND k.occurredAt BETWEEN ?3 AND ?4 AND c.reporterID <> ?5\(near)
             """
@@ -208,7 +209,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         return (
             """
             SELECT i.* FROM lostFoundItem i JOIN (\(arms.joined(separator: " UNION ")) ORDER BY 1 DESC, 2 DESC \
-            LIMIT ?6) m ON i.id = m.id ORDER BY i.occurredAt DESC, i.id DESC
+            LIMIT ?6) m ON i.docID = m.docID ORDER BY i.occurredAt DESC, i.id DESC
             """,
             arguments
         )
@@ -272,7 +273,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     /// What a search reads first: the index that answers its most selective filter, whose rows SQLite then
     /// sorts (`nil`: SQLite chooses), a walk of the newest-first index checking every filter on each item
     /// until the page is full, or for a search in a circle a walk of the circle's cells, band by band in
-    /// distance order (``bandWalk(_:_:size:shapes:groupSize:)``). `reporter`: the searcher's own items, read on the reporter's index.
+    /// distance order (``bandWalk(_:_:size:shapes:groupSize:alwaysWalk:)``). `reporter`: the searcher's own items, read on the reporter's index.
     enum Driver: Hashable, Sendable {
         case keywords, box, categories, building, newest, cells, reporter
     }
@@ -280,12 +281,16 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     /// Items read at most to estimate how many items a filter keeps.
     static let driverEstimateBound = 512
 
+    /// Keyword matches read at most (each with its item) to estimate how many of them pass the other filters.
+    static let keywordMatchBound = 4_096
+
     /// How a search reads (see ``Driver``): a filter keeping fewer than ``driverEstimateBound`` items drives it
     /// (its few items are read and sorted); otherwise a newest-first search walks newest first, which reads
     /// about page × (items ÷ kept) items when every filter keeps many, and a search in a circle walks the
     /// circle's cells (band by band in distance order). Each estimate reads at most the bound's entries of
-    /// one index, except the keywords', which reads their matches until the bound's number also pass the
-    /// categories, building and box.
+    /// one index; with categories, a building or a circle, the keywords' reads their first
+    /// ``keywordMatchBound`` matches with their items and counts those that pass those filters too (words and
+    /// categories that are each common but rarely go together keep few).
     static func driver(_ db: Database, _ compiled: CompiledLostFoundQuery) throws -> Driver? {
         let query = compiled.query
         let bound = driverEstimateBound
@@ -299,7 +304,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         if !compiled.terms.isEmpty {
             // The keywords' matches that also pass the other column filters: words and categories, words and a
             // building, or words and a place can each be common and yet rarely go together.
-            var sql = "SELECT 1 FROM lostFoundItemSearch s"
+            var sql = "SELECT 1 FROM lostFoundItemSearch"
             var arguments: StatementArguments = [TextSearch.ftsExpression(compiled.terms)]
             var filters: [String] = []
             if !query.filter.categories.isEmpty {
@@ -322,9 +327,27 @@ public struct SQLiteLostFoundStore: LostFoundStore {
                     arguments += [longitude.lowerBound, longitude.upperBound]
                 }
             }
-            if !filters.isEmpty { sql += " CROSS JOIN lostFoundItem i ON i.docID = s.rowid" }
-            sql += " WHERE lostFoundItemSearch MATCH ?" + filters.map { " AND " + $0 }.joined()
-            if try few(sql, arguments) { return .keywords }
+            if filters.isEmpty {
+                if try few(sql + " WHERE lostFoundItemSearch MATCH ?", arguments) { return .keywords }
+            } else {
+                // Counted among the first `keywordMatchBound` matches, and only decisive when there are no more.
+                let matches = """
+                    SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ? \
+                    LIMIT \(keywordMatchBound)
+                    """
+                sql = """
+                    SELECT 1 FROM (\(matches)) s CROSS JOIN lostFoundItem i ON i.docID = s.rowid \
+                    WHERE \(filters.joined(separator: " AND "))
+                    """
+                if try few(sql, arguments),
+                    try Int.fetchOne(
+                        db.cachedStatement(sql: "SELECT COUNT(*) FROM (\(matches))"),
+                        arguments: [TextSearch.ftsExpression(compiled.terms)]
+                    ) ?? 0 < keywordMatchBound
+                {
+                    return .keywords
+                }
+            }
         }
         if let near = query.filter.near {
             let box = LostFoundSearchEngine.boundingBox(near)
@@ -357,39 +380,64 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     /// Band statements of up to this many cells go through the statement cache.
     static let cachedCellCount = 8
 
-    /// The candidates of a page of a search in a circle, read from the circle's grid cells: `nil` when the
-    /// circle's box wraps around the antimeridian or a pole (the search then reads the box, or walks newest
-    /// first).
+    /// The candidates of a page of a search in a circle, read from the circle's grid cells; `nil` when the
+    /// circle's box wraps around the antimeridian or a pole, or when a newest-first search would read fewer
+    /// rows walking every item newest first (the search then reads the box, or walks newest first).
     ///
     /// Everyone else's items are in the circle when their cell's centre is, and are shown the distance to it,
     /// rounded (``SkiffDomain/ApproximateLocation``), so distance order is band by band of the circle's cells
     /// (`LostFoundSearchEngine.bands`), newest first within a band; newest first is all the circle's cells
-    /// as one band. A circle holding no cell's centre reads none of them. The cells holding items are looked up
-    /// in `lostFoundCell` ("lostfound-v6"), one range per row of the circle's box; each band's items come
-    /// from ``bandStatement(_:cells:after:limit:)``, which walks its cells' `(cell, createdAt, id)` index
-    /// newest first and stops once the page is full, and bands are read until `size + 1` items are found.
-    /// The searcher's own items are measured to their exact points: read apart on the reporter's index
-    /// (every own item in the box, sorted), and merged in by `LostFoundSearchEngine.page`.
+    /// as one band. A circle holding no cell's centre reads none of them. The cells holding items, with
+    /// their item counts, are looked up in `lostFoundCell` ("lostfound-v6"), one range per row of the
+    /// circle's box. Each band's items come from ``bandStatement(_:cells:after:limit:)`` (one statement per
+    /// `groupSize` of its cells), which walks its cells' `(cell, createdAt, id)` index newest first; rows are
+    /// stepped one at a time, those of items outside the keywords' FTS5 matches (listed once per walk)
+    /// skipped, the others checked with `LostFoundSearchEngine.hit`, and the walk stops once `size + 1` hits
+    /// are found, at the end of a band. The searcher's own items are measured to their exact points: read apart on the
+    /// reporter's index (each of the reporter's items, sorted, the first `size + 1` kept), and merged in by
+    /// `LostFoundSearchEngine.page`.
     ///
-    /// Bounded by: the box's rows (at most about 900 range lookups at the largest radius), the occupied
-    /// cells in the box, `size + 1` items plus the rows the filters skip, and the searcher's own items.
+    /// Bounded by: the box's rows (at most about 900 range lookups at the largest radius); one index seek
+    /// per occupied cell of the circle at most, and one statement per band or group of cells; the keywords'
+    /// matches, once; the rows the walk steps through until `size + 1` pass every filter (per group of a
+    /// band's cells); and the searcher's own items. Newest first takes this walk only when its statements (one per group of
+    /// cells, each reading up to `size + 1` rows that pass) are fewer than the walk over every item would
+    /// read per hit, as the items in the circle's cells and in the table say (`alwaysWalk`: it always does;
+    /// for tests).
     static func bandWalk(
         _ db: Database,
         _ compiled: CompiledLostFoundQuery,
         size: Int,
         shapes: BoundedStatementShapes,
-        groupSize: Int = cellsPerStatement
+        groupSize: Int = cellsPerStatement,
+        alwaysWalk: Bool = false
     ) throws -> [LostFoundSearchEngine.Hit]? {
         guard let near = compiled.query.filter.near, let box = LostFoundSearchEngine.boxCells(near) else {
             return nil
         }
-        let occupied = try db.cachedStatement(sql: "SELECT cell FROM lostFoundCell WHERE cell BETWEEN ? AND ?")
-        var cells: [ApproximateLocation.Cell] = []
+        let occupied = try db.cachedStatement(
+            sql: "SELECT cell, items FROM lostFoundCell WHERE cell BETWEEN ? AND ?"
+        )
+        var items: [ApproximateLocation.Cell: Int64] = [:]
         for (row, columns) in box {
             let first = LostFoundItemRow.cellKey(ApproximateLocation.Cell(row: row, column: columns.lowerBound))
             let last = LostFoundItemRow.cellKey(ApproximateLocation.Cell(row: row, column: columns.upperBound))
-            for key in try Int64.fetchAll(occupied, arguments: [first, last]) {
-                cells.append(ApproximateLocation.Cell(row: row, column: Int(key - first) + columns.lowerBound))
+            let rows = try Row.fetchCursor(occupied, arguments: [first, last])
+            while let found = try rows.next() {
+                let key: Int64 = found[0]
+                items[ApproximateLocation.Cell(row: row, column: Int(key - first) + columns.lowerBound)] = found[1]
+            }
+        }
+        let byDistance = compiled.query.sort == .distance
+        var bands = LostFoundSearchEngine.bands(items.keys, in: near)
+        if !byDistance, !bands.isEmpty {
+            bands = [(distance: 0, cells: bands.flatMap(\.cells))]
+            // Newest first over many cells: the walk over every item, checking the circle, may read less.
+            let statements = (bands[0].cells.count + groupSize - 1) / groupSize
+            if statements > 1, !alwaysWalk {
+                let kept = bands[0].cells.reduce(Int64(0)) { $0 + (items[$1] ?? 0) }
+                let total = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(docID) FROM lostFoundItem")) ?? 0
+                if Int64(statements) * kept > total { return nil }
             }
         }
         var hits: [LostFoundSearchEngine.Hit] = []
@@ -398,42 +446,62 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             hits += try LostFoundItemRow.fetchAll(db, sql: own.sql, arguments: own.arguments)
                 .compactMap { LostFoundSearchEngine.hit($0, compiled) }
         }
+        // The keywords' matches, listed once for the whole walk: rows of other items are skipped undecoded.
+        let matching: Set<Int64>? =
+            compiled.terms.isEmpty
+            ? nil
+            : try Int64.fetchSet(
+                db.cachedStatement(sql: "SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?"),
+                arguments: [TextSearch.ftsExpression(compiled.terms)]
+            )
         let cursor = compiled.cursor
-        let byDistance = compiled.query.sort == .distance
-        var bands = LostFoundSearchEngine.bands(cells, in: near)
-        if !byDistance, !bands.isEmpty { bands = [(distance: 0, cells: bands.flatMap(\.cells))] }
         var others = 0
         for band in bands {
             if byDistance, let distance = cursor?.d, band.distance < distance { continue }
             let after = cursor.flatMap { !byDistance || $0.d == band.distance ? (createdAt: $0.c, id: $0.i) : nil }
             let need = size + 1 - others
-            var items: [LostFoundItem] = []
+            // Each group's newest `need` hits hold the band's newest `need` from its cells: all groups'
+            // together hold the band's (`LostFoundSearchEngine.page` orders them).
             for start in stride(from: 0, to: band.cells.count, by: groupSize) {
                 let group = band.cells[start..<min(start + groupSize, band.cells.count)]
-                let statement = bandStatement(compiled, cells: group, after: after, limit: need)
-                let prepared =
-                    group.count <= cachedCellCount
-                    ? try db.boundedCachedStatement(sql: statement.sql, shapes: shapes)
-                    : try db.makeStatement(sql: statement.sql)
-                items += try Row.fetchAll(prepared, arguments: statement.arguments).map(LostFoundItemRow.item)
+                // Without keywords every row the statement returns is a hit: it stops at `need`.
+                let statement = bandStatement(
+                    compiled,
+                    cells: group,
+                    after: after,
+                    limit: compiled.terms.isEmpty ? need : -1
+                )
+                let prepared = try db.boundedCachedStatement(
+                    sql: statement.sql,
+                    shapes: shapes,
+                    if: group.count <= cachedCellCount
+                )
+                let rows = try Row.fetchCursor(prepared, arguments: statement.arguments)
+                var found = 0
+                while found < need, let row = try rows.next() {
+                    if let matching, !matching.contains(row[0]) { continue }
+                    guard let hit = LostFoundSearchEngine.hit(LostFoundItemRow.item(row), compiled) else { continue }
+                    hits.append(hit)
+                    found += 1
+                }
+                others += found
             }
-            // Each group's newest `need` hold the band's newest `need` from its cells: all groups' together
-            // hold the band's (`LostFoundSearchEngine.page` orders them).
-            let found = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
-            hits += found
-            others += found.count
             if others > size { break }
         }
         return hits
     }
 
-    /// The statement of one band (or group of a band's cells) for ``bandWalk(_:_:size:shapes:groupSize:)``: up to
-    /// `limit` items of `cells`, newest first after `after`, reported by someone other than the searcher, that
-    /// pass the search's other filters.
+    /// The statement of one band (or group of a band's cells) for ``bandWalk(_:_:size:shapes:groupSize:alwaysWalk:)``:
+    /// the items of `cells`, newest first after `after`, reported by someone other than the searcher, that
+    /// pass the search's status, category and building filters; at most `limit` (none: -1). The keywords are
+    /// left to the caller.
     ///
     /// Each cell is one arm of a compound `SELECT … UNION ALL … ORDER BY createdAt DESC, id DESC` walking the
-    /// `(cell, createdAt, id)` index; SQLite merges the arms lazily in a co-routine, and the filters (plain
-    /// columns, and the keywords' FTS5 rows, listed once) are checked on the merged rows until `limit` pass.
+    /// `(cell, createdAt, id)` index; SQLite merges the arms lazily in a co-routine and checks the filters on
+    /// the merged rows. The outer query has no `ORDER BY` of its own (one would make SQLite flatten the query
+    /// and sort each arm): it relies on SQLite returning a subquery's rows in the subquery's order, which
+    /// it does (3.40) but SQL does not promise; the search plan tests check the plan, and the differential
+    /// tests the results.
     static func bandStatement(
         _ compiled: CompiledLostFoundQuery,
         cells: ArraySlice<ApproximateLocation.Cell>,
@@ -461,12 +529,6 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         }
         if let key = compiled.buildingKey {
             conditions.append("+i.buildingKey = \(bind(key))")
-        }
-        if !compiled.terms.isEmpty {
-            conditions.append(
-                "+i.docID IN (SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH "
-                    + "\(bind(TextSearch.ftsExpression(compiled.terms))))"
-            )
         }
         return (
             """

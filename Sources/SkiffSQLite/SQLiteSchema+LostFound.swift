@@ -210,7 +210,7 @@ extension SQLiteSchema {
     /// point), an index `(cell, createdAt, id)` that walks one cell's items newest first, and
     /// `lostFoundCell`, the cells holding at least one item with their item counts (kept by triggers). A
     /// search in distance order walks the circle's cells band by band of shown distance
-    /// (``SQLiteLostFoundStore/bandWalk(_:_:size:shapes:groupSize:)``) instead of reading every item in the circle.
+    /// (``SQLiteLostFoundStore/bandWalk(_:_:size:shapes:groupSize:alwaysWalk:)``) instead of reading every item in the circle.
     ///
     /// Existing items' cells are computed in Swift (the grid's cosine is not SQL), once, in the migration's
     /// transaction.

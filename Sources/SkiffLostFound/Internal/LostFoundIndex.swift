@@ -231,13 +231,7 @@ struct LostFoundIndex: Sendable {
         let margin = ApproximateLocation.maximumShiftKm + 1e-6
         // The cells that may hold a point in the circle, with the least distance one of their points can have.
         let near = cells.compactMap { cell, list -> (least: Double, list: SortedKeys<NewestKey>)? in
-            let point = ApproximateLocation.center(of: cell)
-            let km = GreatCircle.distanceKm(
-                latitude1: circle.center.latitude,
-                longitude1: circle.center.longitude,
-                latitude2: point.latitude,
-                longitude2: point.longitude
-            )
+            let km = LostFoundSearchEngine.distanceKm(from: circle, to: cell)
             return km - margin <= circle.radiusKm ? (km - margin, list) : nil
         }
         var hits: [LostFoundSearchEngine.Hit] = []

@@ -109,6 +109,17 @@ package enum LostFoundSearchEngine {
         return (low.row...high.row).map { ($0, ApproximateLocation.columns(row: $0, longitude: longitude)) }
     }
 
+    /// The distance from a circle's centre to a cell's centre, in kilometres.
+    package static func distanceKm(from circle: LostFoundCircle, to cell: ApproximateLocation.Cell) -> Double {
+        let point = ApproximateLocation.center(of: cell)
+        return GreatCircle.distanceKm(
+            latitude1: circle.center.latitude,
+            longitude1: circle.center.longitude,
+            latitude2: point.latitude,
+            longitude2: point.longitude
+        )
+    }
+
     /// The cells among `cells` whose centres are within the circle, grouped by the distance everyone but an
     /// item's reporter is shown (``SkiffDomain/ApproximateLocation/distance(from:to:exact:)``: to the cell's
     /// centre, rounded), nearest first. Everyone else's items in a circle are the items of these cells, and in
@@ -119,13 +130,7 @@ package enum LostFoundSearchEngine {
     ) -> [(distance: Double, cells: [ApproximateLocation.Cell])] {
         var bands: [Double: [ApproximateLocation.Cell]] = [:]
         for cell in cells {
-            let point = ApproximateLocation.center(of: cell)
-            let km = GreatCircle.distanceKm(
-                latitude1: circle.center.latitude,
-                longitude1: circle.center.longitude,
-                latitude2: point.latitude,
-                longitude2: point.longitude
-            )
+            let km = distanceKm(from: circle, to: cell)
             guard km <= circle.radiusKm else { continue }
             bands[ApproximateLocation.rounded(km), default: []].append(cell)
         }
