@@ -306,27 +306,13 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             // building, or words and a place can each be common and yet rarely go together.
             var sql = "SELECT 1 FROM lostFoundItemSearch"
             var arguments: StatementArguments = [TextSearch.ftsExpression(compiled.terms)]
-            var filters: [String] = []
-            if !query.filter.categories.isEmpty {
-                let statuses = compiled.statuses.map(\.rawValue).sorted()
-                let categories = query.filter.categories.map(\.rawValue).sorted()
-                filters.append("+i.status IN (\(databaseQuestionMarks(count: statuses.count)))")
-                filters.append("+i.category IN (\(databaseQuestionMarks(count: categories.count)))")
-                arguments += StatementArguments(statuses + categories)
-            }
-            if let key = compiled.buildingKey {
-                filters.append("+i.buildingKey = ?")
-                arguments += [key]
-            }
-            if let near = query.filter.near {
-                let box = LostFoundSearchEngine.boundingBox(near)
-                filters.append("+i.latitude BETWEEN ? AND ?")
-                arguments += [box.latitude.lowerBound, box.latitude.upperBound]
-                if let longitude = box.longitude {
-                    filters.append("+i.longitude BETWEEN ? AND ?")
-                    arguments += [longitude.lowerBound, longitude.upperBound]
-                }
-            }
+            let filtered = !query.filter.categories.isEmpty || compiled.buildingKey != nil || query.filter.near != nil
+            let filters =
+                filtered
+                ? filterConditions(compiled, box: true, column: { "+i.\($0)" }) { value in
+                    arguments += [value]
+                    return "?"
+                } : []
             if filters.isEmpty {
                 if try few(sql + " WHERE lostFoundItemSearch MATCH ?", arguments) { return .keywords }
             } else {
@@ -520,16 +506,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             "SELECT i.* FROM lostFoundItem i WHERE i.cell = \(bind(LostFoundItemRow.cellKey(cell))) "
                 + "AND i.reporterID IS NOT ?1\(tail)"
         }
-        var conditions = [
-            "+i.status IN (\(compiled.statuses.map(\.rawValue).sorted().map { bind($0) }.joined(separator: ", ")))"
-        ]
-        if !query.filter.categories.isEmpty {
-            let values = query.filter.categories.map(\.rawValue).sorted().map { bind($0) }
-            conditions.append("+i.category IN (\(values.joined(separator: ", ")))")
-        }
-        if let key = compiled.buildingKey {
-            conditions.append("+i.buildingKey = \(bind(key))")
-        }
+        let conditions = filterConditions(compiled, box: false, column: { "+i.\($0)" }, bind: bind)
         return (
             """
             SELECT i.* FROM (\(arms.joined(separator: " UNION ALL ")) ORDER BY createdAt DESC, id DESC) i \
@@ -537,6 +514,37 @@ public struct SQLiteLostFoundStore: LostFoundStore {
             """,
             StatementArguments(values)
         )
+    }
+
+    /// The conditions of a search's status, category and building filters and, with `box`, its circle's box
+    /// (``SkiffLostFound/LostFoundSearchEngine/boundingBox(_:)``), on the items' alias `i`: one definition for
+    /// every statement and estimate that checks them. `column` writes a column (a unary `+` keeps SQLite
+    /// from reading by its index); `bind` takes a value and gives its placeholder.
+    static func filterConditions(
+        _ compiled: CompiledLostFoundQuery,
+        box: Bool,
+        column: (String) -> String,
+        bind: (any DatabaseValueConvertible) -> String
+    ) -> [String] {
+        let filter = compiled.query.filter
+        func list(_ values: [String]) -> String { values.sorted().map(bind).joined(separator: ", ") }
+        var conditions = ["\(column("status")) IN (\(list(compiled.statuses.map(\.rawValue))))"]
+        if !filter.categories.isEmpty {
+            conditions.append("\(column("category")) IN (\(list(filter.categories.map(\.rawValue))))")
+        }
+        if let key = compiled.buildingKey { conditions.append("\(column("buildingKey")) = \(bind(key))") }
+        if box, let near = filter.near {
+            let box = LostFoundSearchEngine.boundingBox(near)
+            conditions.append(
+                "\(column("latitude")) BETWEEN \(bind(box.latitude.lowerBound)) AND \(bind(box.latitude.upperBound))"
+            )
+            if let longitude = box.longitude {
+                conditions.append(
+                    "\(column("longitude")) BETWEEN \(bind(longitude.lowerBound)) AND \(bind(longitude.upperBound))"
+                )
+            }
+        }
+        return conditions
     }
 
     /// The one statement of a search: filters, keywords (FTS5), the circle (a box on the coordinate index,
@@ -554,23 +562,18 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         var arguments: StatementArguments = []
         var columns = "i.*"
         var columnArguments: StatementArguments = []
-        func list(_ values: [String]) -> String { databaseQuestionMarks(count: values.count) }
         func column(_ name: String, drives: Bool) -> String { driver == nil || drives ? "i.\(name)" : "+i.\(name)" }
-        let statuses = compiled.statuses.map(\.rawValue).sorted()
-        conditions.append("\(column("status", drives: driver == .categories)) IN (\(list(statuses)))")
-        arguments += StatementArguments(statuses)
+        let drivers: [String: Driver] = [
+            "status": .categories, "category": .categories, "buildingKey": .building, "latitude": .box,
+            "longitude": .box,
+        ]
+        conditions += filterConditions(compiled, box: true, column: { column($0, drives: driver == drivers[$0]) }) {
+            arguments += [$0]
+            return "?"
+        }
         if let reporter {
             conditions.append("i.reporterID = ?")
             arguments += [reporter]
-        }
-        if !query.filter.categories.isEmpty {
-            let values = query.filter.categories.map(\.rawValue).sorted()
-            conditions.append("\(column("category", drives: driver == .categories)) IN (\(list(values)))")
-            arguments += StatementArguments(values)
-        }
-        if let key = compiled.buildingKey {
-            conditions.append("\(column("buildingKey", drives: driver == .building)) = ?")
-            arguments += [key]
         }
         if !compiled.terms.isEmpty {
             conditions.append(
@@ -581,13 +584,6 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         }
         let byDistance = query.sort == .distance && query.filter.near != nil
         if let near = query.filter.near {
-            let box = LostFoundSearchEngine.boundingBox(near)
-            conditions.append("\(column("latitude", drives: driver == .box)) BETWEEN ? AND ?")
-            arguments += [box.latitude.lowerBound, box.latitude.upperBound]
-            if let longitude = box.longitude {
-                conditions.append("\(column("longitude", drives: driver == .box)) BETWEEN ? AND ?")
-                arguments += [longitude.lowerBound, longitude.upperBound]
-            }
             let center: StatementArguments = [near.center.latitude, near.center.longitude, query.viewerID]
             conditions.append(PrivateDistanceFunction.call(table: "i", owner: "reporterID", shown: false) + " <= ?")
             arguments += center

@@ -13,11 +13,7 @@ struct SQLiteBucketListMigrationTests {
     func upgrade() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("skiff.sqlite").path
-            let old = try DatabasePool(path: path)
-            let identifiers = SQLiteSchema.migrationIdentifiers
-            let index = try #require(identifiers.firstIndex(of: "bucketlist-v4"))
-            try SQLiteSchema.migrator.migrate(old, upTo: identifiers[index - 1])
-            try await old.write { db in
+            try await makeDatabase(path, before: "bucketlist-v4") { db in
                 for id in ["act_a", "act_b", "act_c", "act_d"] {
                     try db.execute(
                         sql: """
@@ -47,7 +43,6 @@ struct SQLiteBucketListMigrationTests {
                         """
                 )
             }
-            try old.close()
 
             let database = try await SQLiteDatabase.open(atPath: path)
             defer { try? database.close() }

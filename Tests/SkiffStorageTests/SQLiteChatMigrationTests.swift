@@ -112,21 +112,11 @@ struct SQLiteChatMigrationTests {
         ],
     ]
 
-    /// A database file migrated up to the migration before "chat-v2", with `fill` run on it.
-    static func oldDatabase(_ path: String, _ fill: @escaping @Sendable (Database) throws -> Void) async throws {
-        let old = try DatabasePool(path: path)
-        let identifiers = SQLiteSchema.migrationIdentifiers
-        let index = try #require(identifiers.firstIndex(of: "chat-v2"))
-        try SQLiteSchema.migrator.migrate(old, upTo: identifiers[index - 1])
-        try await old.write(fill)
-        try old.close()
-    }
-
     @Test("every kind of stored feed event survives the move from JSON to protobuf, with its key and time")
     func upgrade() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("skiff.sqlite").path
-            try await Self.oldDatabase(path) { db in
+            try await makeDatabase(path, before: "chat-v2") { db in
                 for row in Self.oldRows {
                     try db.execute(
                         sql: """
@@ -184,7 +174,7 @@ struct SQLiteChatMigrationTests {
     func corruptRow() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("skiff.sqlite").path
-            try await Self.oldDatabase(path) { db in
+            try await makeDatabase(path, before: "chat-v2") { db in
                 try db.execute(
                     sql:
                         "INSERT INTO feedEvent (userID, sequence, occurredAt, payload) VALUES ('usr_a', 1, 0, '{\"gone\":{}}')"

@@ -34,22 +34,12 @@ struct SQLiteListingsMigrationTests {
         )
     }
 
-    /// A database file migrated up to the migration before "listings-v5", with `fill` run on it.
-    static func oldDatabase(_ path: String, _ fill: @escaping @Sendable (Database) throws -> Void) async throws {
-        let old = try DatabasePool(path: path)
-        let identifiers = SQLiteSchema.migrationIdentifiers
-        let index = try #require(identifiers.firstIndex(of: "listings-v5"))
-        try SQLiteSchema.migrator.migrate(old, upTo: identifiers[index - 1])
-        try await old.write(fill)
-        try old.close()
-    }
-
     @Test("Zip-only listings of a database from before listings-v5 become searchable at their centroid")
     func upgrade() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.path("skiff.sqlite")
-        try await Self.oldDatabase(path) { db in
+        try await makeDatabase(path, before: "listings-v5") { db in
             try Self.insertOldListing(db, 1, zip: "37235", point: GeoPoint(latitude: 36.15, longitude: -86.80))
             try Self.insertOldListing(db, 2, zip: "37232")
             try Self.insertOldListing(db, 3, zip: "37203-1234")
@@ -97,7 +87,7 @@ struct SQLiteListingsMigrationTests {
         let path = directory.path("skiff.sqlite")
         // More zip-only listings than one batch.
         let count = SQLiteListingsStore.searchPointBatchSize * 2 + 7
-        try await Self.oldDatabase(path) { db in
+        try await makeDatabase(path, before: "listings-v5") { db in
             for index in 0..<count { try Self.insertOldListing(db, index, zip: index % 3 == 0 ? "37235" : "37232") }
             try Self.insertOldListing(db, count, zip: "37232", point: Self.campus)
         }

@@ -226,10 +226,6 @@ struct SQLiteLostFoundStoreTests {
     func cellsMigrationAndUpkeep() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("skiff.sqlite").path
-            let old = try DatabasePool(path: path)
-            let identifiers = SQLiteSchema.migrationIdentifiers
-            let index = try #require(identifiers.firstIndex(of: "lostfound-v6"))
-            try SQLiteSchema.migrator.migrate(old, upTo: identifiers[index - 1])
             let south = LostFoundPoint(latitude: -33.9249, longitude: 18.4241)
             let earlier = [
                 F.item(.lost, "Umbrella"),
@@ -238,8 +234,9 @@ struct SQLiteLostFoundStoreTests {
                 F.item(.lost, "Hat") { $0.point = nil },
                 F.item(.lost, "Mug") { $0.point = F.north(metres: 30) },
             ]
-            try await old.write { [earlier] db in try Self.insertBeforeCells(db, earlier) }
-            try old.close()
+            try await makeDatabase(path, before: "lostfound-v6") { [earlier] db in
+                try Self.insertBeforeCells(db, earlier)
+            }
 
             let database = try await SQLiteDatabase.open(atPath: path)
             defer { try? database.close() }
@@ -455,10 +452,6 @@ struct SQLiteLostFoundStoreTests {
     func matchKeysMigrationAndUpkeep() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("skiff.sqlite").path
-            let old = try DatabasePool(path: path)
-            let identifiers = SQLiteSchema.migrationIdentifiers
-            let index = try #require(identifiers.firstIndex(of: "lostfound-v5"))
-            try SQLiteSchema.migrator.migrate(old, upTo: identifiers[index - 1])
             var earlier = [
                 F.item(.lost, "Blue Hydro-Flask bottle, the 32 oz one") { $0.description = "Sticker of a fox; a dent" },
                 F.item(.found, "Café loyalty card (Ünïcode)") { $0.description = "x y Zz 12 lost near the desk" },
@@ -467,8 +460,9 @@ struct SQLiteLostFoundStoreTests {
             ]
             earlier[3].status = .returned
             earlier[3].returnedAt = F.t0
-            try await old.write { [earlier] db in try Self.insertBeforeCells(db, earlier) }
-            try old.close()
+            try await makeDatabase(path, before: "lostfound-v5") { [earlier] db in
+                try Self.insertBeforeCells(db, earlier)
+            }
 
             let database = try await SQLiteDatabase.open(atPath: path)
             defer { try? database.close() }
