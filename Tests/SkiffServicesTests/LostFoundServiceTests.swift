@@ -587,6 +587,24 @@ struct LostFoundServiceTests {
                     #expect(inOrder, "\(a.item.itemID) before \(b.item.itemID)")
                 }
             }
+            // The worst a walk of the cells can be asked: the widest circle the contract allows, every item in
+            // it, and a filter none of them passes (each status and circle alone keeps many, so the walk reads
+            // every cell). An empty last page, and the connection carries on.
+            for order in [Skiff_Lostfound_V1_ItemSortOrder.distance, .newest] {
+                let page = try await client.searchItems(
+                    .with {
+                        $0.filter.statuses = [.returned]
+                        $0.filter.near.center.latitude = center.latitude
+                        $0.filter.near.center.longitude = center.longitude
+                        $0.filter.near.radiusKm = 500
+                        $0.sortOrder = order
+                        $0.pageSize = 100
+                    },
+                    metadata: owner.auth
+                )
+                #expect(page.results.isEmpty && page.nextPageToken.isEmpty, "\(order)")
+            }
+            #expect(try await client.searchItems(.with { $0.query = "umbrella" }).results.count == 20)
         }
     }
 
