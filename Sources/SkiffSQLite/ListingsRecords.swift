@@ -5,7 +5,7 @@ import SkiffListings
 
 // Rows of the Listings tables (see `SQLiteSchema+Listings`, migration "listings-v1"). Internal: they never
 // cross the `ListingsStore` protocol. Dates are INTEGER milliseconds since 1970; tags and image ids are JSON
-// arrays of strings. `searchLatitude`/`searchLongitude` ("listings-v5") are written with every listing and
+// arrays of strings. `searchLatitude`/`searchLongitude` ("listings-v5") and their `cell` ("listings-v6") are written with every listing and
 // read by search SQL only: a `Listing` has no such field, its search point follows from its location
 // (`ListingRules.searchPoint`).
 
@@ -15,7 +15,7 @@ enum ListingRow {
         "id", "sellerID", "title", "titleKey", "description", "priceCents", "category", "condition", "size", "tags",
         "madeOnCampus", "biddingEnabled", "anonymous", "zipCode", "latitude", "longitude", "imageIDs", "status",
         "createdAt", "updatedAt", "searchTitle", "searchDescription", "searchTags", "searchLatitude",
-        "searchLongitude",
+        "searchLongitude", "cell",
     ]
 
     static func values(_ listing: Listing) -> [(any DatabaseValueConvertible)?] {
@@ -30,6 +30,7 @@ enum ListingRow {
             listing.status.rawValue, listing.createdAt.millisecondsSince1970, listing.updatedAt.millisecondsSince1970,
             SearchText.indexText(fields.title), SearchText.indexText(fields.description),
             SearchText.indexText(tags: fields.tags), searchPoint?.latitude, searchPoint?.longitude,
+            GridCells.key(latitude: searchPoint?.latitude, longitude: searchPoint?.longitude),
         ]
     }
 

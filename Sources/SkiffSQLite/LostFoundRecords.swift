@@ -14,16 +14,10 @@ enum LostFoundItemRow {
         "returnedAt", "searchTitle", "searchDescription", "cell",
     ]
 
-    /// The key of the grid cell (``SkiffDomain/ApproximateLocation``) holding a point, as the `cell` column
-    /// ("lostfound-v6") stores it: the row times a million plus the column. Unique for every point on
-    /// Earth (a row has fewer than 40,000 columns).
-    static func cellKey(_ cell: ApproximateLocation.Cell) -> Int64 {
-        Int64(cell.row) * 1_000_000 + Int64(cell.column)
-    }
-
-    /// The `cell` column of an item: its point's ``cellKey(_:)``, or `NULL` without a point.
+    /// The `cell` column of an item ("lostfound-v6"): its point's ``GridCells/key(latitude:longitude:)``, or
+    /// `NULL` without a point.
     static func cellKey(_ point: LostFoundPoint?) -> Int64? {
-        point.flatMap { ApproximateLocation.cell(latitude: $0.latitude, longitude: $0.longitude) }.map(cellKey)
+        GridCells.key(latitude: point?.latitude, longitude: point?.longitude)
     }
 
     static func values(_ item: LostFoundItem) -> [(any DatabaseValueConvertible)?] {

@@ -15,11 +15,17 @@ extension SQLiteListingsStore {
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
         let compiled = try CompiledListingQuery(query, page: page)
         let size = page.size
+        let shapes = pool.shapes
         return try await pool.domainRead { db in
+            if try Self.walksCells(db, compiled),
+                let hits = try Self.bandWalk(db, compiled, size: size, shapes: shapes)
+            {
+                return ListingSearchEngine.page(hits, compiled, size: size)
+            }
             let plan = try ListingSearchSQL.plan(compiled, size: size, db)
             let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
             let rows = try Row.fetchAll(
-                db.boundedCachedStatement(sql: statement.sql, shapes: pool.shapes),
+                db.boundedCachedStatement(sql: statement.sql, shapes: shapes),
                 arguments: statement.arguments
             )
             guard let first = rows.first else { return ListingSearchEngine.page(ordered: [], compiled, size: size) }
@@ -112,7 +118,28 @@ enum ListingSearchSQL {
     static func plan(_ query: CompiledListingQuery, size: Int, _ db: Database) throws -> Plan {
         guard let index = walkIndex(query) else { return .planner }
         guard !query.terms.isEmpty else { return .walk(index: index) }
-        let total = Double(max(1, try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(docID) FROM listing")) ?? 1))
+        let total = try listingCount(db)
+        let matches = try estimatedMatches(query, total: total, db)
+        let cheaper = ListingSearchEngine.collectingIsCheaper(
+            collected: matches,
+            matches: matches,
+            total: Int(total),
+            size: size,
+            selectivity: ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: true),
+            collectCost: 8
+        )
+        return cheaper ? .collect : .walk(index: index)
+    }
+
+    /// About how many listings there are: the largest row id (deleted rows included), read in one step.
+    static func listingCount(_ db: Database) throws -> Double {
+        Double(max(1, try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(docID) FROM listing")) ?? 1))
+    }
+
+    /// About how many listings match the keywords, from `listingWordCount`: the rarest term, times the other
+    /// terms' frequencies, as if independent (a prefix of more than ``prefixEstimateWords`` words counts as
+    /// matching every listing). Reads one entry per term and at most ``prefixEstimateWords`` + 1 for the last.
+    static func estimatedMatches(_ query: CompiledListingQuery, total: Double, _ db: Database) throws -> Double {
         var matches = total
         for (position, term) in query.terms.enumerated() {
             let count: Int
@@ -135,21 +162,20 @@ enum ListingSearchSQL {
             }
             matches *= min(Double(count), total) / total
         }
-        let cheaper = ListingSearchEngine.collectingIsCheaper(
-            collected: matches,
-            matches: matches,
-            total: Int(total),
-            size: size,
-            selectivity: ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: true),
-            collectCost: 8
-        )
-        return cheaper ? .collect : .walk(index: index)
+        return matches
     }
 
-    /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor.
-    static func statement(_ query: CompiledListingQuery, limit: Int, plan: Plan = .planner) -> Statement {
+    /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor;
+    /// with `seller`, only that seller's listings.
+    static func statement(
+        _ query: CompiledListingQuery,
+        limit: Int,
+        plan: Plan = .planner,
+        seller: String? = nil
+    ) -> Statement {
         let sort = query.query.sort
         var conditions = filterConditions(query)
+        if let seller { conditions.append("listing.sellerID = ?", [seller]) }
         var columns = "listing.*"
         var from = "listing"
         var columnArguments: StatementArguments = []
@@ -157,19 +183,7 @@ enum ListingSearchSQL {
 
         if case .walk(let index) = plan {
             from += " INDEXED BY \(index)"
-            for (position, term) in query.terms.enumerated() {
-                let probe = "EXISTS (SELECT 1 FROM listingWord WHERE listingWord.docID = listing.docID AND "
-                if position < query.terms.count - 1 {
-                    conditions.append(probe + "listingWord.word = ?)", [term])
-                } else if let upper = prefixUpperBound(term) {
-                    conditions.append(probe + "listingWord.word >= ? AND listingWord.word < ?)", [term, upper])
-                } else {
-                    conditions.append(
-                        probe + "listingWord.word >= ? AND substr(listingWord.word, 1, ?) = ?)",
-                        [term, term.unicodeScalars.count, term]
-                    )
-                }
-            }
+            appendKeywordProbes(&conditions, query)
         } else if !query.terms.isEmpty {
             if plan == .collect { from += " NOT INDEXED" }
             conditions.append(
@@ -227,6 +241,24 @@ enum ListingSearchSQL {
             sql: "SELECT \(columns) FROM \(from) WHERE \(conditions.sql) ORDER BY \(order) LIMIT ?",
             arguments: arguments
         )
+    }
+
+    /// Adds one `EXISTS` probe of `listingWord` (listing, token) per keyword term, the last as a prefix
+    /// range: each costs one index seek per listing checked.
+    static func appendKeywordProbes(_ conditions: inout Conditions, _ query: CompiledListingQuery) {
+        for (position, term) in query.terms.enumerated() {
+            let probe = "EXISTS (SELECT 1 FROM listingWord WHERE listingWord.docID = listing.docID AND "
+            if position < query.terms.count - 1 {
+                conditions.append(probe + "listingWord.word = ?)", [term])
+            } else if let upper = prefixUpperBound(term) {
+                conditions.append(probe + "listingWord.word >= ? AND listingWord.word < ?)", [term, upper])
+            } else {
+                conditions.append(
+                    probe + "listingWord.word >= ? AND substr(listingWord.word, 1, ?) = ?)",
+                    [term, term.unicodeScalars.count, term]
+                )
+            }
+        }
     }
 
     /// The distance from the circle's centre (the arguments: its latitude and longitude, then the viewer) to
@@ -300,33 +332,37 @@ enum ListingSearchSQL {
         var sql: String { parts.isEmpty ? "1" : parts.joined(separator: " AND ") }
     }
 
-    /// The engine's filters (everything but keywords and the circle), in SQL.
-    static func filterConditions(_ compiled: CompiledListingQuery) -> Conditions {
+    /// The engine's filters (everything but keywords and the circle), in SQL. `column` writes a column of
+    /// the listing (a unary `+` keeps SQLite from reading by its index).
+    static func filterConditions(
+        _ compiled: CompiledListingQuery,
+        column: (String) -> String = { "listing.\($0)" }
+    ) -> Conditions {
         let filter = compiled.query.filter
         var conditions = Conditions()
         func list(_ values: [String]) -> String { values.map { _ in "?" }.joined(separator: ", ") }
         let statuses = compiled.statuses.map(\.rawValue).sorted()
-        conditions.append("listing.status IN (\(list(statuses)))", statuses)
+        conditions.append("\(column("status")) IN (\(list(statuses)))", statuses)
         if !filter.categories.isEmpty {
             let values = filter.categories.map(\.rawValue).sorted()
-            conditions.append("listing.category IN (\(list(values)))", values)
+            conditions.append("\(column("category")) IN (\(list(values)))", values)
         }
         if !filter.conditions.isEmpty {
             let values = filter.conditions.map(\.rawValue).sorted()
-            conditions.append("listing.condition IN (\(list(values)))", values)
+            conditions.append("\(column("condition")) IN (\(list(values)))", values)
         }
-        if let min = filter.minPriceCents { conditions.append("listing.priceCents >= ?", [min]) }
-        if let max = filter.maxPriceCents { conditions.append("listing.priceCents <= ?", [max]) }
-        if let made = filter.madeOnCampus { conditions.append("listing.madeOnCampus = ?", [made]) }
+        if let min = filter.minPriceCents { conditions.append("\(column("priceCents")) >= ?", [min]) }
+        if let max = filter.maxPriceCents { conditions.append("\(column("priceCents")) <= ?", [max]) }
+        if let made = filter.madeOnCampus { conditions.append("\(column("madeOnCampus")) = ?", [made]) }
         if let seller = filter.sellerID {
             if compiled.query.viewerID == seller {
-                conditions.append("listing.sellerID = ?", [seller])
+                conditions.append("\(column("sellerID")) = ?", [seller])
             } else {
-                conditions.append("listing.sellerID = ? AND listing.anonymous = 0", [seller])
+                conditions.append("\(column("sellerID")) = ? AND \(column("anonymous")) = 0", [seller])
             }
         }
         if let since = filter.postedSince {
-            conditions.append("listing.createdAt >= ?", [since.millisecondsSince1970])
+            conditions.append("\(column("createdAt")) >= ?", [since.millisecondsSince1970])
         }
         // Every tag, as one condition whatever their number: a count over an `IN` list (the primary key
         // makes each (listing, tag) pair unique), not a chain of EXISTS whose expression tree grows with
@@ -337,7 +373,7 @@ enum ListingSearchSQL {
             var values: [(any DatabaseValueConvertible)?] = tags.map { $0 }
             values.append(tags.count)
             conditions.append(
-                "(SELECT COUNT(*) FROM listingTag t WHERE t.listingID = listing.id AND t.tag IN (\(list(tags)))) = ?",
+                "(SELECT COUNT(*) FROM listingTag t WHERE t.listingID = \(column("id")) AND t.tag IN (\(list(tags)))) = ?",
                 values
             )
         }

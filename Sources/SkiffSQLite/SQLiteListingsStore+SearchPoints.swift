@@ -12,7 +12,7 @@ extension SQLiteListingsStore {
     /// A listing's search point (`searchLatitude`, `searchLongitude`, migration "listings-v5") is where
     /// distance search places it, ``SkiffListings/ListingRules/searchPoint(for:centroids:)``: its own
     /// point, else its zip code's centroid (``SkiffListings/ZipCentroids``), else none. Writes store it
-    /// with the listing. Points of listings with their own point never depend on the table ("listings-v5"
+    /// with the listing, and its grid cell ("listings-v6") with it. Points of listings with their own point never depend on the table ("listings-v5"
     /// copied them in SQL); zip-only listings' do, and the table is app data a migration may not read and
     /// that can change without a schema change. So `listingSearchPointVersion` records the version of the
     /// table their points were computed with, and when it is not `centroids.version` (a new table, or
@@ -51,10 +51,14 @@ extension SQLiteListingsStore {
                     )
                     try db.execute(
                         sql: """
-                            UPDATE listing SET searchLatitude = ?, searchLongitude = ?
+                            UPDATE listing SET searchLatitude = ?, searchLongitude = ?, cell = ?
                             WHERE docID = ? AND (searchLatitude IS NOT ? OR searchLongitude IS NOT ?)
                             """,
-                        arguments: [point?.latitude, point?.longitude, row["docID"], point?.latitude, point?.longitude]
+                        arguments: [
+                            point?.latitude, point?.longitude,
+                            GridCells.key(latitude: point?.latitude, longitude: point?.longitude), row["docID"],
+                            point?.latitude, point?.longitude,
+                        ]
                     )
                     updated += db.changesCount
                 }

@@ -372,7 +372,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
     ///
     /// Everyone else's items are in the circle when their cell's centre is, and are shown the distance to it,
     /// rounded (``SkiffDomain/ApproximateLocation``), so distance order is band by band of the circle's cells
-    /// (`LostFoundSearchEngine.bands`), newest first within a band; newest first is all the circle's cells
+    /// (``SkiffDomain/GridCircle/bands(_:)``), newest first within a band; newest first is all the circle's cells
     /// as one band. A circle holding no cell's centre reads none of them. The cells holding items, with
     /// their item counts, are looked up in `lostFoundCell` ("lostfound-v6"), one range per row of the
     /// circle's box. Each band's items come from ``bandStatement(_:cells:after:limit:)`` (one statement per
@@ -398,24 +398,12 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         groupSize: Int = cellsPerStatement,
         alwaysWalk: Bool = false
     ) throws -> [LostFoundSearchEngine.Hit]? {
-        guard let near = compiled.query.filter.near, let box = LostFoundSearchEngine.boxCells(near) else {
+        guard let near = compiled.query.filter.near, let box = LostFoundSearchEngine.grid(near).boxCells else {
             return nil
         }
-        let occupied = try db.cachedStatement(
-            sql: "SELECT cell, items FROM lostFoundCell WHERE cell BETWEEN ? AND ?"
-        )
-        var items: [ApproximateLocation.Cell: Int64] = [:]
-        for (row, columns) in box {
-            let first = LostFoundItemRow.cellKey(ApproximateLocation.Cell(row: row, column: columns.lowerBound))
-            let last = LostFoundItemRow.cellKey(ApproximateLocation.Cell(row: row, column: columns.upperBound))
-            let rows = try Row.fetchCursor(occupied, arguments: [first, last])
-            while let found = try rows.next() {
-                let key: Int64 = found[0]
-                items[ApproximateLocation.Cell(row: row, column: Int(key - first) + columns.lowerBound)] = found[1]
-            }
-        }
+        let items = try GridCells.occupied(db, table: "lostFoundCell", count: "items", box: box)
         let byDistance = compiled.query.sort == .distance
-        var bands = LostFoundSearchEngine.bands(items.keys, in: near)
+        var bands = LostFoundSearchEngine.grid(near).bands(items.keys)
         if !byDistance, !bands.isEmpty {
             bands = [(distance: 0, cells: bands.flatMap(\.cells))]
             // Newest first over many cells: the walk over every item, checking the circle, may read less.
@@ -503,7 +491,7 @@ public struct SQLiteLostFoundStore: LostFoundStore {
         let tail =
             after == nil ? "" : " AND i.createdAt <= ?2 AND (i.createdAt < ?2 OR (i.createdAt = ?2 AND i.id < ?3))"
         let arms = cells.map { cell in
-            "SELECT i.* FROM lostFoundItem i WHERE i.cell = \(bind(LostFoundItemRow.cellKey(cell))) "
+            "SELECT i.* FROM lostFoundItem i WHERE i.cell = \(bind(GridCells.key(cell))) "
                 + "AND i.reporterID IS NOT ?1\(tail)"
         }
         let conditions = filterConditions(compiled, box: false, column: { "+i.\($0)" }, bind: bind)

@@ -40,6 +40,7 @@ public enum SQLiteSchema {
         registerBucketListEntryPositionsMigration(in: &migrator)
         registerLostFoundMatchKeysMigration(in: &migrator)
         registerLostFoundCellsMigration(in: &migrator)
+        registerListingsCellsMigration(in: &migrator)
         return migrator
     }
 

@@ -242,7 +242,7 @@ struct SQLiteLostFoundStoreTests {
             defer { try? database.close() }
             @Sendable func expected(_ point: LostFoundPoint?) -> Int64? {
                 point.map {
-                    LostFoundItemRow.cellKey(ApproximateLocation.cell(latitude: $0.latitude, longitude: $0.longitude)!)
+                    GridCells.key(ApproximateLocation.cell(latitude: $0.latitude, longitude: $0.longitude)!)
                 }
             }
             var stored = try await Self.cells(database)

@@ -91,6 +91,9 @@ struct ListingIndex: Sendable {
     private var tagged: [String: Set<Int32>] = [:]
     private var bySeller: [String: Set<Int32>] = [:]
     private var grid = GridIndex<Int32>()
+    /// Each grid cell's listings (``SkiffDomain/ApproximateLocation``, by search point), newest first: a
+    /// search in distance order walks a circle's cells band by band of shown distance.
+    private var byCell: [ApproximateLocation.Cell: SortedKeys<OrderKey>] = [:]
     private var newest = SortedKeys<OrderKey>(by: ListingIndex.newestFirst)
     private var cheapest = SortedKeys<OrderKey> { a, b in
         a.price != b.price ? a.price < b.price : ListingIndex.newestFirst(a, b)
@@ -157,10 +160,13 @@ struct ListingIndex: Sendable {
         }
         for tag in listing.tags { tagged[tag, default: []].insert(slot) }
         bySeller[listing.sellerID, default: []].insert(slot)
+        let key = entry.key
         if let point = ListingRules.searchPoint(for: listing.location) {
             grid.insert(slot, latitude: point.latitude, longitude: point.longitude)
+            if let cell = ApproximateLocation.cell(latitude: point.latitude, longitude: point.longitude) {
+                byCell[cell, default: SortedKeys(by: ListingIndex.newestFirst)].insert(key)
+            }
         }
-        let key = entry.key
         newest.insert(key)
         cheapest.insert(key)
         dearest.insert(key)
@@ -183,10 +189,14 @@ struct ListingIndex: Sendable {
         for token in tokens { dense[token]?.remove(slot) }
         for tag in entry.listing.tags { Self.remove(slot, from: &tagged, at: tag) }
         Self.remove(slot, from: &bySeller, at: entry.listing.sellerID)
+        let key = entry.key
         if let point = ListingRules.searchPoint(for: entry.listing.location) {
             grid.remove(slot, latitude: point.latitude, longitude: point.longitude)
+            if let cell = ApproximateLocation.cell(latitude: point.latitude, longitude: point.longitude) {
+                _ = byCell[cell]?.remove(key) { $0.id == id }
+                if byCell[cell]?.count == 0 { byCell[cell] = nil }
+            }
         }
-        let key = entry.key
         newest.remove(key) { $0.id == id }
         cheapest.remove(key) { $0.id == id }
         dearest.remove(key) { $0.id == id }
@@ -373,6 +383,11 @@ struct ListingIndex: Sendable {
     /// One page of results for `query`, as ``ListingSearchEngine`` defines them.
     func search(_ query: CompiledListingQuery, size: Int) -> Page<ListingSearchHit> {
         let sort = query.query.sort
+        if sort == .distance, let near = query.query.filter.near, walksCells(query),
+            let page = bandWalk(query, in: near, size: size)
+        {
+            return page
+        }
         let needsEveryMatch =
             (sort == .relevance && !query.terms.isEmpty) || (sort == .distance && query.query.filter.near != nil)
         let narrowing = narrowing(query, size: size, needsEveryMatch: needsEveryMatch)
@@ -412,6 +427,79 @@ struct ListingIndex: Sendable {
             return ListingSearchEngine.page(slots.compactMap { $0.flatMap(hit) }, query, size: size)
         }
         return walk(query, size: size, narrowing: narrowing)
+    }
+
+    /// Whether a search in distance order walks the circle's cells (``bandWalk(_:in:size:)``) rather than
+    /// check every listing of its smallest set and sort them: it does unless a seller is named, or a tag or
+    /// a keyword term keeps fewer than ``ListingSearchEngine/fewCandidates`` listings (the rule the SQLite
+    /// store follows).
+    private func walksCells(_ query: CompiledListingQuery) -> Bool {
+        if let walks = costs.walksCells { return walks }
+        guard query.query.filter.sellerID == nil else { return false }
+        let few = ListingSearchEngine.fewCandidates
+        for tag in query.tags where (tagged[tag]?.count ?? 0) < few { return false }
+        for (position, term) in query.terms.enumerated() {
+            let count = position == query.terms.count - 1 ? words.count(prefix: term, limit: few) : words.count(term)
+            if count < few { return false }
+        }
+        return true
+    }
+
+    /// A page of a search in distance order from the circle's grid cells: everyone but the searcher sees a
+    /// listing at its cell's centre, at that distance rounded (``SkiffDomain/ApproximateLocation``), so the
+    /// order is band by band of the cells whose centres are in the circle
+    /// (``SkiffDomain/GridCircle/bands(_:)``), newest first within a band. Each band's cells are merged
+    /// newest first from the cursor, and the walk stops at the end of the band where `size + 1` listings
+    /// passed. The searcher's own listings, measured to their exact points, are checked apart (each of
+    /// them) and merged in by `ListingSearchEngine.page`. `nil` when the circle's box wraps around the
+    /// antimeridian or a pole.
+    ///
+    /// Bounded by: the box's cells or the occupied cells, whichever are fewer; the listings stepped until
+    /// `size + 1` pass (to the end of their band); and the searcher's own listings.
+    private func bandWalk(_ query: CompiledListingQuery, in near: GeoCircle, size: Int) -> Page<ListingSearchHit>? {
+        let grid = ListingSearchEngine.grid(near)
+        guard let box = grid.boxCells else { return nil }
+        let boxCount = box.reduce(0) { $0 + $1.columns.count }
+        let bands =
+            boxCount <= byCell.count
+            ? grid.bands(
+                box.lazy.flatMap { row in
+                    row.columns.lazy.map { ApproximateLocation.Cell(row: row.row, column: $0) }
+                }.filter { byCell[$0] != nil }
+            )
+            : grid.bands(byCell.keys)
+        let viewer = query.query.viewerID
+        let filter = KeyFilter(query)
+        func hit(_ entry: Entry) -> ListingSearchEngine.Hit? {
+            guard filter.admits(entry) else { return nil }
+            return ListingSearchEngine.hit(entry.listing, query, tokens: entry.tokens, titleKey: entry.titleKey)
+        }
+        var hits: [ListingSearchEngine.Hit] = []
+        if let viewer {
+            for slot in bySeller[viewer] ?? [] {
+                if let entry = slots[Int(slot)], let found = hit(entry) { hits.append(found) }
+            }
+        }
+        let cursor = query.cursor
+        let start = cursor.map { OrderKey(price: 0, title: "", createdAt: $0.c, id: $0.i) }
+        var others = 0
+        for band in bands {
+            if let distance = cursor?.d, band.distance < distance { continue }
+            let from = cursor?.d == band.distance ? start : nil
+            var merge = SortedKeysMerge<OrderKey>()
+            for cell in band.cells {
+                guard let list = byCell[cell] else { continue }
+                merge.add(list, from: from.map { list.position(of: $0, after: true) } ?? list.start)
+            }
+            while others <= size, let key = merge.next() {
+                guard let entry = slots[Int(key.slot)], entry.listing.sellerID != viewer, let found = hit(entry)
+                else { continue }
+                hits.append(found)
+                others += 1
+            }
+            if others > size { break }
+        }
+        return ListingSearchEngine.page(hits, query, size: size)
     }
 
     /// A page in relevance order: each candidate the key filters admit is scored from its weighted tokens
@@ -683,11 +771,25 @@ package struct ListingSearchCosts: Sendable {
     /// How many walk steps checking one listing of a set costs: a search collects a set's listings,
     /// rather than walking an order, when that costs less.
     package var walkStepsPerCollected = 4.0
+    /// Whether a search in distance order walks the circle's grid cells: `nil` chooses (see
+    /// `ListingIndex.walksCells`), `false` never does (every candidate is checked and sorted), `true` always
+    /// does.
+    package var walksCells: Bool? = nil
 
     /// The costs measured on this code.
     package static let measured = ListingSearchCosts()
-    /// Builds every set and always collects (tests: the collecting path on any data).
-    package static let alwaysCollect = ListingSearchCosts(postingsPerWordCheck: .infinity, walkStepsPerCollected: 0)
-    /// Builds no set unless every match is needed, and always walks (tests: the walking path).
-    package static let alwaysWalk = ListingSearchCosts(postingsPerWordCheck: 0, walkStepsPerCollected: .infinity)
+    /// Builds every set and always collects, never walking a circle's cells (tests: the collecting path on
+    /// any data, and the reference a walk is checked against).
+    package static let alwaysCollect = ListingSearchCosts(
+        postingsPerWordCheck: .infinity,
+        walkStepsPerCollected: 0,
+        walksCells: false
+    )
+    /// Builds no set unless every match is needed, and always walks, a circle's cells too in distance order
+    /// (tests: the walking path).
+    package static let alwaysWalk = ListingSearchCosts(
+        postingsPerWordCheck: 0,
+        walkStepsPerCollected: .infinity,
+        walksCells: true
+    )
 }

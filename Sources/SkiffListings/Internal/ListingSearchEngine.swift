@@ -228,18 +228,23 @@ package enum ListingSearchEngine {
         )
     }
 
+    /// Listings a filter keeps at most for a search in distance order to check them all and sort them rather
+    /// than walk the circle's grid cells band by band: a tag's, or a keyword term's (every backend).
+    package static let fewCandidates = 512
+
+    /// The circle on the grid (``SkiffDomain/GridCircle``): its box, its cells and their bands of shown
+    /// distance, as every backend reads them.
+    package static func grid(_ circle: GeoCircle) -> GridCircle {
+        GridCircle(latitude: circle.center.latitude, longitude: circle.center.longitude, radiusKm: circle.radiusKm)
+    }
+
     /// A latitude/longitude box containing every exact point whose distance, exact or approximate, can be
-    /// within the circle (the radius plus ``SkiffDomain/ApproximateLocation/maximumShiftKm``, with a margin),
-    /// for prefiltering in SQL. `longitude` is `nil` when the box would wrap around the antimeridian or reach
-    /// a pole.
+    /// within the circle (``SkiffDomain/GridCircle/boundingBox``), for prefiltering in SQL. `longitude` is
+    /// `nil` when the box would wrap around the antimeridian or reach a pole.
     package static func boundingBox(
         _ circle: GeoCircle
     ) -> (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) {
-        GreatCircle.boundingBox(
-            latitude: circle.center.latitude,
-            longitude: circle.center.longitude,
-            radiusKm: circle.radiusKm + ApproximateLocation.maximumShiftKm
-        )
+        grid(circle).boundingBox
     }
 
     /// The cursor of a hit, for the given query.

@@ -229,9 +229,10 @@ struct LostFoundIndex: Sendable {
     ) -> [LostFoundSearchEngine.Hit] {
         guard let cells = byReporterCell[viewer] else { return [] }
         let margin = ApproximateLocation.maximumShiftKm + 1e-6
+        let grid = LostFoundSearchEngine.grid(circle)
         // The cells that may hold a point in the circle, with the least distance one of their points can have.
         let near = cells.compactMap { cell, list -> (least: Double, list: SortedKeys<NewestKey>)? in
-            let km = LostFoundSearchEngine.distanceKm(from: circle, to: cell)
+            let km = grid.distanceKm(to: cell)
             return km - margin <= circle.radiusKm ? (km - margin, list) : nil
         }
         var hits: [LostFoundSearchEngine.Hit] = []
@@ -304,18 +305,18 @@ struct LostFoundIndex: Sendable {
         in circle: LostFoundCircle,
         byDistance: Bool
     ) -> [(distance: Double, lists: [SortedKeys<NewestKey>])] {
-        let box = LostFoundSearchEngine.boxCells(circle)
+        let grid = LostFoundSearchEngine.grid(circle)
+        let box = grid.boxCells
         let boxCount = box?.reduce(0) { $0 + $1.columns.count } ?? .max
         let bands: [(distance: Double, cells: [ApproximateLocation.Cell])]
         if let box, boxCount <= byCell.count {
-            bands = LostFoundSearchEngine.bands(
+            bands = grid.bands(
                 box.lazy.flatMap { row in
                     row.columns.lazy.map { ApproximateLocation.Cell(row: row.row, column: $0) }
-                }.filter { byCell[$0] != nil },
-                in: circle
+                }.filter { byCell[$0] != nil }
             )
         } else {
-            bands = LostFoundSearchEngine.bands(byCell.keys, in: circle)
+            bands = grid.bands(byCell.keys)
         }
         let grouped = bands.map { (distance: $0.distance, lists: $0.cells.compactMap { byCell[$0] }) }
         guard !byDistance else { return grouped }

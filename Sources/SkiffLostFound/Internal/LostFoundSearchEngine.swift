@@ -82,59 +82,19 @@ package enum LostFoundSearchEngine {
         return String(hash, radix: 16)
     }
 
+    /// The circle on the grid (``SkiffDomain/GridCircle``): its box, its cells and their bands of shown
+    /// distance, as every backend reads them.
+    package static func grid(_ circle: LostFoundCircle) -> GridCircle {
+        GridCircle(latitude: circle.center.latitude, longitude: circle.center.longitude, radiusKm: circle.radiusKm)
+    }
+
     /// A latitude/longitude box holding every exact point whose distance, exact or approximate, can be within
-    /// the circle (others measure to an item's cell, up to ``SkiffDomain/ApproximateLocation/maximumShiftKm``
-    /// from its point), for narrowing candidates by index. `longitude` is `nil` when the box would wrap.
+    /// the circle (``SkiffDomain/GridCircle/boundingBox``), for narrowing candidates by index. `longitude` is
+    /// `nil` when the box would wrap.
     package static func boundingBox(
         _ circle: LostFoundCircle
     ) -> (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>?) {
-        GreatCircle.boundingBox(
-            latitude: circle.center.latitude,
-            longitude: circle.center.longitude,
-            radiusKm: circle.radiusKm + ApproximateLocation.maximumShiftKm
-        )
-    }
-
-    /// The rows of the grid (``SkiffDomain/ApproximateLocation``) whose cells can hold an item within the
-    /// circle, each with the columns its cells can be in: the cells of ``boundingBox(_:)``. `nil` when the box
-    /// wraps around the antimeridian or a pole.
-    package static func boxCells(
-        _ circle: LostFoundCircle
-    ) -> [(row: Int, columns: ClosedRange<Int>)]? {
-        let box = boundingBox(circle)
-        guard let longitude = box.longitude,
-            let low = ApproximateLocation.cell(latitude: box.latitude.lowerBound, longitude: 0),
-            let high = ApproximateLocation.cell(latitude: box.latitude.upperBound, longitude: 0)
-        else { return nil }
-        return (low.row...high.row).map { ($0, ApproximateLocation.columns(row: $0, longitude: longitude)) }
-    }
-
-    /// The distance from a circle's centre to a cell's centre, in kilometres.
-    package static func distanceKm(from circle: LostFoundCircle, to cell: ApproximateLocation.Cell) -> Double {
-        let point = ApproximateLocation.center(of: cell)
-        return GreatCircle.distanceKm(
-            latitude1: circle.center.latitude,
-            longitude1: circle.center.longitude,
-            latitude2: point.latitude,
-            longitude2: point.longitude
-        )
-    }
-
-    /// The cells among `cells` whose centres are within the circle, grouped by the distance everyone but an
-    /// item's reporter is shown (``SkiffDomain/ApproximateLocation/distance(from:to:exact:)``: to the cell's
-    /// centre, rounded), nearest first. Everyone else's items in a circle are the items of these cells, and in
-    /// distance order they come band by band, newest first within a band.
-    package static func bands(
-        _ cells: some Sequence<ApproximateLocation.Cell>,
-        in circle: LostFoundCircle
-    ) -> [(distance: Double, cells: [ApproximateLocation.Cell])] {
-        var bands: [Double: [ApproximateLocation.Cell]] = [:]
-        for cell in cells {
-            let km = distanceKm(from: circle, to: cell)
-            guard km <= circle.radiusKm else { continue }
-            bands[ApproximateLocation.rounded(km), default: []].append(cell)
-        }
-        return bands.sorted { $0.key < $1.key }.map { (distance: $0.key, cells: $0.value) }
+        grid(circle).boundingBox
     }
 
     /// The words of an item that keywords match: ``SkiffDomain/TextSearch/tokens(_:)`` of its title, then of

@@ -1,0 +1,156 @@
+import GRDB
+import SkiffDomain
+import SkiffListings
+
+extension SQLiteListingsStore {
+    /// The (cell, status) pairs one band statement merges (the arms of its compound `SELECT`); a band with
+    /// more runs one statement per group of its cells.
+    static let armsPerStatement = 32
+
+    /// Band statements of up to this many arms go through the statement cache.
+    static let cachedArmCount = 8
+
+    /// Whether a search in distance order reads less through the circle's cells
+    /// (``bandWalk(_:_:size:shapes:groupSize:)``) than through SQLite's planner, which reads every listing
+    /// the most selective of its filters keeps and sorts them: it does unless a seller is named, or a tag or
+    /// the keywords (estimated from `listingWordCount`) keep fewer than ``SkiffListings/ListingSearchEngine/fewCandidates`` listings. Reads at
+    /// most one entry per term (``ListingSearchSQL/prefixEstimateWords`` for the last) and
+    /// ``SkiffListings/ListingSearchEngine/fewCandidates`` entries of `listingTag` per tag.
+    static func walksCells(_ db: Database, _ compiled: CompiledListingQuery) throws -> Bool {
+        let filter = compiled.query.filter
+        guard compiled.query.sort == .distance, filter.near != nil, filter.sellerID == nil else { return false }
+        if !compiled.terms.isEmpty {
+            let total = try ListingSearchSQL.listingCount(db)
+            if try ListingSearchSQL.estimatedMatches(compiled, total: total, db)
+                < Double(ListingSearchEngine.fewCandidates)
+            {
+                return false
+            }
+        }
+        let few = ListingSearchEngine.fewCandidates
+        let count = try db.cachedStatement(
+            sql: "SELECT COUNT(*) FROM (SELECT 1 FROM listingTag WHERE tag = ? LIMIT \(few))"
+        )
+        for tag in Set(compiled.tags) where try Int.fetchOne(count, arguments: [tag]) ?? 0 < few {
+            return false
+        }
+        return true
+    }
+
+    /// The candidates of a page of a search in distance order, read from the circle's grid cells; `nil` when
+    /// the circle's box wraps around the antimeridian or a pole (the search then reads the box).
+    ///
+    /// Everyone but the searcher sees a listing at its cell's centre, at that distance rounded
+    /// (``SkiffDomain/ApproximateLocation``), and it is in the circle when its cell's centre is; so distance
+    /// order is band by band of the circle's cells (``SkiffDomain/GridCircle/bands(_:)``), newest first
+    /// within a band. The cells holding listings are looked up in `listingCell` ("listings-v6"), one range
+    /// per row of the circle's box. Each band's listings come from ``bandStatement(_:cells:after:)`` (one
+    /// statement per `groupSize` of its (cell, status) pairs), which walks the `(cell, status, createdAt, id)`
+    /// index newest first and checks every other filter and keyword in SQL; rows are stepped one at a time
+    /// and checked with `ListingSearchEngine.hit`, and the walk stops once `size + 1` are found, at the end
+    /// of a band. The searcher's own listings are measured to their exact points: read apart
+    /// (``ListingSearchSQL/statement(_:limit:plan:seller:)`` with the seller: the `size + 1` nearest after the
+    /// cursor) and merged in by `ListingSearchEngine.page`.
+    ///
+    /// Bounded by: the box's rows (at most about 900 range lookups at the largest radius); one index seek per
+    /// occupied cell of the circle and status at most, one statement per group of them; the rows stepped
+    /// until `size + 1` pass every filter (per group of a band's cells), each with one probe of `listingWord`
+    /// per keyword and one count of `listingTag` for the tags; and the searcher's own listings in the box.
+    static func bandWalk(
+        _ db: Database,
+        _ compiled: CompiledListingQuery,
+        size: Int,
+        shapes: BoundedStatementShapes,
+        groupSize: Int = armsPerStatement
+    ) throws -> [ListingSearchEngine.Hit]? {
+        guard let near = compiled.query.filter.near else { return nil }
+        let grid = ListingSearchEngine.grid(near)
+        guard let box = grid.boxCells else { return nil }
+        let bands = grid.bands(try GridCells.occupied(db, table: "listingCell", count: "listings", box: box).keys)
+        var hits: [ListingSearchEngine.Hit] = []
+        let viewer = compiled.query.viewerID
+        if let viewer {
+            let own = ListingSearchSQL.statement(compiled, limit: size + 1, seller: viewer)
+            hits += try ListingRow.fetchAll(db, sql: own.sql, arguments: own.arguments)
+                .compactMap { ListingSearchEngine.hit($0, compiled) }
+        }
+        let cursor = compiled.cursor
+        let statuses = compiled.statuses.map(\.rawValue).sorted()
+        let cellsPerGroup = max(1, groupSize / statuses.count)
+        var others = 0
+        for band in bands {
+            if let distance = cursor?.d, band.distance < distance { continue }
+            let after = cursor.flatMap { $0.d == band.distance ? (createdAt: $0.c, id: $0.i) : nil }
+            let need = size + 1 - others
+            // Each group's newest `need` hits hold the band's newest `need` from its cells: all groups'
+            // together hold the band's (`ListingSearchEngine.page` orders them).
+            for start in stride(from: 0, to: band.cells.count, by: cellsPerGroup) {
+                let group = band.cells[start..<min(start + cellsPerGroup, band.cells.count)]
+                let statement = bandStatement(compiled, cells: group, statuses: statuses, after: after)
+                let prepared = try db.boundedCachedStatement(
+                    sql: statement.sql,
+                    shapes: shapes,
+                    if: group.count * statuses.count <= cachedArmCount
+                )
+                let rows = try Row.fetchCursor(prepared, arguments: statement.arguments)
+                var found = 0
+                var layout: ListingRow.Layout?
+                while found < need, let row = try rows.next() {
+                    let positions = layout ?? ListingRow.Layout(row)
+                    layout = positions
+                    let listing = ListingRow.listing(row, positions)
+                    guard listing.sellerID != viewer,
+                        let hit = ListingSearchEngine.hit(listing, compiled, keywordsMatched: true)
+                    else { continue }
+                    hits.append(hit)
+                    found += 1
+                }
+                others += found
+            }
+            if others > size { break }
+        }
+        return hits
+    }
+
+    /// The statement of one band (or group of a band's cells) for ``bandWalk(_:_:size:shapes:groupSize:)``:
+    /// the listings of `cells` in `statuses`, newest first after `after`, that pass the search's other
+    /// filters and keywords.
+    ///
+    /// Each (cell, status) pair is one arm of a compound `SELECT … UNION ALL … ORDER BY createdAt DESC, id
+    /// DESC` walking the `(cell, status, createdAt, id)` index; SQLite merges the arms lazily in a
+    /// co-routine and checks the filters on the merged rows. The outer query has no `ORDER BY` of its own (one
+    /// would make SQLite flatten the query and sort each arm): it relies on SQLite returning a subquery's rows
+    /// in the subquery's order, which it does (3.40) but SQL does not promise; the search plan tests check
+    /// the plan, and the differential tests the results.
+    static func bandStatement(
+        _ compiled: CompiledListingQuery,
+        cells: ArraySlice<ApproximateLocation.Cell>,
+        statuses: [String],
+        after: (createdAt: Int64, id: String)?
+    ) -> ListingSearchSQL.Statement {
+        var arguments: StatementArguments = []
+        var arms: [String] = []
+        for cell in cells {
+            for status in statuses {
+                var arm = "SELECT l.* FROM listing l WHERE l.cell = ? AND l.status = ?"
+                arguments += [GridCells.key(cell), status]
+                if let after {
+                    arm += " AND l.createdAt <= ? AND (l.createdAt < ? OR (l.createdAt = ? AND l.id < ?))"
+                    arguments += [after.createdAt, after.createdAt, after.createdAt, after.id]
+                }
+                arms.append(arm)
+            }
+        }
+        // The unary `+` keeps SQLite from reading by another index when it pushes a condition into the arms.
+        var conditions = ListingSearchSQL.filterConditions(compiled) { "+listing.\($0)" }
+        ListingSearchSQL.appendKeywordProbes(&conditions, compiled)
+        arguments += conditions.arguments
+        return ListingSearchSQL.Statement(
+            sql: """
+                SELECT listing.* FROM (\(arms.joined(separator: " UNION ALL ")) ORDER BY createdAt DESC, id DESC) \
+                listing WHERE \(conditions.sql)
+                """,
+            arguments: arguments
+        )
+    }
+}
