@@ -3,6 +3,7 @@ import SkiffAPI
 import SkiffClient
 import SkiffCore
 import SkiffDomain
+import SkiffListings
 import SkiffServerApp
 import SkiffTesting
 import SwiftProtobuf
@@ -209,6 +210,126 @@ struct ListingsServiceTests {
                 request.pageToken = page.nextPageToken
             }
             #expect(titles == ["Lamp lamp", "Lampshade", "Lamp", "Desk", "Chair"])
+        }
+    }
+
+    @Test(
+        "A circle over 600 listings in distance order: every listing in it once, nearest first then newest, on every page",
+        arguments: Backend.allCases
+    )
+    func distanceOrderAtScale(_ backend: Backend) async throws {
+        try await withApp(backend, configure: { $0.rateLimitScale = 0 }) { app, connection in
+            let client = ListingsClient(transport: connection)
+            let (seller, buyer) = try await Self.users(app, connection)
+            // 600 listings on a 4 km square around campus (about 16 grid cells; more than any filter below keeps
+            // few of, so distance order walks the circle's cells band by band), one in ten the searcher's own,
+            // one in twelve posted with only a zip code (placed at its centroid).
+            let created = try await withThrowingTaskGroup(of: [Skiff_Listings_V1_Listing].self) { group in
+                for part in 0..<6 {
+                    group.addTask {
+                        var listings: [Skiff_Listings_V1_Listing] = []
+                        for index in stride(from: part, to: 600, by: 6) {
+                            var listing = Self.newListing("Lamp \(index)", price: Int64(index % 40) * 100)
+                            if index % 12 == 5 {
+                                listing.location = .with { $0.zipCode = index % 24 == 5 ? "37212" : "37203" }
+                            } else {
+                                let north = Double(index % 25) * 160 - 2_000
+                                let east = Double(index / 25) * 170 - 2_000
+                                listing.location.point.latitude = Self.campus.latitude + north / 111_195
+                                listing.location.point.longitude =
+                                    Self.campus.longitude + east / (111_195 * cos(Self.campus.latitude * .pi / 180))
+                            }
+                            let auth = index % 10 == 0 ? seller.auth : buyer.auth
+                            let request = Skiff_Listings_V1_CreateListingRequest.with { $0.listing = listing }
+                            listings.append(try await client.createListing(request, metadata: auth).listing)
+                        }
+                        return listings
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(created.count == 600)
+            let center = (latitude: Self.campus.latitude + 0.004, longitude: Self.campus.longitude - 0.003)
+            let radiusKm = 2.5
+            // What the seller must be shown: exact distances to their own listings, cell distances to the others,
+            // each at its point or its zip code's centroid.
+            func expected(_ keep: (Skiff_Listings_V1_Listing) -> Bool) throws -> [String: Double] {
+                var distances: [String: Double] = [:]
+                for listing in created where keep(listing) {
+                    let point =
+                        listing.location.hasPoint
+                        ? (listing.location.point.latitude, listing.location.point.longitude)
+                        : try #require(ZipCentroids.shared.centroid(of: listing.location.zipCode)).pair
+                    let km = ApproximateLocation.distance(
+                        from: center,
+                        to: point,
+                        exact: listing.sellerID == seller.id
+                    )
+                    if km.measured <= radiusKm { distances[listing.listingID] = km.shown }
+                }
+                return distances
+            }
+            let everything = try expected { _ in true }
+            #expect(everything.count > 300 && everything.count < 600)
+            #expect(created.contains { !$0.location.hasPoint && everything[$0.listingID] != nil })
+            let searches: [(Skiff_Listings_V1_SearchListingsRequest, [String: Double])] = [
+                (Skiff_Listings_V1_SearchListingsRequest(), everything),
+                (
+                    .with {
+                        $0.query = "lamp"
+                        $0.filter.categories = [.furniture]
+                        $0.filter.tags = ["dorm"]
+                        $0.filter.minPriceCents = 1_000
+                        $0.filter.maxPriceCents = 2_900
+                    },
+                    try expected { $0.priceCents >= 1_000 && $0.priceCents <= 2_900 }
+                ),
+            ]
+            for (var request, expected) in searches {
+                request.filter.near.center.latitude = center.latitude
+                request.filter.near.center.longitude = center.longitude
+                request.filter.near.radiusKm = radiusKm
+                request.sortOrder = .distance
+                request.pageSize = 37
+                var results: [Skiff_Listings_V1_ListingSearchResult] = []
+                repeat {
+                    let page = try await client.searchListings(request, metadata: seller.auth)
+                    #expect(page.results.count <= 37)
+                    results += page.results
+                    request.pageToken = page.nextPageToken
+                } while !request.pageToken.isEmpty
+                #expect(results.count == expected.count, "\(request.query)")
+                #expect(Set(results.map(\.listing.listingID)) == Set(expected.keys), "\(request.query)")
+                for result in results {
+                    #expect(result.distanceKm == expected[result.listing.listingID], "\(result.listing.listingID)")
+                }
+                // Nearest first; at one distance, newest first, then the greater id.
+                for (a, b) in zip(results, results.dropFirst()) {
+                    let inOrder =
+                        a.distanceKm != b.distanceKm
+                        ? a.distanceKm < b.distanceKm
+                        : a.listing.createdAt.date != b.listing.createdAt.date
+                            ? a.listing.createdAt.date > b.listing.createdAt.date
+                            : a.listing.listingID > b.listing.listingID
+                    #expect(inOrder, "\(a.listing.listingID) before \(b.listing.listingID)")
+                }
+            }
+            // The worst a walk of the cells can be asked: the widest circle the contract allows, every listing in
+            // it, and a status none of them has (the circle alone keeps many, so the walk reads every cell). An
+            // empty last page, and the connection carries on.
+            let page = try await client.searchListings(
+                .with {
+                    $0.filter.statuses = [.sold]
+                    $0.filter.near.center.latitude = center.latitude
+                    $0.filter.near.center.longitude = center.longitude
+                    $0.filter.near.radiusKm = 500
+                    $0.sortOrder = .distance
+                    $0.pageSize = 100
+                },
+                metadata: seller.auth
+            )
+            #expect(page.results.isEmpty && page.nextPageToken.isEmpty)
+            #expect(try await client.searchListings(.with { $0.query = "lamp" }).results.count == 20)
         }
     }
 
@@ -522,3 +643,8 @@ extension ListingsServiceTests {
 
 /// The changes a watch received.
 typealias ChangeLog = StreamLog<Skiff_Listings_V1_ListingChange>
+
+extension GeoPoint {
+    /// The point as the (latitude, longitude) pair `ApproximateLocation` measures.
+    fileprivate var pair: (Double, Double) { (latitude, longitude) }
+}
