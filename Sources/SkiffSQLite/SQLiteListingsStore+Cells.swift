@@ -11,7 +11,7 @@ extension SQLiteListingsStore {
     static let cachedArmCount = 8
 
     /// Whether a search in distance order reads less through the circle's cells
-    /// (``bandWalk(_:_:size:shapes:groupSize:)``) than through SQLite's planner, which reads every listing
+    /// (``bandWalk(_:_:occupied:size:shapes:groupSize:)``) than through SQLite's planner, which reads every listing
     /// the most selective of its filters keeps and sorts them: it does unless a seller is named, or a tag or
     /// the keywords (estimated from `listingWordCount`) keep fewer than ``SkiffListings/ListingSearchEngine/fewCandidates`` listings. Reads at
     /// most one entry per term (``ListingSearchSQL/prefixEstimateWords`` for the last) and
@@ -37,36 +37,47 @@ extension SQLiteListingsStore {
         return true
     }
 
-    /// The candidates of a page of a search in distance order, read from the circle's grid cells; `nil` when
-    /// the circle's box wraps around the antimeridian or a pole (the search then reads the box).
+    /// The occupied cells of a circle's box with their listing counts, from `listingCell` ("listings-v6"), one
+    /// range lookup per row of the box (at most about 900 at the largest radius); `nil` when the box wraps
+    /// around the antimeridian or a pole.
+    static func occupiedCells(_ db: Database, _ near: GeoCircle) throws -> [ApproximateLocation.Cell: Int64]? {
+        guard let box = ListingSearchEngine.grid(near).boxCells else { return nil }
+        return try GridCells.occupied(db, table: "listingCell", count: "listings", box: box)
+    }
+
+    /// The candidates of a page of a search in a circle, read from the circle's grid cells (`occupied`:
+    /// ``occupiedCells(_:_:)``).
     ///
     /// Everyone but the searcher sees a listing at its cell's centre, at that distance rounded
     /// (``SkiffDomain/ApproximateLocation``), and it is in the circle when its cell's centre is; so distance
     /// order is band by band of the circle's cells (``SkiffDomain/GridCircle/bands(_:)``), newest first
-    /// within a band. The cells holding listings are looked up in `listingCell` ("listings-v6"), one range
-    /// per row of the circle's box. Each band's listings come from ``bandStatement(_:cells:after:)`` (one
-    /// statement per `groupSize` of its (cell, status) pairs), which walks the `(cell, status, createdAt, id)`
-    /// index newest first and checks every other filter and keyword in SQL; rows are stepped one at a time
-    /// and checked with `ListingSearchEngine.hit`, and the walk stops once `size + 1` are found, at the end
-    /// of a band. The searcher's own listings are measured to their exact points: read apart
-    /// (``ListingSearchSQL/statement(_:limit:plan:seller:)`` with the seller: the `size + 1` nearest after the
-    /// cursor) and merged in by `ListingSearchEngine.page`.
+    /// within a band, and any other order reads the circle's cells as one band. Each band's listings come
+    /// from ``bandStatement(_:cells:statuses:after:)`` (one statement per `groupSize` of its (cell, status)
+    /// pairs), which walks the `(cell, status, createdAt, id)` index newest first and checks every other
+    /// filter and keyword in SQL; rows are stepped one at a time and checked with `ListingSearchEngine.hit`.
+    /// Newest first (in a band, or overall), each statement stops once `size + 1` are found, and distance
+    /// order stops at the end of the band that fills the page; price and title order read every listing of
+    /// the cells, and `ListingSearchEngine.page` sorts. The searcher's own listings are measured to their
+    /// exact points: read apart (``ListingSearchSQL/statement(_:limit:plan:seller:)`` with the seller: the
+    /// `size + 1` first after the cursor) and merged in by `ListingSearchEngine.page`.
     ///
-    /// Bounded by: the box's rows (at most about 900 range lookups at the largest radius); one index seek per
-    /// occupied cell of the circle and status at most, one statement per group of them; the rows stepped
-    /// until `size + 1` pass every filter (per group of a band's cells), each with one probe of `listingWord`
-    /// per keyword and one count of `listingTag` for the tags; and the searcher's own listings in the box.
+    /// Bounded by: one index seek per occupied cell of the circle and status at most, one statement per
+    /// group of them; the rows stepped until `size + 1` pass every filter (per group of a band's cells), or
+    /// in price and title order the circle's listings (chosen only when the plan's estimate says that costs
+    /// least), each with one probe of `listingWord` per keyword and one count of `listingTag` for the tags;
+    /// and the searcher's own listings in the circle's box.
     static func bandWalk(
         _ db: Database,
         _ compiled: CompiledListingQuery,
+        occupied: [ApproximateLocation.Cell: Int64],
         size: Int,
         shapes: BoundedStatementShapes,
         groupSize: Int = armsPerStatement
-    ) throws -> [ListingSearchEngine.Hit]? {
-        guard let near = compiled.query.filter.near else { return nil }
-        let grid = ListingSearchEngine.grid(near)
-        guard let box = grid.boxCells else { return nil }
-        let bands = grid.bands(try GridCells.occupied(db, table: "listingCell", count: "listings", box: box).keys)
+    ) throws -> [ListingSearchEngine.Hit] {
+        guard let near = compiled.query.filter.near else { return [] }
+        let sort = compiled.query.sort
+        var bands = ListingSearchEngine.grid(near).bands(occupied.keys)
+        if sort != .distance, !bands.isEmpty { bands = [(distance: 0, cells: bands.flatMap(\.cells))] }
         var hits: [ListingSearchEngine.Hit] = []
         let viewer = compiled.query.viewerID
         if let viewer {
@@ -75,13 +86,16 @@ extension SQLiteListingsStore {
                 .compactMap { ListingSearchEngine.hit($0, compiled) }
         }
         let cursor = compiled.cursor
+        let newestWithin = sort == .distance || sort == .newest
         let statuses = compiled.statuses.map(\.rawValue).sorted()
         let cellsPerGroup = max(1, groupSize / statuses.count)
         var others = 0
         for band in bands {
-            if let distance = cursor?.d, band.distance < distance { continue }
-            let after = cursor.flatMap { $0.d == band.distance ? (createdAt: $0.c, id: $0.i) : nil }
-            let need = size + 1 - others
+            if sort == .distance, let distance = cursor?.d, band.distance < distance { continue }
+            let after = cursor.flatMap {
+                sort == .newest || (sort == .distance && $0.d == band.distance) ? (createdAt: $0.c, id: $0.i) : nil
+            }
+            let need = newestWithin ? size + 1 - others : .max
             // Each group's newest `need` hits hold the band's newest `need` from its cells: all groups'
             // together hold the band's (`ListingSearchEngine.page` orders them).
             for start in stride(from: 0, to: band.cells.count, by: cellsPerGroup) {
@@ -107,12 +121,12 @@ extension SQLiteListingsStore {
                 }
                 others += found
             }
-            if others > size { break }
+            if sort == .distance, others > size { break }
         }
         return hits
     }
 
-    /// The statement of one band (or group of a band's cells) for ``bandWalk(_:_:size:shapes:groupSize:)``:
+    /// The statement of one band (or group of a band's cells) for ``bandWalk(_:_:occupied:size:shapes:groupSize:)``:
     /// the listings of `cells` in `statuses`, newest first after `after`, that pass the search's other
     /// filters and keywords.
     ///

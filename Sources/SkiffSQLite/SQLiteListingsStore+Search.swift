@@ -8,8 +8,9 @@ extension SQLiteListingsStore {
     /// circle (a bounding box on the coordinate index, then the distance function), order, keyset cursor and
     /// `LIMIT page + 1` all run inside SQLite, so a page costs what its rows cost plus what the indexes
     /// touch, not the table. How the statement finds its rows (``ListingSearchSQL/Plan``: walk an order
-    /// index, collect the keyword matches, or leave it to SQLite's planner) is chosen first, in the same
-    /// read. The page's rows are then checked by `ListingSearchEngine.hit` (the shared definition of the
+    /// index, collect the keyword matches, walk a circle's grid cells, or leave it to SQLite's planner) is
+    /// chosen first, in the same read; distance order in a circle walks its cells band by band
+    /// (``bandWalk(_:_:occupied:size:shapes:groupSize:)``) unless ``walksCells(_:_:)`` says a filter keeps few. The page's rows are then checked by `ListingSearchEngine.hit` (the shared definition of the
     /// filters, which also supplies the distance shown; the keywords SQL matched are not tokenized again)
     /// and paged with its cursors.
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
@@ -17,12 +18,21 @@ extension SQLiteListingsStore {
         let size = page.size
         let shapes = pool.shapes
         return try await pool.domainRead { db in
-            if try Self.walksCells(db, compiled),
-                let hits = try Self.bandWalk(db, compiled, size: size, shapes: shapes)
-            {
+            // The circle's occupied cells, for the shapes that may read them.
+            let byDistance = compiled.query.sort == .distance && compiled.query.filter.near != nil
+            let occupied =
+                byDistance || ListingSearchSQL.walkIndex(compiled) != nil
+                ? try compiled.query.filter.near.flatMap { try Self.occupiedCells(db, $0) } : nil
+            let plan: ListingSearchSQL.Plan
+            if byDistance {
+                plan = try occupied != nil && Self.walksCells(db, compiled) ? .cells : .planner
+            } else {
+                plan = try ListingSearchSQL.plan(compiled, size: size, occupied: occupied, db)
+            }
+            if plan == .cells, let occupied {
+                let hits = try Self.bandWalk(db, compiled, occupied: occupied, size: size, shapes: shapes)
                 return ListingSearchEngine.page(hits, compiled, size: size)
             }
-            let plan = try ListingSearchSQL.plan(compiled, size: size, db)
             let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
             let rows = try Row.fetchAll(
                 db.boundedCachedStatement(sql: statement.sql, shapes: shapes),
@@ -89,13 +99,18 @@ enum ListingSearchSQL {
         /// and each keyword with one probe of `listingWord`, until the page is full: a page costs about
         /// `(page + 1) · listings / matches` index entries, and reads a table row only for a result.
         case walk(index: String)
+        /// The circle's grid cells drive (``SQLiteListingsStore/bandWalk(_:_:occupied:size:shapes:groupSize:)``):
+        /// newest first, each group of cells until it holds the page; in another order, every listing of the
+        /// cells, sorted. A page costs about the listings it reads in the circle's cells.
+        case cells
     }
 
-    /// The order index a search can walk, or `nil` when its shape needs SQLite's planner: a circle, a
-    /// seller, tags, several statuses, or relevance order (which needs every match's score).
+    /// The order index a search can walk, or `nil` when its shape needs SQLite's planner: a seller, tags,
+    /// several statuses, relevance order (which needs every match's score) or distance order in a circle
+    /// (which walks the circle's cells instead).
     static func walkIndex(_ query: CompiledListingQuery) -> String? {
         let filter = query.query.filter
-        guard filter.near == nil, filter.sellerID == nil, query.tags.isEmpty, query.statuses.count == 1 else {
+        guard filter.sellerID == nil, query.tags.isEmpty, query.statuses.count == 1 else {
             return nil
         }
         let order: String
@@ -103,6 +118,7 @@ enum ListingSearchSQL {
         case .priceAscending, .priceDescending: order = "price"
         case .title: order = "title"
         case .relevance where !query.terms.isEmpty: return nil
+        case .distance where filter.near != nil: return nil
         default: order = "newest"
         }
         return filter.categories.count == 1 ? "listing_category_\(order)" : "listing_\(order)"
@@ -111,24 +127,49 @@ enum ListingSearchSQL {
     /// The most vocabulary entries a prefix's estimate reads; a prefix of more words counts as common.
     static let prefixEstimateWords = 64
 
-    /// Chooses between collecting the keyword matches and walking the order's index, by their estimated
-    /// costs: collecting reads each match's row (about 8 index steps' worth each, measured); a walk visits about
-    /// `(page + 1) · listings / (matches · filter selectivity)` index entries. Matches are estimated from
-    /// `listingWordCount` (the rarest term, times the other terms' frequencies, as if independent).
-    static func plan(_ query: CompiledListingQuery, size: Int, _ db: Database) throws -> Plan {
+    /// Chooses between walking the order's index, collecting the keyword matches and reading the circle's
+    /// cells, by their estimated costs, in index steps: a walk visits about
+    /// `walked = (page + 1) · listings / (matches · filter selectivity · circle share)` index entries, and with
+    /// a circle reads the row of each entry that passes the index's filters (about 8 steps each, measured);
+    /// collecting reads each match's row; the cells cost a seek per (cell, status) and a row per listing
+    /// read (newest first, at most `page + 1` per statement of ``SQLiteListingsStore/armsPerStatement``).
+    /// Matches are estimated from `listingWordCount` (the rarest term, times the other terms' frequencies, as
+    /// if independent); the circle's listings from `occupied`, the occupied cells of its box with their
+    /// counts (``SQLiteListingsStore/occupiedCells(_:_:)``; `nil`: no circle, or a box that wraps).
+    static func plan(
+        _ query: CompiledListingQuery,
+        size: Int,
+        occupied: [ApproximateLocation.Cell: Int64]?,
+        _ db: Database
+    ) throws -> Plan {
         guard let index = walkIndex(query) else { return .planner }
-        guard !query.terms.isEmpty else { return .walk(index: index) }
+        let near = query.query.filter.near
+        guard !query.terms.isEmpty || near != nil else { return .walk(index: index) }
+        let rowCost = 8.0
         let total = try listingCount(db)
-        let matches = try estimatedMatches(query, total: total, db)
-        let cheaper = ListingSearchEngine.collectingIsCheaper(
-            collected: matches,
-            matches: matches,
-            total: Int(total),
-            size: size,
-            selectivity: ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: true),
-            collectCost: 8
-        )
-        return cheaper ? .collect : .walk(index: index)
+        var cells: (listings: Double, arms: Double)?
+        if let near {
+            guard let occupied else { return .planner }
+            let inCircle = ListingSearchEngine.grid(near).bands(occupied.keys).flatMap(\.cells)
+            cells = (
+                min(total, Double(inCircle.reduce(Int64(0)) { $0 + (occupied[$1] ?? 0) })),
+                Double(inCircle.count * query.statuses.count)
+            )
+        }
+        let matches = query.terms.isEmpty ? total : try estimatedMatches(query, total: total, db)
+        let circleShare = cells.map { max($0.listings, 1) / total } ?? 1
+        let selectivity = ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: true)
+        let passing = Double(size + 1) * total / max(matches * circleShare, 1)
+        let walked = min(total, passing / max(selectivity, 1 / total))
+        var best = (cost: walked + (cells == nil ? 0 : min(total, passing) * rowCost), plan: Plan.walk(index: index))
+        if !query.terms.isEmpty, matches * rowCost < best.cost { best = (matches * rowCost, .collect) }
+        if let cells {
+            let statements = (cells.arms / Double(SQLiteListingsStore.armsPerStatement)).rounded(.up)
+            let read = query.query.sort == .newest ? min(cells.listings, statements * Double(size + 1)) : cells.listings
+            let cost = (read + cells.arms) * rowCost
+            if cost < best.cost { best = (cost, .cells) }
+        }
+        return best.plan
     }
 
     /// About how many listings there are: the largest row id (deleted rows included), read in one step.

@@ -256,7 +256,7 @@ extension SQLiteSchema {
     /// `searchLatitude`, `searchLongitude`; `NULL` without one), an index `(cell, status, createdAt, id)` that
     /// walks one cell's listings of one status newest first, and `listingCell`, the cells holding at least
     /// one listing with their listing counts (kept by triggers). A search in distance order walks the
-    /// circle's cells band by band of shown distance (``SQLiteListingsStore/bandWalk(_:_:size:shapes:groupSize:)``)
+    /// circle's cells band by band of shown distance (``SQLiteListingsStore/bandWalk(_:_:occupied:size:shapes:groupSize:)``)
     /// instead of reading every listing in the circle.
     ///
     /// Existing listings' cells are computed in Swift (the grid's cosine is not SQL), once, in the

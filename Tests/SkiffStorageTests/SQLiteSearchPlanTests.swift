@@ -130,7 +130,7 @@ struct SQLiteSearchPlanTests {
                     }
                     checked += 1
                 }
-                if query.sort == .distance, query.filter.near != nil {
+                if query.filter.near != nil, query.sort == .distance || ListingSearchSQL.walkIndex(compiled) != nil {
                     let answer = try await store.search(query, page: page)
                     try await checkListingBands(compiled, size: page.size, answer: answer, database, tables)
                     bandChecks += 1
@@ -138,10 +138,10 @@ struct SQLiteSearchPlanTests {
             }
         }
         #expect(checked > ListingSort.allCases.count * 30)
-        #expect(bandChecks >= 25)
+        #expect(bandChecks >= 100)
     }
 
-    /// The walk of a circle's cells in distance order (``SQLiteListingsStore/bandWalk(_:_:size:shapes:groupSize:)``):
+    /// The walk of a circle's cells (``SQLiteListingsStore/bandWalk(_:_:occupied:size:shapes:groupSize:)``):
     /// the store's page, and each band statement walks its (cell, status) pairs on the
     /// `(cell, status, createdAt, id)` index, merged, with nothing sorted and no table scanned.
     private func checkListingBands(
@@ -153,9 +153,11 @@ struct SQLiteSearchPlanTests {
     ) async throws {
         let shapes = BoundedStatementShapes()
         let (page, cells) = try await database.pool.read { db in
-            let walk = try SQLiteListingsStore.bandWalk(db, compiled, size: size, shapes: shapes)
+            let near = try #require(compiled.query.filter.near)
+            let occupied = try #require(try SQLiteListingsStore.occupiedCells(db, near))
+            let walk = try SQLiteListingsStore.bandWalk(db, compiled, occupied: occupied, size: size, shapes: shapes)
             let cells = try Int64.fetchAll(db, sql: "SELECT cell FROM listingCell ORDER BY cell LIMIT 3")
-            return (ListingSearchEngine.page(try #require(walk), compiled, size: size), cells)
+            return (ListingSearchEngine.page(walk, compiled, size: size), cells)
         }
         #expect(page.items == answer.items, "\(compiled.query)")
         #expect(page.nextPageToken == answer.nextPageToken, "\(compiled.query)")

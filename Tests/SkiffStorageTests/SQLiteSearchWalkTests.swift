@@ -50,11 +50,11 @@ struct SQLiteSearchWalkTests {
         var random = SeededGenerator(seed: 78)
         var compared = 0
         var walkedWithWords = 0
+        var walkedCircles = 0
         for _ in 0..<400 {
             var query = ListingsStoreDifferentialTests.query(&random)
-            // Walkable shapes: no circle, seller or tags, one status; often a single category (the
-            // category-led indexes), often two words (a word and a prefix).
-            query.filter.near = nil
+            // Walkable shapes: no seller or tags, one status; often a single category (the category-led
+            // indexes), often two words (a word and a prefix); a circle in one search of three.
             query.filter.sellerID = nil
             query.filter.tags = []
             if query.filter.statuses.count > 1 { query.filter.statuses = [] }
@@ -90,12 +90,14 @@ struct SQLiteSearchWalkTests {
                 let a = results[0]
                 #expect(results[1] == a, "collect: \(query.sort) \"\(query.text)\" \(query.filter) page \(page)")
                 #expect(results[2] == a, "walk: \(query.sort) \"\(query.text)\" \(query.filter) page \(page)")
+                if query.filter.near != nil, !a.isEmpty { walkedCircles += 1 }
                 compared += 1
                 if !compiled.terms.isEmpty, !a.isEmpty { walkedWithWords += 1 }
             }
         }
         #expect(compared > 300)
         #expect(walkedWithWords > 50)
+        #expect(walkedCircles > 40)
     }
 
     @Test("listingWord holds each listing's distinct tokens and listingWordCount their counts, after edits")
@@ -139,7 +141,10 @@ struct SQLiteSearchWalkTests {
         let store = database.listingsStore()
         for index in 0..<2_000 {
             // "common" in every listing; "rare" in one in a thousand.
-            var fields = ListingFixture.fields(index % 1_000 == 0 ? "common rare lamp" : "common lamp \(index)")
+            var fields = ListingFixture.fields(
+                index % 1_000 == 0 ? "common rare lamp" : "common lamp \(index)",
+                point: GeoPoint(latitude: 36.1447 + Double(index % 10) * 0.001, longitude: -86.8027)
+            )
             fields.priceCents = Int64(index)
             let listing = Listing(
                 id: "lst_walk\(index)",
@@ -149,12 +154,21 @@ struct SQLiteSearchWalkTests {
             )
             _ = try await store.createListing(listing, requestID: nil)
         }
-        func plan(_ text: String, sort: ListingSort = .newest) async throws -> ListingSearchSQL.Plan {
+        func plan(
+            _ text: String,
+            sort: ListingSort = .newest,
+            near: GeoCircle? = nil
+        ) async throws -> ListingSearchSQL.Plan {
+            var filter = ListingFilter()
+            filter.near = near
             let compiled = try CompiledListingQuery(
-                ListingQuery(text: text, sort: sort),
+                ListingQuery(text: text, filter: filter, sort: sort),
                 page: try PageRequest(size: 10)
             )
-            return try await database.pool.read { db in try ListingSearchSQL.plan(compiled, size: 10, db) }
+            return try await database.pool.read { db in
+                let occupied = try near.flatMap { try SQLiteListingsStore.occupiedCells(db, $0) }
+                return try ListingSearchSQL.plan(compiled, size: 10, occupied: occupied, db)
+            }
         }
         #expect(try await plan("") == .walk(index: "listing_newest"))
         #expect(try await plan("", sort: .title) == .walk(index: "listing_title"))
@@ -163,6 +177,15 @@ struct SQLiteSearchWalkTests {
         #expect(try await plan("comm", sort: .priceDescending) == .walk(index: "listing_price"))
         #expect(try await plan("common ra") == .collect)
         #expect(try await plan("common", sort: .relevance) == .planner)
+        // A circle around every listing walks the order; one around none of them reads its cells (none).
+        let here = GeoCircle(center: GeoPoint(latitude: 36.1447, longitude: -86.8027), radiusKm: 2)
+        let there = GeoCircle(center: GeoPoint(latitude: 36.3, longitude: -86.8027), radiusKm: 2)
+        #expect(try await plan("", sort: .title, near: here) == .walk(index: "listing_title"))
+        #expect(try await plan("", sort: .priceAscending, near: here) == .walk(index: "listing_price"))
+        #expect(try await plan("", near: there) == .cells)
+        #expect(try await plan("", sort: .priceAscending, near: there) == .cells)
+        #expect(try await plan("rare", near: here) == .collect)
+        #expect(try await plan("", sort: .distance, near: here) == .planner)
         // Both plans agree on what they return.
         let rare = try await store.search(ListingQuery(text: "common rare"), page: try PageRequest(size: 10))
         #expect(rare.items.map(\.listing.id) == ["lst_walk1000", "lst_walk0"])
