@@ -10,31 +10,44 @@ extension SQLiteListingsStore {
     /// Band statements of up to this many arms go through the statement cache.
     static let cachedArmCount = 8
 
-    /// Whether a search in distance order reads less through the circle's cells
-    /// (``bandWalk(_:_:occupied:size:shapes:groupSize:)``) than through SQLite's planner, which reads every listing
-    /// the most selective of its filters keeps and sorts them: it does unless a seller is named, or a tag or
-    /// the keywords (estimated from `listingWordCount`) keep fewer than ``SkiffListings/ListingSearchEngine/fewCandidates`` listings. Reads at
-    /// most one entry per term (``ListingSearchSQL/prefixEstimateWords`` for the last) and
-    /// ``SkiffListings/ListingSearchEngine/fewCandidates`` entries of `listingTag` per tag.
-    static func walksCells(_ db: Database, _ compiled: CompiledListingQuery) throws -> Bool {
-        let filter = compiled.query.filter
-        guard compiled.query.sort == .distance, filter.near != nil, filter.sellerID == nil else { return false }
-        if !compiled.terms.isEmpty {
-            let total = try ListingSearchSQL.listingCount(db)
-            if try ListingSearchSQL.estimatedMatches(compiled, total: total, db)
-                < Double(ListingSearchEngine.fewCandidates)
-            {
-                return false
-            }
+    /// How a search in distance order reads: through the circle's cells
+    /// (``bandWalk(_:_:occupied:size:shapes:groupSize:)``, `occupied`: ``occupiedCells(_:_:)``), by reading a
+    /// narrow price range and sorting it (``ListingSearchSQL/priceRange(_:_:)``), by collecting the keyword
+    /// matches and sorting them (``ListingSearchSQL/Plan/collect``, when `ListingSearchEngine.walksCells` says
+    /// they are fewer than the walk would step through: matches estimated from `listingWordCount`, the
+    /// circle's listings counted from `occupied`), or through the seller's index when a seller is named
+    /// (``ListingSearchSQL/Plan/planner``; also for a box that wraps, which reads the box). Tags are checked
+    /// on the walk. Reads `MAX(docID)`, at most ``ListingSearchSQL/priceRangeBound`` entries of a price index,
+    /// and one entry of `listingWordCount` per term (``ListingSearchSQL/prefixEstimateWords`` for the last).
+    static func distancePlan(
+        _ db: Database,
+        _ compiled: CompiledListingQuery,
+        size: Int,
+        occupied: [ApproximateLocation.Cell: Int64]?
+    ) throws -> ListingSearchSQL.Plan {
+        guard let occupied, let near = compiled.query.filter.near, compiled.query.filter.sellerID == nil else {
+            return .planner
         }
-        let few = ListingSearchEngine.fewCandidates
-        let count = try db.cachedStatement(
-            sql: "SELECT COUNT(*) FROM (SELECT 1 FROM listingTag WHERE tag = ? LIMIT \(few))"
+        // A narrow price range is read and sorted, as a walk of the cells would step through about
+        // `(size + 1) · total / range` listings.
+        let total = try ListingSearchSQL.listingCount(db)
+        if let range = try ListingSearchSQL.priceRange(compiled, db),
+            range.listings < Double(size + 1) * total / max(range.listings, 1)
+        {
+            return .walk(index: range.index)
+        }
+        guard !compiled.terms.isEmpty else { return .cells }
+        let inCircle = ListingSearchEngine.grid(near).bands(occupied.keys).reduce(Int64(0)) { sum, band in
+            band.cells.reduce(sum) { $0 + (occupied[$1] ?? 0) }
+        }
+        let walks = ListingSearchEngine.walksCells(
+            matches: try ListingSearchSQL.estimatedMatches(compiled, total: total, db),
+            inCircle: Double(inCircle),
+            total: total,
+            size: size,
+            selectivity: ListingSearchEngine.filterSelectivity(compiled, categoryLeadsIndex: false)
         )
-        for tag in Set(compiled.tags) where try Int.fetchOne(count, arguments: [tag]) ?? 0 < few {
-            return false
-        }
-        return true
+        return walks ? .cells : .collect
     }
 
     /// The occupied cells of a circle's box with their listing counts, from `listingCell` ("listings-v6"), one
@@ -148,6 +161,11 @@ extension SQLiteListingsStore {
             for status in statuses {
                 var arm = "SELECT l.* FROM listing l WHERE l.cell = ? AND l.status = ?"
                 arguments += [GridCells.key(cell), status]
+                if let since = compiled.query.filter.postedSince {
+                    // Each arm stops at the oldest time the filter allows.
+                    arm += " AND l.createdAt >= ?"
+                    arguments += [since.millisecondsSince1970]
+                }
                 if let after {
                     arm += " AND l.createdAt <= ? AND (l.createdAt < ? OR (l.createdAt = ? AND l.id < ?))"
                     arguments += [after.createdAt, after.createdAt, after.createdAt, after.id]

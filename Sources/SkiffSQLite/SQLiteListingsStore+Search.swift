@@ -4,13 +4,13 @@ public import SkiffDomain
 public import SkiffListings
 
 extension SQLiteListingsStore {
-    /// Searches with one SQL statement per query shape (``ListingSearchSQL``): the filters, keywords (FTS5),
-    /// circle (a bounding box on the coordinate index, then the distance function), order, keyset cursor and
-    /// `LIMIT page + 1` all run inside SQLite, so a page costs what its rows cost plus what the indexes
-    /// touch, not the table. How the statement finds its rows (``ListingSearchSQL/Plan``: walk an order
+    /// Searches with one SQL statement per query shape (``ListingSearchSQL``), or a few for a walk of a
+    /// circle's grid cells: the filters, keywords (FTS5), circle, order, keyset cursor and `LIMIT page + 1`
+    /// all run inside SQLite, so a page costs what its rows cost plus what the indexes touch, not the table. How the statement finds its rows (``ListingSearchSQL/Plan``: walk an order
     /// index, collect the keyword matches, walk a circle's grid cells, or leave it to SQLite's planner) is
     /// chosen first, in the same read; distance order in a circle walks its cells band by band
-    /// (``bandWalk(_:_:occupied:size:shapes:groupSize:)``) unless ``walksCells(_:_:)`` says a filter keeps few. The page's rows are then checked by `ListingSearchEngine.hit` (the shared definition of the
+    /// (``bandWalk(_:_:occupied:size:shapes:groupSize:)``) unless ``distancePlan(_:_:size:occupied:)`` says a
+    /// filter keeps few. The page's rows are then checked by `ListingSearchEngine.hit` (the shared definition of the
     /// filters, which also supplies the distance shown; the keywords SQL matched are not tokenized again)
     /// and paged with its cursors.
     public func search(_ query: ListingQuery, page: PageRequest) async throws -> Page<ListingSearchHit> {
@@ -25,7 +25,7 @@ extension SQLiteListingsStore {
                 ? try compiled.query.filter.near.flatMap { try Self.occupiedCells(db, $0) } : nil
             let plan: ListingSearchSQL.Plan
             if byDistance {
-                plan = try occupied != nil && Self.walksCells(db, compiled) ? .cells : .planner
+                plan = try Self.distancePlan(db, compiled, size: size, occupied: occupied)
             } else {
                 plan = try ListingSearchSQL.plan(compiled, size: size, occupied: occupied, db)
             }
@@ -71,9 +71,11 @@ extension SQLiteListingsStore {
 /// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
 ///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
 ///   for each tag token, 1 for each description token;
-/// - a circle: a latitude/longitude box on the search-point index (`listing_searchLatitude_searchLongitude`:
-///   each listing's point, or its zip code's centroid), then `skiff_private_distance`
-///   (``PrivateDistanceFunction``) filters and orders.
+/// - a circle: a latitude/longitude box on the search point (each listing's point, or its zip code's
+///   centroid), then `skiff_private_distance` (``PrivateDistanceFunction``) filters and orders; walked
+///   (``Plan/walk(index:)``), the box and distance are checked on each row the walk reaches; or the circle's
+///   grid cells are read instead (``Plan/cells``, ``SQLiteListingsStore/bandWalk(_:_:occupied:size:shapes:groupSize:)``);
+/// - a seller: the seller's index (`listing_sellerID_createdAt_id`), every listing of the seller.
 enum ListingSearchSQL {
     /// The column that holds the relevance score.
     static let scoreColumn = "relevanceScore"
@@ -88,8 +90,9 @@ enum ListingSearchSQL {
 
     /// How a statement finds its rows.
     enum Plan: Equatable {
-        /// SQLite's planner chooses (shapes with a circle, a seller, tags, several statuses, or relevance
-        /// order); keywords are collected from FTS5 (`docID IN (MATCH)`).
+        /// SQLite's planner chooses (shapes with a seller, which read the seller's index, tags, several
+        /// statuses, relevance order, or a circle whose box wraps); keywords are collected from FTS5
+        /// (`docID IN (MATCH)`).
         case planner
         /// The keyword matches drive: FTS5 collects their row ids, each row is read by its id, filtered
         /// and sorted (`NOT INDEXED`, so that SQLite's planner, which cannot know how many listings match,
@@ -127,8 +130,8 @@ enum ListingSearchSQL {
     /// The most vocabulary entries a prefix's estimate reads; a prefix of more words counts as common.
     static let prefixEstimateWords = 64
 
-    /// Chooses between walking the order's index, collecting the keyword matches and reading the circle's
-    /// cells, by their estimated costs, in index steps: a walk visits about
+    /// Chooses between walking the order's index, collecting the keyword matches, reading the circle's cells
+    /// and reading a narrow price range (``priceRange(_:_:)``), by their estimated costs, in index steps: a walk visits about
     /// `walked = (page + 1) · listings / (matches · filter selectivity · circle share)` index entries, and with
     /// a circle reads the row of each entry that passes the index's filters (about 8 steps each, measured);
     /// collecting reads each match's row; the cells cost a seek per (cell, status) and a row per listing
@@ -165,11 +168,50 @@ enum ListingSearchSQL {
         if !query.terms.isEmpty, matches * rowCost < best.cost { best = (matches * rowCost, .collect) }
         if let cells {
             let statements = (cells.arms / Double(SQLiteListingsStore.armsPerStatement)).rounded(.up)
-            let read = query.query.sort == .newest ? min(cells.listings, statements * Double(size + 1)) : cells.listings
+            // Newest first, each statement reads until `size + 1` of its listings pass the filters and words.
+            let density = max(matches / total * selectivity, 1 / total)
+            let read =
+                query.query.sort == .newest
+                ? min(cells.listings, statements * Double(size + 1) / density) : cells.listings
             let cost = (read + cells.arms) * rowCost
             if cost < best.cost { best = (cost, .cells) }
         }
+        if let range = try priceRange(query, db), range.listings * rowCost < best.cost {
+            best = (range.listings * rowCost, .walk(index: range.index))
+        }
         return best.plan
+    }
+
+    /// Listings counted at most in a price range's index entries (``priceRange(_:_:)``).
+    static let priceRangeBound = 1_024
+
+    /// The price index (``Plan/walk(index:)``) a search with a price range can read that range on, with how
+    /// many listings of its status the range holds (the category's index and listings for a single category):
+    /// when it holds fewer than ``priceRangeBound``, reading the range and sorting it costs about a row per
+    /// listing, whatever the order. `nil` without a price range, with several statuses, or for a larger
+    /// range. Reads at most ``priceRangeBound`` entries of a covering index.
+    static func priceRange(_ query: CompiledListingQuery, _ db: Database) throws -> (index: String, listings: Double)? {
+        let filter = query.query.filter
+        guard filter.minPriceCents != nil || filter.maxPriceCents != nil, let status = query.statuses.first,
+            query.statuses.count == 1
+        else { return nil }
+        let single = filter.categories.count == 1 ? filter.categories.first : nil
+        let index = single == nil ? "listing_price" : "listing_category_price"
+        let category = single.map { _ in " AND category = ?" } ?? ""
+        var arguments: StatementArguments = [status.rawValue]
+        if let single { arguments += [single.rawValue] }
+        arguments += [filter.minPriceCents ?? Int64.min, filter.maxPriceCents ?? Int64.max]
+        let count =
+            try Int.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT COUNT(*) FROM (SELECT 1 FROM listing INDEXED BY \(index) WHERE status = ?\(category) \
+                        AND priceCents BETWEEN ? AND ? LIMIT \(priceRangeBound))
+                        """
+                ),
+                arguments: arguments
+            ) ?? priceRangeBound
+        return count < priceRangeBound ? (index, Double(count)) : nil
     }
 
     /// About how many listings there are: the largest row id (deleted rows included), read in one step.
@@ -222,6 +264,11 @@ enum ListingSearchSQL {
         var columnArguments: StatementArguments = []
         var fromArguments: StatementArguments = []
 
+        if plan == .planner, seller ?? query.query.filter.sellerID != nil {
+            // A seller's listings are few against the table: read them on the seller's index (without
+            // statistics SQLite's planner would rather walk the status index, every listing of the status).
+            from += " INDEXED BY listing_sellerID_createdAt_id"
+        }
         if case .walk(let index) = plan {
             from += " INDEXED BY \(index)"
             appendKeywordProbes(&conditions, query)

@@ -199,7 +199,13 @@ struct SQLiteListingsCellsTests {
                 #expect(hits.map(\.distanceKm) == expected.map(\.distanceKm), "round \(round), \(groupSize) arms")
             }
             let compiled = try CompiledListingQuery(query, page: try PageRequest(size: pageSize))
-            if try await database.pool.read({ db in try SQLiteListingsStore.walksCells(db, compiled) }) {
+            let plan = try await database.pool.read { [query] db in
+                let occupied = try SQLiteListingsStore.occupiedCells(db, try #require(query.filter.near))
+                return query.sort == .distance
+                    ? try SQLiteListingsStore.distancePlan(db, compiled, size: pageSize, occupied: occupied)
+                    : try ListingSearchSQL.plan(compiled, size: pageSize, occupied: occupied, db)
+            }
+            if plan == .cells {
                 chosen += 1
             }
             if expected.count > pageSize { paged += 1 }

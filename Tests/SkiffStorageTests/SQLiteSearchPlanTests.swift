@@ -103,6 +103,8 @@ struct SQLiteSearchPlanTests {
                 if let index = ListingSearchSQL.walkIndex(compiled) {
                     plans.append(.walk(index: index))
                     if !compiled.terms.isEmpty { plans.append(.collect) }
+                } else if query.sort == .distance, query.filter.near != nil, !compiled.terms.isEmpty {
+                    plans.append(.collect)  // distance order when the words keep fewer than a walk of the cells
                 }
                 for searchPlan in plans {
                     let statement = ListingSearchSQL.statement(compiled, limit: page.size + 1, plan: searchPlan)
@@ -161,6 +163,15 @@ struct SQLiteSearchPlanTests {
         }
         #expect(page.items == answer.items, "\(compiled.query)")
         #expect(page.nextPageToken == answer.nextPageToken, "\(compiled.query)")
+        // The searcher's own listings, read apart, come from the seller's index, not the status's.
+        if let viewer = compiled.query.viewerID {
+            let own = ListingSearchSQL.statement(compiled, limit: size + 1, seller: viewer)
+            let plan = try await database.pool.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + own.sql, arguments: own.arguments)
+                    .map { row -> String in row["detail"] }
+            }
+            #expect(plan.contains { $0.contains("USING INDEX listing_sellerID_createdAt_id") }, "\(plan)")
+        }
         let statuses = compiled.statuses.map(\.rawValue).sorted()
         for count in 1...cells.count {
             let group = cells.prefix(count).map { key in

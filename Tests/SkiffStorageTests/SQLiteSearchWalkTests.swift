@@ -51,6 +51,7 @@ struct SQLiteSearchWalkTests {
         var compared = 0
         var walkedWithWords = 0
         var walkedCircles = 0
+        var readRanges = 0
         for _ in 0..<400 {
             var query = ListingsStoreDifferentialTests.query(&random)
             // Walkable shapes: no seller or tags, one status; often a single category (the category-led
@@ -76,7 +77,11 @@ struct SQLiteSearchWalkTests {
             for page in pages {
                 let compiled = try CompiledListingQuery(query, page: page)
                 guard let index = ListingSearchSQL.walkIndex(compiled) else { continue }
-                let plans: [ListingSearchSQL.Plan] = [.planner, .collect, .walk(index: index)]
+                // With a price range, reading the range on the price index (and sorting it) too.
+                let range = query.filter.minPriceCents != nil || query.filter.maxPriceCents != nil
+                let priceIndex = query.filter.categories.count == 1 ? "listing_category_price" : "listing_price"
+                let plans: [ListingSearchSQL.Plan] =
+                    [.planner, .collect, .walk(index: index)] + (range ? [.walk(index: priceIndex)] : [])
                 let results = try await database.pool.read { db in
                     try plans.map { plan in
                         let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
@@ -90,6 +95,11 @@ struct SQLiteSearchWalkTests {
                 let a = results[0]
                 #expect(results[1] == a, "collect: \(query.sort) \"\(query.text)\" \(query.filter) page \(page)")
                 #expect(results[2] == a, "walk: \(query.sort) \"\(query.text)\" \(query.filter) page \(page)")
+                #expect(
+                    results.dropFirst(3).allSatisfy { $0 == a },
+                    "range: \(query.sort) \(query.filter) page \(page)"
+                )
+                if range, !a.isEmpty { readRanges += 1 }
                 if query.filter.near != nil, !a.isEmpty { walkedCircles += 1 }
                 compared += 1
                 if !compiled.terms.isEmpty, !a.isEmpty { walkedWithWords += 1 }
@@ -98,6 +108,7 @@ struct SQLiteSearchWalkTests {
         #expect(compared > 300)
         #expect(walkedWithWords > 50)
         #expect(walkedCircles > 40)
+        #expect(readRanges > 40)
     }
 
     @Test("listingWord holds each listing's distinct tokens and listingWordCount their counts, after edits")

@@ -383,10 +383,10 @@ struct ListingIndex: Sendable {
     /// One page of results for `query`, as ``ListingSearchEngine`` defines them.
     func search(_ query: CompiledListingQuery, size: Int) -> Page<ListingSearchHit> {
         let sort = query.query.sort
-        if sort == .distance, let near = query.query.filter.near, walksCells(query),
-            let page = bandWalk(query, in: near, size: size)
+        if sort == .distance, let near = query.query.filter.near, let bands = cellBands(near),
+            walksCells(query, bands, size: size)
         {
-            return page
+            return bandWalk(query, bands: bands, size: size)
         }
         let needsEveryMatch =
             (sort == .relevance && !query.terms.isEmpty) || (sort == .distance && query.query.filter.near != nil)
@@ -429,45 +429,69 @@ struct ListingIndex: Sendable {
         return walk(query, size: size, narrowing: narrowing)
     }
 
-    /// Whether a search in distance order walks the circle's cells (``bandWalk(_:in:size:)``) rather than
-    /// check every listing of its smallest set and sort them: it does unless a seller is named, or a tag or
-    /// a keyword term keeps fewer than ``ListingSearchEngine/fewCandidates`` listings (the rule the SQLite
-    /// store follows).
-    private func walksCells(_ query: CompiledListingQuery) -> Bool {
+    /// Whether a search in distance order walks the circle's cells (``bandWalk(_:bands:size:)``) rather than
+    /// check every listing of its smallest set and sort them: it does unless a seller is named, a tag keeps
+    /// fewer than ``ListingSearchEngine/fewCandidates`` listings (its postings are read, which SQLite cannot
+    /// do for a tag, so it walks), or `ListingSearchEngine.walksCells` says the keyword matches (estimated
+    /// from the terms' counts, as if independent) are fewer than the walk would step through (the rule the
+    /// SQLite store follows).
+    private func walksCells(
+        _ query: CompiledListingQuery,
+        _ bands: [(distance: Double, cells: [ApproximateLocation.Cell])],
+        size: Int
+    ) -> Bool {
         if let walks = costs.walksCells { return walks }
         guard query.query.filter.sellerID == nil else { return false }
         let few = ListingSearchEngine.fewCandidates
         for tag in query.tags where (tagged[tag]?.count ?? 0) < few { return false }
+        guard !query.terms.isEmpty else { return true }
+        let total = Double(max(1, entries.count))
+        var matches = total
         for (position, term) in query.terms.enumerated() {
-            let count = position == query.terms.count - 1 ? words.count(prefix: term, limit: few) : words.count(term)
-            if count < few { return false }
+            let prefix = position == query.terms.count - 1
+            let count = prefix ? words.count(prefix: term, limit: Int(total)) : words.count(term)
+            matches *= min(Double(count), total) / total
         }
-        return true
+        let inCircle = bands.reduce(0) { sum, band in band.cells.reduce(sum) { $0 + (byCell[$1]?.count ?? 0) } }
+        return ListingSearchEngine.walksCells(
+            matches: matches,
+            inCircle: Double(inCircle),
+            total: total,
+            size: size,
+            selectivity: ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false)
+        )
     }
 
-    /// A page of a search in distance order from the circle's grid cells: everyone but the searcher sees a
-    /// listing at its cell's centre, at that distance rounded (``SkiffDomain/ApproximateLocation``), so the
-    /// order is band by band of the cells whose centres are in the circle
-    /// (``SkiffDomain/GridCircle/bands(_:)``), newest first within a band. Each band's cells are merged
-    /// newest first from the cursor, and the walk stops at the end of the band where `size + 1` listings
-    /// passed. The searcher's own listings, measured to their exact points, are checked apart (each of
-    /// them) and merged in by `ListingSearchEngine.page`. `nil` when the circle's box wraps around the
-    /// antimeridian or a pole.
-    ///
-    /// Bounded by: the box's cells or the occupied cells, whichever are fewer; the listings stepped until
-    /// `size + 1` pass (to the end of their band); and the searcher's own listings.
-    private func bandWalk(_ query: CompiledListingQuery, in near: GeoCircle, size: Int) -> Page<ListingSearchHit>? {
+    /// The cells whose centres are in the circle, by band of shown distance (``SkiffDomain/GridCircle/bands(_:)``),
+    /// found among the box's cells or the occupied cells, whichever are fewer; `nil` when the circle's box
+    /// wraps around the antimeridian or a pole.
+    private func cellBands(_ near: GeoCircle) -> [(distance: Double, cells: [ApproximateLocation.Cell])]? {
         let grid = ListingSearchEngine.grid(near)
         guard let box = grid.boxCells else { return nil }
         let boxCount = box.reduce(0) { $0 + $1.columns.count }
-        let bands =
-            boxCount <= byCell.count
-            ? grid.bands(
-                box.lazy.flatMap { row in
-                    row.columns.lazy.map { ApproximateLocation.Cell(row: row.row, column: $0) }
-                }.filter { byCell[$0] != nil }
-            )
-            : grid.bands(byCell.keys)
+        guard boxCount <= byCell.count else { return grid.bands(byCell.keys) }
+        return grid.bands(
+            box.lazy.flatMap { row in
+                row.columns.lazy.map { ApproximateLocation.Cell(row: row.row, column: $0) }
+            }.filter { byCell[$0] != nil }
+        )
+    }
+
+    /// A page of a search in distance order from the circle's grid cells (`bands`: ``cellBands(_:)``):
+    /// everyone but the searcher sees a listing at its cell's centre, at that distance rounded
+    /// (``SkiffDomain/ApproximateLocation``), so the order is band by band of the cells whose centres are in
+    /// the circle, newest first within a band. Each band's cells are merged newest first from the cursor
+    /// (down to `postedSince`), and the walk stops once `size + 1` listings passed. The searcher's own
+    /// listings, measured to their exact points, are checked apart (each of them) and merged in by
+    /// `ListingSearchEngine.page`.
+    ///
+    /// Bounded by: the box's cells or the occupied cells, whichever are fewer; the listings stepped until
+    /// `size + 1` pass; and the searcher's own listings.
+    private func bandWalk(
+        _ query: CompiledListingQuery,
+        bands: [(distance: Double, cells: [ApproximateLocation.Cell])],
+        size: Int
+    ) -> Page<ListingSearchHit> {
         let viewer = query.query.viewerID
         let filter = KeyFilter(query)
         func hit(_ entry: Entry) -> ListingSearchEngine.Hit? {
@@ -491,7 +515,7 @@ struct ListingIndex: Sendable {
                 guard let list = byCell[cell] else { continue }
                 merge.add(list, from: from.map { list.position(of: $0, after: true) } ?? list.start)
             }
-            while others <= size, let key = merge.next() {
+            while others <= size, let key = merge.next(), key.createdAt >= filter.since {
                 guard let entry = slots[Int(key.slot)], entry.listing.sellerID != viewer, let found = hit(entry)
                 else { continue }
                 hits.append(found)

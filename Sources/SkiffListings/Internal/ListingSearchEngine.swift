@@ -228,9 +228,25 @@ package enum ListingSearchEngine {
         )
     }
 
-    /// Listings a filter keeps at most for a search in distance order to check them all and sort them rather
-    /// than walk the circle's grid cells band by band: a tag's, or a keyword term's (every backend).
+    /// Listings a tag keeps at most for an in-memory search in distance order to check them all and sort
+    /// them rather than walk the circle's grid cells band by band.
     package static let fewCandidates = 512
+
+    /// Whether a search in distance order walks its circle's grid cells band by band rather than read its
+    /// keyword matches and sort them (the rule every backend follows): it does unless the matches (about
+    /// `matches` of `total` listings) are fewer than the listings the walk would step through, about
+    /// `(size + 1) · total / (matches · selectivity)` and at most the `inCircle` listings of the circle's
+    /// cells. `selectivity` is the share the other filters keep (``filterSelectivity(_:categoryLeadsIndex:)``).
+    package static func walksCells(
+        matches: Double,
+        inCircle: Double,
+        total: Double,
+        size: Int,
+        selectivity: Double
+    ) -> Bool {
+        let stepped = min(inCircle, Double(size + 1) * total / max(matches * selectivity, 1))
+        return matches >= stepped
+    }
 
     /// The circle on the grid (``SkiffDomain/GridCircle``): its box, its cells and their bands of shown
     /// distance, as every backend reads them.
