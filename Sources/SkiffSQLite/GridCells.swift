@@ -38,4 +38,71 @@ enum GridCells {
         }
         return cells
     }
+
+    /// How a walk of a circle's cells orders what it reads (``walk(_:bands:order:cursor:size:groupSize:cachedGroupSize:shapes:statement:hit:)``).
+    enum WalkOrder {
+        /// Band by band of shown distance, newest first within a band: bands nearer than the cursor's are
+        /// skipped, and the walk stops at the end of the band in which the page fills.
+        case distance
+        /// Newest first (the cells as one band).
+        case newest
+        /// Another order: every row of the cells is read, for the caller to sort.
+        case other
+    }
+
+    /// The hits of a walk of a circle's cells, `bands` nearest first (one band of them all unless in
+    /// distance order): each band's cells in groups of `groupSize`, one statement per group (through the
+    /// statement cache up to `cachedGroupSize` cells), each returning its cells' rows newest first after
+    /// `after` (the cursor's time and id, in its band). Rows are stepped one at a time and `hit` decides
+    /// each; newest first (in a band, or overall), each statement stops once `need` (`size + 1` less what
+    /// the band's earlier bands found) hits are found, so all groups' hits together hold the band's newest
+    /// `need` for the caller to order. `statement` makes a group's statement from its cells, `after` and
+    /// `need`.
+    static func walk<Hit>(
+        _ db: Database,
+        bands: [(distance: Double, cells: [ApproximateLocation.Cell])],
+        order: WalkOrder,
+        cursor: (distance: Double?, createdAt: Int64, id: String)?,
+        size: Int,
+        groupSize: Int,
+        cachedGroupSize: Int,
+        shapes: BoundedStatementShapes,
+        statement: (
+            _ cells: ArraySlice<ApproximateLocation.Cell>, _ after: (createdAt: Int64, id: String)?, _ need: Int
+        ) -> (sql: String, arguments: StatementArguments),
+        hit: (Row) -> Hit?
+    ) throws -> [Hit] {
+        var hits: [Hit] = []
+        var found = 0
+        for band in bands {
+            if order == .distance, let distance = cursor?.distance, band.distance < distance { continue }
+            let after: (createdAt: Int64, id: String)? = cursor.flatMap { cursor in
+                switch order {
+                case .distance: cursor.distance == band.distance ? (cursor.createdAt, cursor.id) : nil
+                case .newest: (cursor.createdAt, cursor.id)
+                case .other: nil
+                }
+            }
+            let need = order == .other ? Int.max : size + 1 - found
+            for start in stride(from: 0, to: band.cells.count, by: groupSize) {
+                let group = band.cells[start..<min(start + groupSize, band.cells.count)]
+                let made = statement(group, after, need)
+                let prepared = try db.boundedCachedStatement(
+                    sql: made.sql,
+                    shapes: shapes,
+                    if: group.count <= cachedGroupSize
+                )
+                let rows = try Row.fetchCursor(prepared, arguments: made.arguments)
+                var kept = 0
+                while kept < need, let row = try rows.next() {
+                    guard let next = hit(row) else { continue }
+                    hits.append(next)
+                    kept += 1
+                }
+                found += kept
+            }
+            if order == .distance, found > size { break }
+        }
+        return hits
+    }
 }

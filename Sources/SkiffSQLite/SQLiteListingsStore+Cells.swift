@@ -98,45 +98,30 @@ extension SQLiteListingsStore {
             hits += try ListingRow.fetchAll(db, sql: own.sql, arguments: own.arguments)
                 .compactMap { ListingSearchEngine.hit($0, compiled) }
         }
-        let cursor = compiled.cursor
-        let newestWithin = sort == .distance || sort == .newest
         let statuses = compiled.statuses.map(\.rawValue).sorted()
-        let cellsPerGroup = max(1, groupSize / statuses.count)
-        var others = 0
-        for band in bands {
-            if sort == .distance, let distance = cursor?.d, band.distance < distance { continue }
-            let after = cursor.flatMap {
-                sort == .newest || (sort == .distance && $0.d == band.distance) ? (createdAt: $0.c, id: $0.i) : nil
-            }
-            let need = newestWithin ? size + 1 - others : .max
-            // Each group's newest `need` hits hold the band's newest `need` from its cells: all groups'
-            // together hold the band's (`ListingSearchEngine.page` orders them).
-            for start in stride(from: 0, to: band.cells.count, by: cellsPerGroup) {
-                let group = band.cells[start..<min(start + cellsPerGroup, band.cells.count)]
-                let statement = bandStatement(compiled, cells: group, statuses: statuses, after: after)
-                let prepared = try db.boundedCachedStatement(
-                    sql: statement.sql,
-                    shapes: shapes,
-                    if: group.count * statuses.count <= cachedArmCount
-                )
-                let rows = try Row.fetchCursor(prepared, arguments: statement.arguments)
-                var found = 0
-                var layout: ListingRow.Layout?
-                while found < need, let row = try rows.next() {
+        var layout: ListingRow.Layout?
+        return try hits
+            + GridCells.walk(
+                db,
+                bands: bands,
+                order: sort == .distance ? .distance : sort == .newest ? .newest : .other,
+                cursor: compiled.cursor.map { (distance: $0.d, createdAt: $0.c, id: $0.i) },
+                size: size,
+                groupSize: max(1, groupSize / statuses.count),
+                cachedGroupSize: max(1, cachedArmCount / statuses.count),
+                shapes: shapes,
+                statement: { group, after, _ in
+                    let statement = bandStatement(compiled, cells: group, statuses: statuses, after: after)
+                    return (statement.sql, statement.arguments)
+                },
+                hit: { row in
                     let positions = layout ?? ListingRow.Layout(row)
                     layout = positions
                     let listing = ListingRow.listing(row, positions)
-                    guard listing.sellerID != viewer,
-                        let hit = ListingSearchEngine.hit(listing, compiled, keywordsMatched: true)
-                    else { continue }
-                    hits.append(hit)
-                    found += 1
+                    guard listing.sellerID != viewer else { return nil }
+                    return ListingSearchEngine.hit(listing, compiled, keywordsMatched: true)
                 }
-                others += found
-            }
-            if sort == .distance, others > size { break }
-        }
-        return hits
+            )
     }
 
     /// The statement of one band (or group of a band's cells) for ``bandWalk(_:_:occupied:size:shapes:groupSize:)``:

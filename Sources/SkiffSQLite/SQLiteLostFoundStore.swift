@@ -428,41 +428,26 @@ public struct SQLiteLostFoundStore: LostFoundStore {
                 db.cachedStatement(sql: "SELECT rowid FROM lostFoundItemSearch WHERE lostFoundItemSearch MATCH ?"),
                 arguments: [TextSearch.ftsExpression(compiled.terms)]
             )
-        let cursor = compiled.cursor
-        var others = 0
-        for band in bands {
-            if byDistance, let distance = cursor?.d, band.distance < distance { continue }
-            let after = cursor.flatMap { !byDistance || $0.d == band.distance ? (createdAt: $0.c, id: $0.i) : nil }
-            let need = size + 1 - others
-            // Each group's newest `need` hits hold the band's newest `need` from its cells: all groups'
-            // together hold the band's (`LostFoundSearchEngine.page` orders them).
-            for start in stride(from: 0, to: band.cells.count, by: groupSize) {
-                let group = band.cells[start..<min(start + groupSize, band.cells.count)]
-                // Without keywords every row the statement returns is a hit: it stops at `need`.
-                let statement = bandStatement(
-                    compiled,
-                    cells: group,
-                    after: after,
-                    limit: compiled.terms.isEmpty ? need : -1
-                )
-                let prepared = try db.boundedCachedStatement(
-                    sql: statement.sql,
-                    shapes: shapes,
-                    if: group.count <= cachedCellCount
-                )
-                let rows = try Row.fetchCursor(prepared, arguments: statement.arguments)
-                var found = 0
-                while found < need, let row = try rows.next() {
-                    if let matching, !matching.contains(row[0]) { continue }
-                    guard let hit = LostFoundSearchEngine.hit(LostFoundItemRow.item(row), compiled) else { continue }
-                    hits.append(hit)
-                    found += 1
+        let cursor = compiled.cursor.map { (distance: $0.d, createdAt: $0.c, id: $0.i) }
+        return try hits
+            + GridCells.walk(
+                db,
+                bands: bands,
+                order: byDistance ? .distance : .newest,
+                cursor: cursor,
+                size: size,
+                groupSize: groupSize,
+                cachedGroupSize: cachedCellCount,
+                shapes: shapes,
+                // Without keywords every row a statement returns is a hit: it stops at `need`.
+                statement: { group, after, need in
+                    bandStatement(compiled, cells: group, after: after, limit: compiled.terms.isEmpty ? need : -1)
+                },
+                hit: { row in
+                    if let matching, !matching.contains(row[0]) { return nil }
+                    return LostFoundSearchEngine.hit(LostFoundItemRow.item(row), compiled)
                 }
-                others += found
-            }
-            if others > size { break }
-        }
-        return hits
+            )
     }
 
     /// The statement of one band (or group of a band's cells) for ``bandWalk(_:_:size:shapes:groupSize:alwaysWalk:)``:
