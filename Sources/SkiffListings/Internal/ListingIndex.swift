@@ -388,6 +388,11 @@ struct ListingIndex: Sendable {
         {
             return bandWalk(query, bands: bands, size: size)
         }
+        if sort != .distance, sort != .relevance || query.terms.isEmpty, let near = query.query.filter.near,
+            let bands = cellBands(near), readsCells(query, bands, size: size)
+        {
+            return bandWalk(query, bands: bands, size: size)
+        }
         let needsEveryMatch =
             (sort == .relevance && !query.terms.isEmpty) || (sort == .distance && query.query.filter.near != nil)
         let narrowing = narrowing(query, size: size, needsEveryMatch: needsEveryMatch)
@@ -462,6 +467,26 @@ struct ListingIndex: Sendable {
         )
     }
 
+    /// Whether a search in a circle in another order than distance reads the circle's cells
+    /// (``bandWalk(_:bands:size:)``: newest first until the page is full, or every listing of them for price
+    /// and title) rather than narrow by sets and walk the order: when the circle's listings (`bands`' cells'
+    /// counts) cost less to read than the order's walk would step through, about `(size + 1) · listings /
+    /// (circle's listings · filter selectivity)` (the circle's listings for newest first, capped at what
+    /// `size + 1` per cell would read). Without keywords, tags or a seller (their sets narrow better).
+    private func readsCells(
+        _ query: CompiledListingQuery,
+        _ bands: [(distance: Double, cells: [ApproximateLocation.Cell])],
+        size: Int
+    ) -> Bool {
+        if let walks = costs.walksCells { return walks }
+        guard query.terms.isEmpty, query.tags.isEmpty, query.query.filter.sellerID == nil else { return false }
+        let total = Double(max(1, entries.count))
+        let inCircle = Double(bands.reduce(0) { sum, band in band.cells.reduce(sum) { $0 + (byCell[$1]?.count ?? 0) } })
+        let selectivity = ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false)
+        let walked = min(total, Double(size + 1) * total / max(inCircle * selectivity, 1))
+        return inCircle * costs.walkStepsPerCollected < walked
+    }
+
     /// The cells whose centres are in the circle, by band of shown distance (``SkiffDomain/GridCircle/bands(_:)``),
     /// found among the box's cells or the occupied cells, whichever are fewer; `nil` when the circle's box
     /// wraps around the antimeridian or a pole.
@@ -477,10 +502,11 @@ struct ListingIndex: Sendable {
         )
     }
 
-    /// A page of a search in distance order from the circle's grid cells (`bands`: ``cellBands(_:)``):
-    /// everyone but the searcher sees a listing at its cell's centre, at that distance rounded
-    /// (``SkiffDomain/ApproximateLocation``), so the order is band by band of the cells whose centres are in
-    /// the circle, newest first within a band. Each band's cells are merged newest first from the cursor
+    /// A page of a search in a circle from the circle's grid cells (`bands`: ``cellBands(_:)``): everyone but
+    /// the searcher sees a listing at its cell's centre, at that distance rounded
+    /// (``SkiffDomain/ApproximateLocation``), so distance order is band by band of the cells whose centres are
+    /// in the circle, newest first within a band; another order reads the cells as one band (newest first
+    /// until the page is full; price and title: every listing of them, which the page sorts). Each band's cells are merged newest first from the cursor
     /// (down to `postedSince`), and the walk stops once `size + 1` listings passed. The searcher's own
     /// listings, measured to their exact points, are checked apart (each of them) and merged in by
     /// `ListingSearchEngine.page`.
@@ -505,17 +531,23 @@ struct ListingIndex: Sendable {
             }
         }
         let cursor = query.cursor
+        let sort = query.query.sort
         let start = cursor.map { OrderKey(price: 0, title: "", createdAt: $0.c, id: $0.i) }
+        // Another order reads the cells as one band, newest first from the cursor, or for price and title
+        // every listing of them (the page sorts).
+        let walked = sort == .distance || bands.isEmpty ? bands : [(distance: 0, cells: bands.flatMap(\.cells))]
+        let limit = sort == .distance || sort == .newest ? size : .max
         var others = 0
-        for band in bands {
-            if let distance = cursor?.d, band.distance < distance { continue }
-            let from = cursor?.d == band.distance ? start : nil
+        for band in walked {
+            if sort == .distance, let distance = cursor?.d, band.distance < distance { continue }
+            let from =
+                sort == .newest || (sort == .distance && cursor?.d == band.distance) ? start : nil
             var merge = SortedKeysMerge<OrderKey>()
             for cell in band.cells {
                 guard let list = byCell[cell] else { continue }
                 merge.add(list, from: from.map { list.position(of: $0, after: true) } ?? list.start)
             }
-            while others <= size, let key = merge.next(), key.createdAt >= filter.since {
+            while others <= limit, let key = merge.next(), key.createdAt >= filter.since {
                 guard let entry = slots[Int(key.slot)], entry.listing.sellerID != viewer, let found = hit(entry)
                 else { continue }
                 hits.append(found)
@@ -795,9 +827,9 @@ package struct ListingSearchCosts: Sendable {
     /// How many walk steps checking one listing of a set costs: a search collects a set's listings,
     /// rather than walking an order, when that costs less.
     package var walkStepsPerCollected = 4.0
-    /// Whether a search in distance order walks the circle's grid cells: `nil` chooses (see
-    /// `ListingIndex.walksCells`), `false` never does (every candidate is checked and sorted), `true` always
-    /// does.
+    /// Whether a search in a circle walks the circle's grid cells: `nil` chooses (see
+    /// `ListingIndex.walksCells` and `ListingIndex.readsCells`), `false` never does (every candidate is checked
+    /// and sorted, or the order walked), `true` always does (relevance with words excepted).
     package var walksCells: Bool? = nil
 
     /// The costs measured on this code.
