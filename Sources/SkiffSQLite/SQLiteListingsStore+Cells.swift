@@ -23,9 +23,9 @@ extension SQLiteListingsStore {
         _ db: Database,
         _ compiled: CompiledListingQuery,
         size: Int,
-        occupied: [ApproximateLocation.Cell: Int64]?
+        occupied: CircleCells?
     ) throws -> ListingSearchSQL.Plan {
-        guard let occupied, let near = compiled.query.filter.near, compiled.query.filter.sellerID == nil else {
+        guard let occupied, compiled.query.filter.near != nil, compiled.query.filter.sellerID == nil else {
             return .planner
         }
         // A narrow price range is read and sorted, as a walk of the cells would step through about
@@ -37,12 +37,9 @@ extension SQLiteListingsStore {
             return .walk(index: range.index)
         }
         guard !compiled.terms.isEmpty else { return .cells }
-        let inCircle = ListingSearchEngine.grid(near).bands(occupied.keys).reduce(Int64(0)) { sum, band in
-            band.cells.reduce(sum) { $0 + (occupied[$1] ?? 0) }
-        }
         let walks = ListingSearchEngine.walksCells(
             matches: try ListingSearchSQL.estimatedMatches(compiled, total: total, db),
-            inCircle: Double(inCircle),
+            inCircle: Double(occupied.listings),
             total: total,
             size: size,
             selectivity: ListingSearchEngine.filterSelectivity(compiled, categoryLeadsIndex: false)
@@ -50,12 +47,32 @@ extension SQLiteListingsStore {
         return walks ? .cells : .collect
     }
 
-    /// The occupied cells of a circle's box with their listing counts, from `listingCell` ("listings-v6"), one
-    /// range lookup per row of the box (at most about 900 at the largest radius); `nil` when the box wraps
-    /// around the antimeridian or a pole.
-    static func occupiedCells(_ db: Database, _ near: GeoCircle) throws -> [ApproximateLocation.Cell: Int64]? {
-        guard let box = ListingSearchEngine.grid(near).boxCells else { return nil }
-        return try GridCells.occupied(db, table: "listingCell", count: "listings", box: box)
+    /// The cells of a circle that hold listings: the occupied cells whose centres are in the circle, by band
+    /// of shown distance (``SkiffDomain/GridCircle/bands(_:)``, nearest first), and how many listings they
+    /// hold. Found once per search, for its plan and its walk.
+    struct CircleCells {
+        let bands: [(distance: Double, cells: [ApproximateLocation.Cell])]
+        /// The listings of the bands' cells (every status).
+        let listings: Int64
+        /// The bands' cells.
+        let cellCount: Int
+    }
+
+    /// The cells of the circle holding listings (``CircleCells``), from `listingCell` ("listings-v6"): one
+    /// range lookup per row of the circle's box (at most about 900 at the largest radius); `nil` when the box
+    /// wraps around the antimeridian or a pole.
+    static func occupiedCells(_ db: Database, _ near: GeoCircle) throws -> CircleCells? {
+        let grid = ListingSearchEngine.grid(near)
+        guard let box = grid.boxCells else { return nil }
+        let counts = try GridCells.occupied(db, table: "listingCell", count: "listings", box: box)
+        let bands = grid.bands(counts.keys)
+        var listings: Int64 = 0
+        var cellCount = 0
+        for band in bands {
+            cellCount += band.cells.count
+            for cell in band.cells { listings += counts[cell] ?? 0 }
+        }
+        return CircleCells(bands: bands, listings: listings, cellCount: cellCount)
     }
 
     /// The candidates of a page of a search in a circle, read from the circle's grid cells (`occupied`:
@@ -82,14 +99,13 @@ extension SQLiteListingsStore {
     static func bandWalk(
         _ db: Database,
         _ compiled: CompiledListingQuery,
-        occupied: [ApproximateLocation.Cell: Int64],
+        occupied: CircleCells,
         size: Int,
         shapes: BoundedStatementShapes,
         groupSize: Int = armsPerStatement
     ) throws -> [ListingSearchEngine.Hit] {
-        guard let near = compiled.query.filter.near else { return [] }
         let sort = compiled.query.sort
-        var bands = ListingSearchEngine.grid(near).bands(occupied.keys)
+        var bands = occupied.bands
         if sort != .distance, !bands.isEmpty { bands = [(distance: 0, cells: bands.flatMap(\.cells))] }
         var hits: [ListingSearchEngine.Hit] = []
         let viewer = compiled.query.viewerID

@@ -142,7 +142,7 @@ enum ListingSearchSQL {
     static func plan(
         _ query: CompiledListingQuery,
         size: Int,
-        occupied: [ApproximateLocation.Cell: Int64]?,
+        occupied: SQLiteListingsStore.CircleCells?,
         _ db: Database
     ) throws -> Plan {
         guard let index = walkIndex(query) else { return .planner }
@@ -151,13 +151,9 @@ enum ListingSearchSQL {
         let rowCost = 8.0
         let total = try listingCount(db)
         var cells: (listings: Double, arms: Double)?
-        if let near {
+        if near != nil {
             guard let occupied else { return .planner }
-            let inCircle = ListingSearchEngine.grid(near).bands(occupied.keys).flatMap(\.cells)
-            cells = (
-                min(total, Double(inCircle.reduce(Int64(0)) { $0 + (occupied[$1] ?? 0) })),
-                Double(inCircle.count * query.statuses.count)
-            )
+            cells = (min(total, Double(occupied.listings)), Double(occupied.cellCount * query.statuses.count))
         }
         let matches = query.terms.isEmpty ? total : try estimatedMatches(query, total: total, db)
         let circleShare = cells.map { max($0.listings, 1) / total } ?? 1
