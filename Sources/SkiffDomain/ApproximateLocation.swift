@@ -38,6 +38,26 @@ package enum ApproximateLocation {
             self.row = row
             self.column = column
         }
+
+        /// The cell as SQL stores it (a `cell` column): the row times a million plus the column. Unique for
+        /// every point on Earth (a row has fewer than 40,000 columns), and a row's cells are one range of keys.
+        package var key: Int64 { Int64(row) * 1_000_000 + Int64(column) }
+
+        /// The cell of a ``key``.
+        package init(key: Int64) {
+            var (row, column) = key.quotientAndRemainder(dividingBy: 1_000_000)
+            if column < 0 {  // a row south of the equator: the quotient rounded towards zero
+                row -= 1
+                column += 1_000_000
+            }
+            self.init(row: Int(row), column: Int(column))
+        }
+
+        /// The key of the cell holding a point, or `nil` without one (or for a point not on Earth).
+        package static func key(latitude: Double?, longitude: Double?) -> Int64? {
+            guard let latitude, let longitude else { return nil }
+            return ApproximateLocation.cell(latitude: latitude, longitude: longitude)?.key
+        }
     }
 
     /// The cell holding a point on Earth, or `nil` for one that is not (not finite, or far outside the

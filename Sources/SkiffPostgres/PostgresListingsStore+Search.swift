@@ -4,9 +4,11 @@ public import SkiffDomain
 public import SkiffListings
 
 extension PostgresListingsStore {
-    /// Searches with one SQL statement (``ListingsSearchSQL``): the filters, keywords, circle, order,
-    /// keyset cursor and `LIMIT page + 1` all run inside PostgreSQL, so a page costs what its rows and
-    /// the index entries touched cost, not the table. The page's rows are then checked by
+    /// Searches with one SQL statement (``ListingsSearchSQL``), or in a circle in distance order or
+    /// newest first a few (a walk of the circle's grid cells, band by band in distance order,
+    /// ``bandWalk(_:bands:size:groupSize:_:_:)``, as ``circlePlan(_:size:_:_:)`` chooses): the filters, keywords, circle,
+    /// order, keyset cursor and `LIMIT page + 1` all run inside PostgreSQL, so a page costs what its rows
+    /// and the index entries touched cost, not the table. The page's rows are then checked by
     /// `ListingSearchEngine.hit` (the shared definition of the filters, which also supplies the distance
     /// shown; the keywords SQL matched are not tokenized again) and paged with its cursors; relevance
     /// comes from SQL, so the next page continues exactly where SQL stopped.
@@ -16,7 +18,20 @@ extension PostgresListingsStore {
         let statement = ListingsSearchSQL.statement(compiled, limit: size + 1)
         let scored = compiled.query.sort == .relevance && !compiled.terms.isEmpty
         return try await storage.read { db in
-            try await ListingsSearchSQL.choosePath(compiled, size: size, db, storage)
+            var statement = statement
+            switch try await Self.circlePlan(compiled, size: size, db, storage) {
+            case .cells(let bands):
+                let hits = try await Self.bandWalk(compiled, bands: bands, size: size, db, storage)
+                return ListingSearchEngine.page(hits, compiled, size: size)
+            case .matches:
+                statement = ListingsSearchSQL.statement(compiled, limit: size + 1, boxIndexed: false)
+                try await ListingsSearchSQL.choosePath(compiled, size: size, db, storage)
+            case .walk:
+                statement = ListingsSearchSQL.statement(compiled, limit: size + 1, boxIndexed: false)
+                try await ListingsSearchSQL.walkOrderIndex(db, storage)
+            case .planner:
+                try await ListingsSearchSQL.choosePath(compiled, size: size, db, storage)
+            }
             var hits: [ListingSearchEngine.Hit] = []
             for try await row in try await db.run(statement, storage) {
                 let listing = try ListingsRows.listing(row)
@@ -65,8 +80,20 @@ enum ListingsSearchSQL {
         var viewer: String?
     }
 
-    /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor.
-    static func statement(_ query: CompiledListingQuery, limit: Int) -> PostgresQuery {
+    /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor;
+    /// with `seller`, only that seller's listings (the searcher's own, read apart from a walk of a circle's
+    /// cells: ``PostgresListingsStore/bandWalk(_:bands:size:groupSize:_:_:)``).
+    ///
+    /// `boxIndexed: false` leaves out the circle's bounding box (the GiST index's condition; the exact
+    /// distance condition stays), so the planner cannot read by it: for a circle holding most listings,
+    /// where its statistics-free estimate of the box (a fixed fraction) would read the whole box
+    /// (``PostgresListingsStore/CirclePlan``).
+    static func statement(
+        _ query: CompiledListingQuery,
+        limit: Int,
+        seller: String? = nil,
+        boxIndexed: Bool = true
+    ) -> PostgresQuery {
         var sql = PostgresQueryBuilder("")
         var bound = Bound()
         let filter = query.query.filter
@@ -74,33 +101,8 @@ enum ListingsSearchSQL {
         if let viewer = query.query.viewerID { bound.viewer = sql.bind(viewer) }
 
         // The filters every branch shares.
-        var conditions: [String] = []
-        if !filter.categories.isEmpty {
-            conditions.append("listing.category = ANY(\(sql.bind(filter.categories.map(\.rawValue).sorted()))::text[])")
-        }
-        if !filter.conditions.isEmpty {
-            conditions.append(
-                "listing.condition = ANY(\(sql.bind(filter.conditions.map(\.rawValue).sorted()))::text[])"
-            )
-        }
-        if let min = filter.minPriceCents { conditions.append("listing.price_cents >= \(sql.bind(min))") }
-        if let max = filter.maxPriceCents { conditions.append("listing.price_cents <= \(sql.bind(max))") }
-        if let made = filter.madeOnCampus { conditions.append("listing.made_on_campus = \(sql.bind(made))") }
-        if let seller = filter.sellerID {
-            let anonymousToo = query.query.viewerID == seller
-            conditions.append(
-                "listing.seller_id = \(sql.bind(seller))" + (anonymousToo ? "" : " AND NOT listing.anonymous")
-            )
-        }
-        if let since = filter.postedSince {
-            conditions.append("listing.created_at >= \(sql.bind(since.millisecondsSince1970))")
-        }
-        var seen: Set<String> = []
-        let tags = query.tags.filter { seen.insert($0).inserted }
-        if !tags.isEmpty { conditions.append("listing.tags @> \(sql.bind(tags))::text[]") }
-        if !query.terms.isEmpty {
-            conditions.append("listing.search_words @@ \(sql.bind(tsquery(query.terms)))::tsquery")
-        }
+        var conditions = filterConditions(query, &sql)
+        if let seller { conditions.append("listing.seller_id = \(sql.bind(seller))") }
 
         var shown = "NULL::double precision"
         if let near = filter.near {
@@ -108,13 +110,15 @@ enum ListingsSearchSQL {
             bound.radians = sql.bind(Double.pi / 180)
             bound.earthRadius = sql.bind(GreatCircle.earthRadiusKm)
             bound.distanceStep = sql.bind(ApproximateLocation.distanceStepKm)
-            let box = ListingSearchEngine.boundingBox(near)
-            let longitude = box.longitude ?? -180...180
-            conditions.append(
-                "point(listing.search_longitude, listing.search_latitude) <@ box(point("
-                    + "\(sql.bind(longitude.lowerBound)), \(sql.bind(box.latitude.lowerBound))), point("
-                    + "\(sql.bind(longitude.upperBound)), \(sql.bind(box.latitude.upperBound))))"
-            )
+            if boxIndexed {
+                let box = ListingSearchEngine.boundingBox(near)
+                let longitude = box.longitude ?? -180...180
+                conditions.append(
+                    "point(listing.search_longitude, listing.search_latitude) <@ box(point("
+                        + "\(sql.bind(longitude.lowerBound)), \(sql.bind(box.latitude.lowerBound))), point("
+                        + "\(sql.bind(longitude.upperBound)), \(sql.bind(box.latitude.upperBound))))"
+                )
+            }
             conditions.append("\(distance(bound, shown: false)) <= \(sql.bind(near.radiusKm))")
             if sort == .distance { shown = distance(bound, shown: true) }
         }
@@ -165,6 +169,40 @@ enum ListingsSearchSQL {
             )
         }
         return sql.query
+    }
+
+    /// The conditions of the query's filters but its circle and statuses (categories, conditions, prices,
+    /// made on campus, seller, posted since, tags, keywords), on the `listing` table's columns.
+    static func filterConditions(_ query: CompiledListingQuery, _ sql: inout PostgresQueryBuilder) -> [String] {
+        let filter = query.query.filter
+        var conditions: [String] = []
+        if !filter.categories.isEmpty {
+            conditions.append("listing.category = ANY(\(sql.bind(filter.categories.map(\.rawValue).sorted()))::text[])")
+        }
+        if !filter.conditions.isEmpty {
+            conditions.append(
+                "listing.condition = ANY(\(sql.bind(filter.conditions.map(\.rawValue).sorted()))::text[])"
+            )
+        }
+        if let min = filter.minPriceCents { conditions.append("listing.price_cents >= \(sql.bind(min))") }
+        if let max = filter.maxPriceCents { conditions.append("listing.price_cents <= \(sql.bind(max))") }
+        if let made = filter.madeOnCampus { conditions.append("listing.made_on_campus = \(sql.bind(made))") }
+        if let seller = filter.sellerID {
+            let anonymousToo = query.query.viewerID == seller
+            conditions.append(
+                "listing.seller_id = \(sql.bind(seller))" + (anonymousToo ? "" : " AND NOT listing.anonymous")
+            )
+        }
+        if let since = filter.postedSince {
+            conditions.append("listing.created_at >= \(sql.bind(since.millisecondsSince1970))")
+        }
+        var seen: Set<String> = []
+        let tags = query.tags.filter { seen.insert($0).inserted }
+        if !tags.isEmpty { conditions.append("listing.tags @> \(sql.bind(tags))::text[]") }
+        if !query.terms.isEmpty {
+            conditions.append("listing.search_words @@ \(sql.bind(tsquery(query.terms)))::tsquery")
+        }
+        return conditions
     }
 
     /// The `tsquery` of the terms: each an exact lexeme, the last a prefix; all required.
@@ -256,17 +294,7 @@ enum ListingsSearchSQL {
             return
         }
         guard filter.near == nil, filter.sellerID == nil, query.tags.isEmpty else { return }
-        var total = 0
-        for try await count in try await db.run(
-            """
-            SELECT greatest(c.reltuples::bigint, coalesce(s.n_live_tup, 0))
-            FROM pg_class AS c LEFT JOIN pg_stat_user_tables AS s ON s.relid = c.oid
-            WHERE c.oid = 'listing'::regclass
-            """,
-            storage
-        ).decode(Int.self) {
-            total = count
-        }
+        let total = try await listingCount(db, storage)
         guard total > 0 else { return }
         let selectivity = ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false)
         let breakEven = Int((Double(size + 1) * Double(total) / (selectivity * collectCost)).squareRoot()) + 1
@@ -286,6 +314,31 @@ enum ListingsSearchSQL {
         try await db.run("SET LOCAL enable_bitmapscan = off", storage)
     }
 
+    /// Makes this read's transaction walk the order's index (`SET LOCAL`): no sequential scan, no bitmap
+    /// (which reads every match before the first row), no sort.
+    static func walkOrderIndex(_ db: PostgresConnection, _ storage: PostgresStorage) async throws {
+        for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
+            try await db.run("SET LOCAL \(unescaped: setting) = off", storage)
+        }
+    }
+
+    /// How many listings the table holds, from PostgreSQL's statistics (its planner's figure, or the live
+    /// rows counted since the last ANALYZE if more): a catalogue read, not a count.
+    static func listingCount(_ db: PostgresConnection, _ storage: PostgresStorage) async throws -> Int {
+        var total = 0
+        for try await count in try await db.run(
+            """
+            SELECT greatest(c.reltuples::bigint, coalesce(s.n_live_tup, 0))
+            FROM pg_class AS c LEFT JOIN pg_stat_user_tables AS s ON s.relid = c.oid
+            WHERE c.oid = 'listing'::regclass
+            """,
+            storage
+        ).decode(Int.self) {
+            total = count
+        }
+        return total
+    }
+
     /// How many listings PostgreSQL's planner expects `terms` to match (its row estimate for the keyword
     /// condition alone, from the statistics ANALYZE keeps on `search_words`).
     static func estimatedMatches(
@@ -293,15 +346,25 @@ enum ListingsSearchSQL {
         _ db: PostgresConnection,
         _ storage: PostgresStorage
     ) async throws -> Int {
-        let plan = try await db.run(
+        try await estimatedRows(
             "EXPLAIN SELECT 1 FROM listing WHERE search_words @@ \(tsquery(terms))::tsquery",
+            db,
             storage
         )
+    }
+
+    /// The planner's row estimate for an `EXPLAIN` (of its top node).
+    static func estimatedRows(
+        _ explain: PostgresQuery,
+        _ db: PostgresConnection,
+        _ storage: PostgresStorage
+    ) async throws -> Int {
+        let plan = try await db.run(explain, storage)
         for try await line in plan.decode(String.self) {
             // The top node: `Bitmap Heap Scan on listing  (cost=12.01..20.02 rows=7 width=4)`.
             if let rows = line.firstMatch(of: /rows=(\d+)/), let estimate = Int(rows.output.1) { return estimate }
         }
-        throw PostgresStorageError("the plan of a keyword search has no row estimate")
+        throw PostgresStorageError("the plan of a listing search has no row estimate")
     }
 
     /// The distance from the circle's centre to a listing as ``SkiffDomain/ApproximateLocation`` measures

@@ -14,7 +14,8 @@ extension PostgresSchema {
     /// - `search_latitude`, `search_longitude`: where distance search places the listing (its point, or
     ///   its ZIP code's centroid), with a GiST index on the point for a circle's bounding box;
     ///   `search_cell_latitude`, `search_cell_longitude`: that point's grid cell centre
-    ///   (`ApproximateLocation`), which anyone but the seller is measured to.
+    ///   (`ApproximateLocation`), which anyone but the seller is measured to; `search_cell` ("listings-v2")
+    ///   that cell's key, with an index per (cell, status) newest first for walking a circle's cells.
     ///
     /// Order indexes end in the order's tie-breaks (newest first, then id descending), so a page walks
     /// an index from its keyset cursor. Ordered or compared text columns use the "C" collation: pages
@@ -148,6 +149,21 @@ extension PostgresSchema {
                 )
                 """,
             ]
-        )
+        ),
+        // The grid cell of each listing's search point (`ApproximateLocation.Cell.key`, computed in Swift
+        // with the point), and an index that walks a cell's listings of one status newest first: a search
+        // in distance order reads a circle's occupied cells band by band (`PostgresListingsStore.bandWalk`).
+        // Existing rows get their cells from `fillListingsSearchPoints` at the next start (its version
+        // names the cell key, so it recomputes every listing once).
+        PostgresMigration(
+            id: "listings-v2",
+            statements: [
+                "ALTER TABLE listing ADD COLUMN search_cell bigint",
+                """
+                CREATE INDEX listing_search_cell ON listing (search_cell, status, created_at, id)
+                    WHERE search_cell IS NOT NULL
+                """,
+            ]
+        ),
     ]
 }

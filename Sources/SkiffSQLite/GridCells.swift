@@ -5,16 +5,12 @@ import SkiffDomain
 /// lost-and-found items ("lostfound-v6") and of listings ("listings-v6"), and the tables that list the
 /// occupied cells with their counts (`lostFoundCell`, `listingCell`, kept by triggers).
 enum GridCells {
-    /// The key of a cell as a `cell` column stores it: the row times a million plus the column. Unique for
-    /// every point on Earth (a row has fewer than 40,000 columns), and a row's cells are one range of keys.
-    static func key(_ cell: ApproximateLocation.Cell) -> Int64 {
-        Int64(cell.row) * 1_000_000 + Int64(cell.column)
-    }
+    /// The key of a cell as a `cell` column stores it (``SkiffDomain/ApproximateLocation/Cell/key``).
+    static func key(_ cell: ApproximateLocation.Cell) -> Int64 { cell.key }
 
     /// The key of the cell holding a point, or `nil` without one (or for a point not on Earth).
     static func key(latitude: Double?, longitude: Double?) -> Int64? {
-        guard let latitude, let longitude else { return nil }
-        return ApproximateLocation.cell(latitude: latitude, longitude: longitude).map(key)
+        ApproximateLocation.Cell.key(latitude: latitude, longitude: longitude)
     }
 
     /// The occupied cells of a circle's box (``SkiffDomain/GridCircle/boxCells``) with their counts, read

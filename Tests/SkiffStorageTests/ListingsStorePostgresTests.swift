@@ -238,6 +238,43 @@ struct ListingsStorePostgresTests {
             // Opened with the bundled table again: the listing is at 37232's centroid again.
             #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 1)
             #expect(Set(try await store.ids(ListingQuery(filter: filter))) == [pointed.id, zipOnly.id])
+
+            // Cells ("listings-v2"): written with each listing, and filled in for a database from before
+            // them (no cells, the version of that time), once.
+            let centroid = try #require(bundled.centroid(of: "37232"))
+            let expected: [String: Int64?] = [
+                zipOnly.id: ApproximateLocation.Cell.key(latitude: centroid.latitude, longitude: centroid.longitude),
+                pointed.id: ApproximateLocation.Cell.key(latitude: 36.15, longitude: -86.80),
+            ]
+            func cells() async throws -> [String: Int64?] {
+                try await storage.read { db in
+                    var cells: [String: Int64?] = [:]
+                    for try await (id, cell) in try await db.query(
+                        "SELECT id, search_cell FROM listing",
+                        logger: storage.logger
+                    ).decode((String, Int64?).self) {
+                        cells[id] = cell
+                    }
+                    return cells
+                }
+            }
+            #expect(try await cells() == expected)
+            #expect(expected.values.allSatisfy { $0 != nil })
+            try await storage.withConnection { db in
+                _ = try await db.query("UPDATE listing SET search_cell = NULL", logger: storage.logger)
+                _ = try await db.query(
+                    "UPDATE listing_search_point_version SET version = \(bundled.version + "|cell=0.01")",
+                    logger: storage.logger
+                )
+            }
+            #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 2)
+            #expect(try await cells() == expected)
+            #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 0)
+            // And the circle's search reads them (distance order walks the cells).
+            filter.near = GeoCircle(center: GeoPoint(latitude: 36.14, longitude: -86.80), radiusKm: 5)
+            var query = ListingQuery(filter: filter)
+            query.sort = .distance
+            #expect(Set(try await store.ids(query)) == [pointed.id, zipOnly.id])
         }
     }
 }
@@ -278,6 +315,89 @@ struct PostgresListingSearchPathTests {
             #expect(rare.items.map(\.listing.id) == ["lst_walk1000", "lst_walk0"])
             let common = try await store.search(ListingQuery(text: "common lamp"), page: try PageRequest(size: 3))
             #expect(common.items.map(\.listing.id) == ["lst_walk1999", "lst_walk1998", "lst_walk1997"])
+        }
+    }
+}
+
+/// Distance order in a circle on PostgreSQL: a walk of the circle's occupied grid cells, band by band.
+@Suite("Listing search in a circle on PostgreSQL")
+struct PostgresListingCircleTests {
+    @Test(
+        "A circle's cells walked on PostgreSQL (band by band): the pages of the in-memory store, in groups too",
+        arguments: [[36.14, -86.80], [-33.92, 18.42]]
+    )
+    func bandWalk(origin: [Double]) async throws {
+        try await TestPostgres.withDatabase { storage in
+            // The reference checks every candidate and sorts (no walk of cells).
+            let reference = InMemoryListingsStore(searchCosts: .alwaysCollect)
+            let store = storage.listingsStore()
+            var random = SeededGenerator(seed: 0xCE_11_2026)
+            let corpus = SQLiteListingsCellsTests.circleCorpus(origin: origin, &random)
+            for target in [reference, store] as [any ListingsStore] {
+                try await SQLiteListingsCellsTests.fill(target, corpus)
+            }
+            // The plans' estimates read the statistics: these, not whenever autovacuum gets to it.
+            try await storage.withConnection { db in _ = try await db.query("ANALYZE listing", logger: storage.logger) }
+            /// Every page of a search read by the band walk alone, `groupSize` arms per statement.
+            func walked(_ query: ListingQuery, pageSize: Int, groupSize: Int) async throws -> [ListingSearchHit] {
+                var hits: [ListingSearchHit] = []
+                var token: String?
+                repeat {
+                    let compiled = try CompiledListingQuery(query, page: try PageRequest(size: pageSize, token: token))
+                    let near = try #require(compiled.query.filter.near)
+                    let page = try await storage.read { db in
+                        let bands = try #require(try await PostgresListingsStore.circleBands(near, db, storage))
+                        let walk = try await PostgresListingsStore.bandWalk(
+                            compiled,
+                            bands: bands,
+                            size: pageSize,
+                            groupSize: groupSize,
+                            db,
+                            storage
+                        )
+                        return ListingSearchEngine.page(walk, compiled, size: pageSize)
+                    }
+                    hits += page.items
+                    token = page.nextPageToken
+                } while token != nil
+                return hits
+            }
+            var plans: [String: Int] = [:]
+            var paged = 0
+            for round in 0..<60 {
+                let query = SQLiteListingsCellsTests.circleQuery(round: round, origin: origin, &random)
+                let pageSize = Int.random(in: 5...40, using: &random)
+                let expected = try await reference.searchAll(query, pageSize: pageSize)
+                let found = try await store.searchAll(query, pageSize: pageSize)
+                #expect(found.map(\.listing) == expected.map(\.listing), "round \(round): \(query)")
+                #expect(found.map(\.distanceKm) == expected.map(\.distanceKm), "round \(round)")
+                if expected.count > pageSize { paged += 1 }
+                let compiled = try CompiledListingQuery(query, page: try PageRequest(size: pageSize))
+                let plan = try await storage.read { db in
+                    try await PostgresListingsStore.circlePlan(compiled, size: pageSize, db, storage)
+                }
+                switch plan {
+                case .cells: plans["cells", default: 0] += 1
+                case .matches: plans["matches", default: 0] += 1
+                case .walk: plans["walk", default: 0] += 1
+                case .planner: plans["planner", default: 0] += 1
+                }
+                guard query.sort == .distance || query.sort == .newest else { continue }
+                for groupSize in [PostgresListingsStore.armsPerStatement, 2] {
+                    let hits = try await walked(query, pageSize: pageSize, groupSize: groupSize)
+                    #expect(
+                        hits.map(\.listing) == expected.map(\.listing),
+                        "round \(round), \(groupSize) arms: \(query)"
+                    )
+                    #expect(hits.map(\.distanceKm) == expected.map(\.distanceKm), "round \(round), \(groupSize) arms")
+                }
+            }
+            // Every way of reading was taken, and gave the reference's pages.
+            #expect(plans["cells", default: 0] >= 15, "\(plans)")
+            #expect(plans["matches", default: 0] >= 3, "\(plans)")
+            #expect(plans["walk", default: 0] >= 2, "\(plans)")
+            #expect(plans["planner", default: 0] >= 3, "\(plans)")
+            #expect(paged >= 20)
         }
     }
 }

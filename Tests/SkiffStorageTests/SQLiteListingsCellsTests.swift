@@ -33,6 +33,19 @@ struct SQLiteListingsCellsTests {
         point.map { GridCells.key(ApproximateLocation.cell(latitude: $0.latitude, longitude: $0.longitude)!) }
     }
 
+    @Test("A cell's key gives the cell back, in every hemisphere, and a row's cells are one range of keys")
+    func cellKeys() throws {
+        for (latitude, longitude) in [(36.14, -86.80), (-33.92, 18.42), (-0.004, -179.99), (0.004, 179.99), (89.99, 0)]
+        {
+            let cell = try #require(ApproximateLocation.cell(latitude: latitude, longitude: longitude))
+            #expect(ApproximateLocation.Cell(key: cell.key) == cell, "\(latitude), \(longitude)")
+            let east = ApproximateLocation.Cell(row: cell.row, column: cell.column + 1)
+            #expect(east.key == cell.key + 1)
+            let north = ApproximateLocation.Cell(row: cell.row + 1, column: 0)
+            #expect(north.key > cell.key)
+        }
+    }
+
     @Test("listings-v6 stores each listing's search-point cell and counts per cell; writes and ZIP tables keep both")
     func migrationAndUpkeep() async throws {
         let directory = try TemporaryDirectory()
@@ -115,30 +128,8 @@ struct SQLiteListingsCellsTests {
             InMemoryListingsStore(searchCosts: .alwaysWalk),
         ]
         var random = SeededGenerator(seed: 0xCE_11_2026)
-        func point(_ random: inout SeededGenerator, within metres: Double) -> GeoPoint {
-            let latitude = origin[0] + Double.random(in: -metres...metres, using: &random) / 111_195
-            let east = Double.random(in: -metres...metres, using: &random) / (111_195 * cos(latitude * .pi / 180))
-            return GeoPoint(latitude: latitude, longitude: origin[1] + east)
-        }
-        // 900 listings over an 8 km square (about 50 cells); near Nashville one in eight is zip-only (at its
-        // centroid, or nowhere for 37235); some sold, some withdrawn, some anonymous.
-        let corpus = (0..<900).map { index in
-            var listing = ListingsStoreDifferentialTests.listing(index, &random)
-            if origin[0] < 0 || index % 8 != 0 { listing.fields.location.point = point(&random, within: 4_000) }
-            if origin[0] > 0, index % 8 == 0 { listing.fields.location.point = nil }
-            return listing
-        }
-        for store in stores {
-            _ = try await store.create(corpus)
-            for (index, listing) in corpus.enumerated() where index % 7 == 0 {
-                _ = try await store.setStatus(
-                    id: listing.id,
-                    to: index % 2 == 0 ? .sold : .withdrawn,
-                    by: .system,
-                    now: ListingFixture.t0
-                )
-            }
-        }
+        let corpus = Self.circleCorpus(origin: origin, &random)
+        for store in stores { try await Self.fill(store, corpus) }
         let shapes = BoundedStatementShapes()
         /// Every page of a search read by the band walk alone, `groupSize` arms per statement.
         func walked(_ query: ListingQuery, pageSize: Int, groupSize: Int) async throws -> [ListingSearchHit] {
@@ -167,25 +158,7 @@ struct SQLiteListingsCellsTests {
         var chosen = 0
         var paged = 0
         for round in 0..<60 {
-            var query = ListingsStoreDifferentialTests.query(&random)
-            query.filter.near = GeoCircle(
-                center: point(&random, within: 3_000),
-                radiusKm: [0.4, 1, 2.5, 4, 8, 500].randomElement(using: &random)!
-            )
-            // Two rounds in three in distance order; the others newest, by price or by title (one band).
-            if round % 3 != 2 {
-                query.sort = .distance
-            } else if query.sort == .distance || query.sort == .relevance {
-                query.sort = .newest
-            }
-            if round % 3 == 0 {
-                // No filter but the circle (and the statuses): the store itself walks the cells.
-                let statuses = query.filter.statuses
-                query.text = ""
-                query.filter = ListingFilter()
-                query.filter.statuses = statuses
-                query.filter.near = GeoCircle(center: point(&random, within: 3_000), radiusKm: 2.5)
-            }
+            let query = Self.circleQuery(round: round, origin: origin, &random)
             let pageSize = Int.random(in: 5...40, using: &random)
             let expected = try await stores[0].searchAll(query, pageSize: pageSize)
             for (number, store) in stores.enumerated().dropFirst() {
@@ -212,5 +185,60 @@ struct SQLiteListingsCellsTests {
         }
         #expect(chosen >= 15)
         #expect(paged >= 20)
+    }
+
+    /// A point within `metres` north–south and east–west of `origin`.
+    static func point(_ origin: [Double], _ random: inout SeededGenerator, within metres: Double) -> GeoPoint {
+        let latitude = origin[0] + Double.random(in: -metres...metres, using: &random) / 111_195
+        let east = Double.random(in: -metres...metres, using: &random) / (111_195 * cos(latitude * .pi / 180))
+        return GeoPoint(latitude: latitude, longitude: origin[1] + east)
+    }
+
+    /// 900 listings over an 8 km square around `origin` (about 50 cells); near Nashville one in eight is
+    /// zip-only (at its centroid, or nowhere for 37235); some anonymous.
+    static func circleCorpus(origin: [Double], _ random: inout SeededGenerator) -> [Listing] {
+        (0..<900).map { index in
+            var listing = ListingsStoreDifferentialTests.listing(index, &random)
+            if origin[0] < 0 || index % 8 != 0 { listing.fields.location.point = point(origin, &random, within: 4_000) }
+            if origin[0] > 0, index % 8 == 0 { listing.fields.location.point = nil }
+            return listing
+        }
+    }
+
+    /// Creates the corpus in `store`, then marks one listing in seven sold or withdrawn.
+    static func fill(_ store: any ListingsStore, _ corpus: [Listing]) async throws {
+        _ = try await store.create(corpus)
+        for (index, listing) in corpus.enumerated() where index % 7 == 0 {
+            _ = try await store.setStatus(
+                id: listing.id,
+                to: index % 2 == 0 ? .sold : .withdrawn,
+                by: .system,
+                now: ListingFixture.t0
+            )
+        }
+    }
+
+    /// A random search in a circle of 0.4–500 km around `origin`: two rounds in three in distance order,
+    /// the others newest, by price or by title (one band); one round in three with no filter but the circle
+    /// and the statuses.
+    static func circleQuery(round: Int, origin: [Double], _ random: inout SeededGenerator) -> ListingQuery {
+        var query = ListingsStoreDifferentialTests.query(&random)
+        query.filter.near = GeoCircle(
+            center: point(origin, &random, within: 3_000),
+            radiusKm: [0.4, 1, 2.5, 4, 8, 500].randomElement(using: &random)!
+        )
+        if round % 3 != 2 {
+            query.sort = .distance
+        } else if query.sort == .distance || query.sort == .relevance {
+            query.sort = .newest
+        }
+        if round % 3 == 0 {
+            let statuses = query.filter.statuses
+            query.text = ""
+            query.filter = ListingFilter()
+            query.filter.statuses = statuses
+            query.filter.near = GeoCircle(center: point(origin, &random, within: 3_000), radiusKm: 2.5)
+        }
+        return query
     }
 }
