@@ -41,3 +41,38 @@ struct PostgresQueryBuilder {
     /// The query.
     var query: PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: binds) }
 }
+
+/// What PostgreSQL's statistics say about a table or a query, for choosing how to read: catalogue reads
+/// and plans, never a scan or a count.
+enum PostgresEstimates {
+    /// How many rows `table` holds: the planner's figure, or the live rows counted since the last ANALYZE
+    /// if more.
+    static func rows(in table: String, _ db: PostgresConnection, _ storage: PostgresStorage) async throws -> Int {
+        var total = 0
+        for try await count in try await db.run(
+            """
+            SELECT greatest(c.reltuples::bigint, coalesce(s.n_live_tup, 0))
+            FROM pg_class AS c LEFT JOIN pg_stat_user_tables AS s ON s.relid = c.oid
+            WHERE c.oid = \(table)::regclass
+            """,
+            storage
+        ).decode(Int.self) {
+            total = count
+        }
+        return total
+    }
+
+    /// The planner's row estimate for an `EXPLAIN` (of its top node).
+    static func rows(
+        _ explain: PostgresQuery,
+        _ db: PostgresConnection,
+        _ storage: PostgresStorage
+    ) async throws -> Int {
+        let plan = try await db.run(explain, storage)
+        for try await line in plan.decode(String.self) {
+            // The top node: `Bitmap Heap Scan on listing  (cost=12.01..20.02 rows=7 width=4)`.
+            if let rows = line.firstMatch(of: /rows=(\d+)/), let estimate = Int(rows.output.1) { return estimate }
+        }
+        throw PostgresStorageError("a plan has no row estimate")
+    }
+}

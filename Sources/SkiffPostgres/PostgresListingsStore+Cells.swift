@@ -7,44 +7,25 @@ extension PostgresListingsStore {
     /// runs one statement per group of its cells.
     static let armsPerStatement = 32
 
-    /// The cells of a circle that hold listings (of any status), by band of shown distance
-    /// (``SkiffDomain/GridCircle/bands(_:)``, nearest first), from the `listing_search_cell` index
-    /// ("listings-v2"): one statement that skips through the index row by row of the circle's box (a
-    /// recursive query: one index probe per row of the box and per occupied cell, at most about 900 rows
-    /// at the largest radius). `nil` when the box wraps around the antimeridian or a pole.
+    /// The cells of a circle that hold listings (of any status), by band of shown distance, from the
+    /// `listing_search_cell` index ("listings-v2"): ``PostgresGridCells/bands(_:table:column:_:_:)``.
     static func circleBands(
         _ near: GeoCircle,
         _ db: PostgresConnection,
         _ storage: PostgresStorage
     ) async throws -> [(distance: Double, cells: [ApproximateLocation.Cell])]? {
-        let grid = ListingSearchEngine.grid(near)
-        guard let box = grid.boxCells else { return nil }
-        let firsts = box.map { ApproximateLocation.Cell(row: $0.row, column: $0.columns.lowerBound).key }
-        let lasts = box.map { ApproximateLocation.Cell(row: $0.row, column: $0.columns.upperBound).key }
-        var cells: [ApproximateLocation.Cell] = []
-        for try await key in try await db.run(
-            """
-            WITH RECURSIVE found (cell, last) AS (
-                SELECT (SELECT min(l.search_cell) FROM listing AS l WHERE l.search_cell BETWEEN r.first AND r.last),
-                    r.last
-                FROM unnest(\(firsts)::bigint[], \(lasts)::bigint[]) AS r (first, last)
-                UNION ALL
-                SELECT (SELECT min(l.search_cell) FROM listing AS l WHERE l.search_cell > f.cell AND l.search_cell <= f.last),
-                    f.last
-                FROM found AS f WHERE f.cell IS NOT NULL
-            )
-            SELECT cell FROM found WHERE cell IS NOT NULL
-            """,
+        try await PostgresGridCells.bands(
+            ListingSearchEngine.grid(near),
+            table: "listing",
+            column: "search_cell",
+            db,
             storage
-        ).decode(Int64.self) {
-            cells.append(ApproximateLocation.Cell(key: key))
-        }
-        return grid.bands(cells)
+        )
     }
 
     /// How a search in a circle reads (``circlePlan(_:size:_:_:)``).
     enum CirclePlan {
-        /// Walk the circle's occupied cells (``bandWalk(_:bands:size:groupSize:_:_:)``), these bands.
+        /// Walk the circle's occupied cells (``bandWalk(_:bands:size:groupSize:statementBudget:_:_:)``), these bands.
         case cells([(distance: Double, cells: [ApproximateLocation.Cell])])
         /// The filters keep few listings: read them by the filters' indexes (the keywords' GIN index, …),
         /// not by the circle's box, and sort them.
@@ -63,16 +44,21 @@ extension PostgresListingsStore {
     /// `matching` is what the filters keep; reading the matches costs about `matching` times
     /// ``ListingsSearchSQL/collectCost``. Both break even at `√((size + 1) · total / collectCost)`
     /// listings (about 510 at 100,000 listings and pages of 20). So:
-    /// - filters keeping fewer than that (the planner's estimate of them, without the circle: an
-    ///   `EXPLAIN`, statistics, not a scan) are read by their indexes: ``CirclePlan/matches``;
+    /// - relevance with keywords scores every match: the planner's (``CirclePlan/planner``);
+    /// - filters with an index of their own (keywords, tags, categories, a price) keeping fewer than that
+    ///   (the planner's estimate of them, without the circle: an `EXPLAIN`, statistics, not a scan) are
+    ///   read by their indexes: ``CirclePlan/matches``;
     /// - otherwise distance order walks the circle's cells band by band (``CirclePlan/cells``), and so
     ///   does newest first when the circle has at most ``newestCellsBound`` occupied (cell, status) pairs
-    ///   (it reads all of them);
-    /// - otherwise a circle holding more listings than the break-even (estimated from the statistics of
-    ///   `search_cell` for the circle's cells) walks the order's index (``CirclePlan/walk``), and a
-    ///   circle holding fewer is read by its box (``CirclePlan/planner``).
+    ///   (it reads all of them); either walk gives up after ``walkStatementBudget`` statements for the
+    ///   planner's statement;
+    /// - otherwise the order's index is walked (``CirclePlan/walk``) when that steps through fewer listings
+    ///   than reading the circle's box would cost: `(size + 1) · total / (inCircle · matching / total)`
+    ///   against `inCircle · collectCost`, `inCircle` estimated from the statistics of `search_cell` for the
+    ///   circle's cells (a sample of 1,024 of them when there are more); else the box
+    ///   (``CirclePlan/planner``).
     ///
-    /// Costs: the occupied-cell lookup (``circleBands(_:_:_:)``) and up to two `EXPLAIN`s.
+    /// Costs: up to three `EXPLAIN`s and the occupied-cell lookup (``circleBands(_:_:_:)``).
     static func circlePlan(
         _ query: CompiledListingQuery,
         size: Int,
@@ -80,12 +66,12 @@ extension PostgresListingsStore {
         _ storage: PostgresStorage
     ) async throws -> CirclePlan {
         let filter = query.query.filter
-        guard let near = filter.near, filter.sellerID == nil, !query.statuses.isEmpty,
-            let bands = try await circleBands(near, db, storage)
-        else { return .planner }
-        let total = try await ListingsSearchSQL.listingCount(db, storage)
-        let breakEven = (Double(size + 1) * Double(max(total, 1)) / ListingsSearchSQL.collectCost).squareRoot()
+        guard let near = filter.near, filter.sellerID == nil, !query.statuses.isEmpty else { return .planner }
+        if query.query.sort == .relevance, !query.terms.isEmpty { return .planner }  // every match is scored
+        let total = Double(try await ListingsSearchSQL.listingCount(db, storage))
+        let breakEven = (Double(size + 1) * max(total, 1) / ListingsSearchSQL.collectCost).squareRoot()
         let statuses = query.statuses.map(\.rawValue).sorted()
+        var matching = total
         var sql = PostgresQueryBuilder("")
         let conditions = ListingsSearchSQL.filterConditions(query, &sql)
         if !conditions.isEmpty, total > 0 {
@@ -93,26 +79,42 @@ extension PostgresListingsStore {
                 "EXPLAIN SELECT 1 FROM listing WHERE listing.status = ANY(\(sql.bind(statuses))::text[]) AND "
                     + conditions.joined(separator: " AND ")
             )
-            let matching = try await ListingsSearchSQL.estimatedRows(sql.query, db, storage)
-            if Double(matching) < breakEven { return .matches }
+            matching = Double(try await PostgresEstimates.rows(sql.query, db, storage))
+            let indexed =
+                !query.terms.isEmpty || !query.tags.isEmpty || !filter.categories.isEmpty
+                || filter.minPriceCents != nil || filter.maxPriceCents != nil
+            if indexed, matching < breakEven { return .matches }
         }
+        guard let bands = try await circleBands(near, db, storage) else { return .planner }
         let cells = bands.flatMap(\.cells)
         switch query.query.sort {
         case .distance: return .cells(bands)
         case .newest where cells.count * statuses.count <= newestCellsBound: return .cells(bands)
-        case .relevance where !query.terms.isEmpty: return .planner  // every match is scored
         default: break
         }
         // No cell centre in the circle: no one else's listing is in it, only the searcher's own.
         if cells.isEmpty { return .cells([]) }
         guard total > 0 else { return .planner }
-        let inCircle = try await ListingsSearchSQL.estimatedRows(
-            "EXPLAIN SELECT 1 FROM listing WHERE search_cell = ANY(\(cells.map(\.key))::bigint[])",
+        let inCircle = try await PostgresGridCells.estimatedRows(
+            in: cells,
+            table: "listing",
+            column: "search_cell",
             db,
             storage
         )
-        return Double(inCircle) < breakEven ? .planner : .walk
+        let walks = PostgresGridCells.walkBeatsBox(
+            size: size,
+            total: total,
+            matching: matching,
+            inCircle: inCircle,
+            collectCost: ListingsSearchSQL.collectCost
+        )
+        return walks ? .walk : .planner
     }
+
+    /// The most statements a walk of a circle's cells runs before it gives up for the planner's statement
+    /// (a circle of very many occupied cells whose filters keep few listings near its centre).
+    static let walkStatementBudget = 32
 
     /// The most (cell, status) pairs a search newest first in a circle walks (every one is read: four
     /// statements of ``armsPerStatement``); a circle with more is read another way.
@@ -132,6 +134,8 @@ extension PostgresListingsStore {
     /// points: read apart (``ListingsSearchSQL/statement(_:limit:seller:)`` with the seller: the `size + 1`
     /// first after the cursor) and merged in by `ListingSearchEngine.page`.
     ///
+    /// `nil` when the walk would take more than `statementBudget` statements.
+    ///
     /// In another order `bands` must be empty (no cell centre in the circle): the page is then the
     /// searcher's own listings alone.
     ///
@@ -143,47 +147,39 @@ extension PostgresListingsStore {
         bands: [(distance: Double, cells: [ApproximateLocation.Cell])],
         size: Int,
         groupSize: Int = armsPerStatement,
+        statementBudget: Int = walkStatementBudget,
         _ db: PostgresConnection,
         _ storage: PostgresStorage
-    ) async throws -> [ListingSearchEngine.Hit] {
-        var hits: [ListingSearchEngine.Hit] = []
-        func add(_ statement: PostgresQuery) async throws -> Int {
-            var added = 0
-            for try await row in try await db.run(statement, storage) {
-                guard let hit = ListingSearchEngine.hit(try ListingsRows.listing(row), query, keywordsMatched: true)
-                else { continue }
-                hits.append(hit)
-                added += 1
-            }
-            return added
-        }
+    ) async throws -> [ListingSearchEngine.Hit]? {
+        var own: [ListingSearchEngine.Hit] = []
         if let viewer = query.query.viewerID {
-            _ = try await add(ListingsSearchSQL.statement(query, limit: size + 1, seller: viewer))
+            let statement = ListingsSearchSQL.statement(query, limit: size + 1, seller: viewer)
+            for try await row in try await db.run(statement, storage) {
+                if let hit = ListingSearchEngine.hit(try ListingsRows.listing(row), query, keywordsMatched: true) {
+                    own.append(hit)
+                }
+            }
         }
         let statuses = query.statuses.map(\.rawValue).sorted()
-        guard !statuses.isEmpty else { return hits }
-        let cellsPerStatement = max(1, groupSize / statuses.count)
-        // Newest first, the circle's cells are one band.
-        let byDistance = query.query.sort == .distance
-        let bands = byDistance || bands.isEmpty ? bands : [(distance: 0, cells: bands.flatMap(\.cells))]
-        var found = 0
-        for band in bands {
-            let cursor = query.cursor
-            if byDistance, let distance = cursor?.d, band.distance < distance { continue }
-            let after = cursor.flatMap { !byDistance || $0.d == band.distance ? (createdAt: $0.c, id: $0.i) : nil }
-            let need = size + 1 - found
-            for start in stride(from: 0, to: band.cells.count, by: cellsPerStatement) {
-                let group = band.cells[start..<min(start + cellsPerStatement, band.cells.count)]
-                found += try await add(
-                    bandStatement(query, cells: group, statuses: statuses, after: after, limit: need)
-                )
-            }
-            if found > size { break }
-        }
-        return hits
+        guard !statuses.isEmpty else { return own }
+        let walked = try await PostgresGridCells.walk(
+            bands: bands,
+            byDistance: query.query.sort == .distance,
+            cursor: query.cursor.map { (distance: $0.d, createdAt: $0.c, id: $0.i) },
+            size: size,
+            cellsPerStatement: max(1, groupSize / statuses.count),
+            statementBudget: statementBudget,
+            statement: { cells, after, need in
+                bandStatement(query, cells: cells, statuses: statuses, after: after, limit: need)
+            },
+            hit: { row in ListingSearchEngine.hit(try ListingsRows.listing(row), query, keywordsMatched: true) },
+            db,
+            storage
+        )
+        return walked.map { own + $0 }
     }
 
-    /// The statement of one band (or group of a band's cells) for ``bandWalk(_:bands:size:groupSize:_:_:)``:
+    /// The statement of one band (or group of a band's cells) for ``bandWalk(_:bands:size:groupSize:statementBudget:_:_:)``:
     /// the first `limit` listings of `cells` in `statuses`, newest first after `after`, that pass the search's
     /// other filters and keywords and are not the searcher's own. Each (cell, status) pair is one arm,
     /// `ORDER BY created_at DESC, id DESC LIMIT limit` on the `listing_search_cell` index; the arms are

@@ -67,8 +67,6 @@ enum ListingsRows {
         var lexemes: [String]
         var point: GeoPoint?
         var cell: (latitude: Double, longitude: Double)?
-        /// The key of the search point's grid cell (`search_cell`).
-        var cellKey: Int64? { ApproximateLocation.Cell.key(latitude: point?.latitude, longitude: point?.longitude) }
 
         init(_ fields: ListingFields, centroids: ZipCentroids = .shared) {
             titleKey = SearchText.sortKey(fields.title)
@@ -116,7 +114,7 @@ enum ListingsRows {
             INSERT INTO listing (id, seller_id, title, title_key, description, price_cents, category, condition,
                 size, tags, made_on_campus, bidding_enabled, anonymous, zip_code, latitude, longitude, image_ids,
                 status, created_at, updated_at, title_words, description_words, tag_words, search_words,
-                search_latitude, search_longitude, search_cell_latitude, search_cell_longitude, search_cell)
+                search_latitude, search_longitude, search_cell_latitude, search_cell_longitude)
             VALUES (\(listing.id), \(listing.sellerID), \(fields.title), \(search.titleKey), \(fields.description),
                 \(fields.priceCents), \(fields.category.rawValue), \(fields.condition.rawValue), \(fields.size),
                 \(fields.tags)::text[], \(fields.madeOnCampus), \(fields.biddingEnabled), \(fields.anonymous),
@@ -125,7 +123,7 @@ enum ListingsRows {
                 \(listing.updatedAt.millisecondsSince1970), \(search.titleWords)::text[],
                 \(search.descriptionWords)::text[], \(search.tagWords)::text[],
                 array_to_tsvector(\(search.lexemes)::text[]), \(search.point?.latitude), \(search.point?.longitude),
-                \(search.cell?.latitude), \(search.cell?.longitude), \(search.cellKey))
+                \(search.cell?.latitude), \(search.cell?.longitude))
             """
     }
 
@@ -145,8 +143,7 @@ enum ListingsRows {
                 description_words = \(search.descriptionWords)::text[], tag_words = \(search.tagWords)::text[],
                 search_words = array_to_tsvector(\(search.lexemes)::text[]),
                 search_latitude = \(search.point?.latitude), search_longitude = \(search.point?.longitude),
-                search_cell_latitude = \(search.cell?.latitude), search_cell_longitude = \(search.cell?.longitude),
-                search_cell = \(search.cellKey)
+                search_cell_latitude = \(search.cell?.latitude), search_cell_longitude = \(search.cell?.longitude)
             WHERE id = \(listing.id)
             """
     }

@@ -6,7 +6,7 @@ public import SkiffListings
 extension PostgresListingsStore {
     /// Searches with one SQL statement (``ListingsSearchSQL``), or in a circle in distance order or
     /// newest first a few (a walk of the circle's grid cells, band by band in distance order,
-    /// ``bandWalk(_:bands:size:groupSize:_:_:)``, as ``circlePlan(_:size:_:_:)`` chooses): the filters, keywords, circle,
+    /// ``bandWalk(_:bands:size:groupSize:statementBudget:_:_:)``, as ``circlePlan(_:size:_:_:)`` chooses): the filters, keywords, circle,
     /// order, keyset cursor and `LIMIT page + 1` all run inside PostgreSQL, so a page costs what its rows
     /// and the index entries touched cost, not the table. The page's rows are then checked by
     /// `ListingSearchEngine.hit` (the shared definition of the filters, which also supplies the distance
@@ -21,8 +21,10 @@ extension PostgresListingsStore {
             var statement = statement
             switch try await Self.circlePlan(compiled, size: size, db, storage) {
             case .cells(let bands):
-                let hits = try await Self.bandWalk(compiled, bands: bands, size: size, db, storage)
-                return ListingSearchEngine.page(hits, compiled, size: size)
+                if let hits = try await Self.bandWalk(compiled, bands: bands, size: size, db, storage) {
+                    return ListingSearchEngine.page(hits, compiled, size: size)
+                }
+                try await ListingsSearchSQL.choosePath(compiled, size: size, db, storage)
             case .matches:
                 statement = ListingsSearchSQL.statement(compiled, limit: size + 1, boxIndexed: false)
                 try await ListingsSearchSQL.choosePath(compiled, size: size, db, storage)
@@ -82,7 +84,7 @@ enum ListingsSearchSQL {
 
     /// The statement for `query`, returning at most `limit` rows in the query's order after its cursor;
     /// with `seller`, only that seller's listings (the searcher's own, read apart from a walk of a circle's
-    /// cells: ``PostgresListingsStore/bandWalk(_:bands:size:groupSize:_:_:)``).
+    /// cells: ``PostgresListingsStore/bandWalk(_:bands:size:groupSize:statementBudget:_:_:)``).
     ///
     /// `boxIndexed: false` leaves out the circle's bounding box (the GiST index's condition; the exact
     /// distance condition stays), so the planner cannot read by it: for a circle holding most listings,
@@ -322,21 +324,9 @@ enum ListingsSearchSQL {
         }
     }
 
-    /// How many listings the table holds, from PostgreSQL's statistics (its planner's figure, or the live
-    /// rows counted since the last ANALYZE if more): a catalogue read, not a count.
+    /// How many listings the table holds (``PostgresEstimates/rows(in:_:_:)``).
     static func listingCount(_ db: PostgresConnection, _ storage: PostgresStorage) async throws -> Int {
-        var total = 0
-        for try await count in try await db.run(
-            """
-            SELECT greatest(c.reltuples::bigint, coalesce(s.n_live_tup, 0))
-            FROM pg_class AS c LEFT JOIN pg_stat_user_tables AS s ON s.relid = c.oid
-            WHERE c.oid = 'listing'::regclass
-            """,
-            storage
-        ).decode(Int.self) {
-            total = count
-        }
-        return total
+        try await PostgresEstimates.rows(in: "listing", db, storage)
     }
 
     /// How many listings PostgreSQL's planner expects `terms` to match (its row estimate for the keyword
@@ -346,25 +336,11 @@ enum ListingsSearchSQL {
         _ db: PostgresConnection,
         _ storage: PostgresStorage
     ) async throws -> Int {
-        try await estimatedRows(
+        try await PostgresEstimates.rows(
             "EXPLAIN SELECT 1 FROM listing WHERE search_words @@ \(tsquery(terms))::tsquery",
             db,
             storage
         )
-    }
-
-    /// The planner's row estimate for an `EXPLAIN` (of its top node).
-    static func estimatedRows(
-        _ explain: PostgresQuery,
-        _ db: PostgresConnection,
-        _ storage: PostgresStorage
-    ) async throws -> Int {
-        let plan = try await db.run(explain, storage)
-        for try await line in plan.decode(String.self) {
-            // The top node: `Bitmap Heap Scan on listing  (cost=12.01..20.02 rows=7 width=4)`.
-            if let rows = line.firstMatch(of: /rows=(\d+)/), let estimate = Int(rows.output.1) { return estimate }
-        }
-        throw PostgresStorageError("the plan of a listing search has no row estimate")
     }
 
     /// The distance from the circle's centre to a listing as ``SkiffDomain/ApproximateLocation`` measures

@@ -52,14 +52,12 @@ extension PostgresStorage {
     /// How many listings one transaction of ``fillListingsSearchPoints(centroids:)`` reads.
     static let listingsSearchPointBatchSize = 1_000
 
-    /// The version search points are computed with: the ZIP-code table's and the grid's (and, since
-    /// "listings-v2", the cell key stored in `search_cell`).
+    /// The version search points are computed with: the ZIP-code table's and the grid's.
     static func listingsSearchPointVersion(_ centroids: ZipCentroids) -> String {
-        "\(centroids.version)|cell=\(ApproximateLocation.cellDegrees)|key"
+        "\(centroids.version)|cell=\(ApproximateLocation.cellDegrees)"
     }
 
-    /// One batch: the listings after `after` in id order, the changed ones written back in one statement;
-    /// records `version` after the last one.
+    /// One batch: the listings after `after` in id order; records `version` after the last one.
     private static func fillListingsSearchPoints(
         _ db: PostgresConnection,
         _ storage: PostgresStorage,
@@ -67,62 +65,43 @@ extension PostgresStorage {
         centroids: ZipCentroids,
         version: String
     ) async throws -> (count: Int, last: String?, updated: Int) {
-        var count = 0
-        var last: String?
-        var ids: [String] = []
-        // Arrays of non-null values (PostgresNIO binds no array of optionals), with whether each is there.
-        var columns: [[Double]] = [[], [], [], []]
-        var placed: [Bool] = []
-        var cells: [Int64] = []
-        var celled: [Bool] = []
+        var listings: [(id: String, location: ListingLocation, stored: [Double?])] = []
         let rows = try await db.run(
             """
             SELECT id, zip_code, latitude, longitude, search_latitude, search_longitude, search_cell_latitude,
-                search_cell_longitude, search_cell
+                search_cell_longitude
             FROM listing WHERE id > \(after) ORDER BY id LIMIT \(listingsSearchPointBatchSize)
             """,
             storage
         )
-        for try await (id, zip, latitude, longitude, searchLatitude, searchLongitude, cellLatitude, cellLongitude, key)
-            in rows.decode((String, String, Double?, Double?, Double?, Double?, Double?, Double?, Int64?).self)
+        for try await (id, zip, latitude, longitude, searchLatitude, searchLongitude, cellLatitude, cellLongitude)
+            in rows.decode((String, String, Double?, Double?, Double?, Double?, Double?, Double?).self)
         {
-            count += 1
-            last = id
             let point = latitude.flatMap { lat in longitude.map { GeoPoint(latitude: lat, longitude: $0) } }
-            let search = ListingsRows.searchPoint(ListingLocation(zipCode: zip, point: point), centroids: centroids)
-            let computed = [
-                search.point?.latitude, search.point?.longitude, search.cell?.latitude, search.cell?.longitude,
-            ]
-            let cell = ApproximateLocation.Cell.key(
-                latitude: search.point?.latitude,
-                longitude: search.point?.longitude
+            listings.append(
+                (
+                    id, ListingLocation(zipCode: zip, point: point),
+                    [searchLatitude, searchLongitude, cellLatitude, cellLongitude]
+                )
             )
-            guard computed != [searchLatitude, searchLongitude, cellLatitude, cellLongitude] || cell != key else {
+        }
+        var updated = 0
+        for listing in listings {
+            let (point, cell) = ListingsRows.searchPoint(listing.location, centroids: centroids)
+            guard [point?.latitude, point?.longitude, cell?.latitude, cell?.longitude] != listing.stored else {
                 continue
             }
-            ids.append(id)
-            for (index, value) in computed.enumerated() { columns[index].append(value ?? 0) }
-            placed.append(search.point != nil && search.cell != nil)
-            cells.append(cell ?? 0)
-            celled.append(cell != nil)
-        }
-        if !ids.isEmpty {
             try await db.run(
                 """
-                UPDATE listing SET search_latitude = CASE WHEN new.placed THEN new.latitude END,
-                    search_longitude = CASE WHEN new.placed THEN new.longitude END,
-                    search_cell_latitude = CASE WHEN new.placed THEN new.cell_latitude END,
-                    search_cell_longitude = CASE WHEN new.placed THEN new.cell_longitude END,
-                    search_cell = CASE WHEN new.celled THEN new.cell END
-                FROM unnest(\(ids)::text[], \(columns[0])::float8[], \(columns[1])::float8[], \(columns[2])::float8[],
-                    \(columns[3])::float8[], \(placed)::boolean[], \(cells)::bigint[], \(celled)::boolean[])
-                    AS new (id, latitude, longitude, cell_latitude, cell_longitude, placed, cell, celled)
-                WHERE listing.id = new.id
+                UPDATE listing SET search_latitude = \(point?.latitude), search_longitude = \(point?.longitude),
+                    search_cell_latitude = \(cell?.latitude), search_cell_longitude = \(cell?.longitude)
+                WHERE id = \(listing.id)
                 """,
                 storage
             )
+            updated += 1
         }
-        if count < listingsSearchPointBatchSize {
+        if listings.count < listingsSearchPointBatchSize {
             try await db.run(
                 """
                 INSERT INTO listing_search_point_version (id, version) VALUES (1, \(version))
@@ -131,6 +110,6 @@ extension PostgresStorage {
                 storage
             )
         }
-        return (count, last, ids.count)
+        return (listings.count, listings.last?.id, updated)
     }
 }

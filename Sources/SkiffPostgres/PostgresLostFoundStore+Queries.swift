@@ -43,32 +43,22 @@ extension PostgresLostFoundStore {
     /// The one statement of a search: the filters, the keywords (GIN), the circle (a box on the GiST index,
     /// then `lost_found_private_distance_km`), the order, the keyset cursor and `LIMIT limit`.
     ///
+    /// With `reporter`, only that reporter's items (the searcher's own, read apart from a walk of the
+    /// circle's cells). `boxIndexed: false` leaves out the circle's box (the exact distance condition
+    /// stays), so the planner reads by another index (``PostgresLostFoundStore/CirclePlan``).
+    ///
     /// The rows hold ``PostgresLostFoundItemRows/columns(_:)``, then the distance shown (NULL without a
     /// circle).
-    static func searchQuery(_ compiled: CompiledLostFoundQuery, limit: Int) -> PostgresQuery {
+    static func searchQuery(
+        _ compiled: CompiledLostFoundQuery,
+        limit: Int,
+        reporter: String? = nil,
+        boxIndexed: Bool = true
+    ) -> PostgresQuery {
         let query = compiled.query
         var sql = PostgresQueryBuilder("")
-        var conditions = ["i.status = ANY(\(sql.bind(compiled.statuses.map(\.rawValue).sorted())))"]
-        if !query.filter.categories.isEmpty {
-            conditions.append("i.category = ANY(\(sql.bind(query.filter.categories.map(\.rawValue).sorted())))")
-        }
-        if let key = compiled.buildingKey {
-            conditions.append("i.building_key = \(sql.bind(key))")
-        }
-        if let last = compiled.terms.last {
-            let exact = Array(compiled.terms.dropLast())
-            let keys = exact.map(PostgresLostFoundSearchKeys.exactKey) + [PostgresLostFoundSearchKeys.prefixKey(last)]
-            conditions.append("i.search_keys @> \(sql.bind(keys))")
-            let long = exact.filter(PostgresLostFoundSearchKeys.isLong)
-            if !long.isEmpty {
-                conditions.append("i.search_tokens @> \(sql.bind(long))")
-            }
-            if PostgresLostFoundSearchKeys.isLongPrefix(last) {
-                conditions.append(
-                    "EXISTS (SELECT FROM unnest(i.search_tokens) AS t WHERE starts_with(t, \(sql.bind(last))))"
-                )
-            }
-        }
+        var conditions = filterConditions(compiled, &sql)
+        if let reporter { conditions.append("i.reporter_id = \(sql.bind(reporter))") }
         var distance = "NULL::float8"
         let byDistance = query.sort == .distance && query.filter.near != nil
         if let near = query.filter.near {
@@ -76,9 +66,11 @@ extension PostgresLostFoundStore {
             let longitude = box.longitude ?? -180...180
             let (south, north) = (sql.bind(box.latitude.lowerBound), sql.bind(box.latitude.upperBound))
             let (west, east) = (sql.bind(longitude.lowerBound), sql.bind(longitude.upperBound))
-            conditions.append(
-                "point(i.longitude, i.latitude) <@ box(point(\(west), \(south)), point(\(east), \(north)))"
-            )
+            if boxIndexed {
+                conditions.append(
+                    "point(i.longitude, i.latitude) <@ box(point(\(west), \(south)), point(\(east), \(north)))"
+                )
+            }
             conditions.append("i.latitude BETWEEN \(south) AND \(north)")
             conditions.append("i.longitude BETWEEN \(west) AND \(east)")
             let center = "\(sql.bind(near.center.latitude)), \(sql.bind(near.center.longitude))"
@@ -109,6 +101,34 @@ extension PostgresLostFoundStore {
             """
         )
         return sql.query
+    }
+
+    /// The conditions of a search's statuses, categories, building and keywords (the GIN index of
+    /// `search_keys`, with the long tokens checked on `search_tokens`), on the items' alias `i`.
+    static func filterConditions(_ compiled: CompiledLostFoundQuery, _ sql: inout PostgresQueryBuilder) -> [String] {
+        let query = compiled.query
+        var conditions = ["i.status = ANY(\(sql.bind(compiled.statuses.map(\.rawValue).sorted())))"]
+        if !query.filter.categories.isEmpty {
+            conditions.append("i.category = ANY(\(sql.bind(query.filter.categories.map(\.rawValue).sorted())))")
+        }
+        if let key = compiled.buildingKey {
+            conditions.append("i.building_key = \(sql.bind(key))")
+        }
+        if let last = compiled.terms.last {
+            let exact = Array(compiled.terms.dropLast())
+            let keys = exact.map(PostgresLostFoundSearchKeys.exactKey) + [PostgresLostFoundSearchKeys.prefixKey(last)]
+            conditions.append("i.search_keys @> \(sql.bind(keys))")
+            let long = exact.filter(PostgresLostFoundSearchKeys.isLong)
+            if !long.isEmpty {
+                conditions.append("i.search_tokens @> \(sql.bind(long))")
+            }
+            if PostgresLostFoundSearchKeys.isLongPrefix(last) {
+                conditions.append(
+                    "EXISTS (SELECT FROM unnest(i.search_tokens) AS t WHERE starts_with(t, \(sql.bind(last))))"
+                )
+            }
+        }
+        return conditions
     }
 
     /// Up to `limit` of a reporter's items in `statuses` (all when empty) after the cursor, newest first,

@@ -90,12 +90,25 @@ public struct PostgresLostFoundStore: LostFoundStore {
 
     public func search(_ query: LostFoundQuery, page: PageRequest) async throws -> Page<LostFoundSearchHit> {
         let compiled = try CompiledLostFoundQuery(query, page: page)
-        let statement = Self.searchQuery(compiled, limit: page.size + 1)
-        let items = try await storage.read { db in
-            try await PostgresLostFoundItemRows.items(db.run(statement, storage))
+        let size = page.size
+        return try await storage.read { db in
+            var statement = Self.searchQuery(compiled, limit: size + 1)
+            switch try await Self.circlePlan(compiled, size: size, db, storage) {
+            case .cells(let bands):
+                if let hits = try await Self.bandWalk(compiled, bands: bands, size: size, db, storage) {
+                    return LostFoundSearchEngine.page(hits, compiled, size: size)
+                }
+            case .matches:
+                statement = Self.searchQuery(compiled, limit: size + 1, boxIndexed: false)
+            case .walk:
+                statement = Self.searchQuery(compiled, limit: size + 1, boxIndexed: false)
+                try await ListingsSearchSQL.walkOrderIndex(db, storage)
+            case .planner: break
+            }
+            let items = try await PostgresLostFoundItemRows.items(db.run(statement, storage))
+            let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
+            return LostFoundSearchEngine.page(ordered: hits, compiled, size: size)
         }
-        let hits = items.compactMap { LostFoundSearchEngine.hit($0, compiled) }
-        return LostFoundSearchEngine.page(ordered: hits, compiled, size: page.size)
     }
 
     public func matches(recordedSince date: Date, limit: Int) async throws -> [LostFoundMatch] {

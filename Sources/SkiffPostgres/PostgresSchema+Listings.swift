@@ -15,7 +15,8 @@ extension PostgresSchema {
     ///   its ZIP code's centroid), with a GiST index on the point for a circle's bounding box;
     ///   `search_cell_latitude`, `search_cell_longitude`: that point's grid cell centre
     ///   (`ApproximateLocation`), which anyone but the seller is measured to; `search_cell` ("listings-v2")
-    ///   that cell's key, with an index per (cell, status) newest first for walking a circle's cells.
+    ///   that cell's key, computed by PostgreSQL from the search point, with an index per (cell, status)
+    ///   newest first for walking a circle's cells.
     ///
     /// Order indexes end in the order's tie-breaks (newest first, then id descending), so a page walks
     /// an index from its keyset cursor. Ordered or compared text columns use the "C" collation: pages
@@ -150,15 +151,30 @@ extension PostgresSchema {
                 """,
             ]
         ),
-        // The grid cell of each listing's search point (`ApproximateLocation.Cell.key`, computed in Swift
-        // with the point), and an index that walks a cell's listings of one status newest first: a search
-        // in distance order reads a circle's occupied cells band by band (`PostgresListingsStore.bandWalk`).
-        // Existing rows get their cells from `fillListingsSearchPoints` at the next start (its version
-        // names the cell key, so it recomputes every listing once).
+        // The grid cell of each listing's search point (`ApproximateLocation.Cell.key`: row × 1,000,000 +
+        // column), a column PostgreSQL computes from the search point (`skiff_grid_cell_key`: Swift's
+        // operations in Swift's order, so a server of any version writing the point gets the cell), and an
+        // index that walks a cell's listings of one status newest first: a search in a circle reads the
+        // circle's occupied cells (`PostgresListingsStore.bandWalk`). Adding the column rewrites the table
+        // once.
         PostgresMigration(
             id: "listings-v2",
             statements: [
-                "ALTER TABLE listing ADD COLUMN search_cell bigint",
+                """
+                CREATE OR REPLACE FUNCTION skiff_grid_cell_key(latitude double precision, longitude double precision)
+                RETURNS bigint
+                LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+                AS $$
+                    SELECT floor(latitude / 0.01::float8)::bigint * 1000000 + floor((longitude + 180::float8)
+                        / (0.01::float8 / greatest(cos(least(90::float8, greatest(-90::float8,
+                            (floor(latitude / 0.01::float8) + 0.5::float8) * 0.01::float8)) * pi() / 180::float8),
+                            0.01::float8)))::bigint
+                $$
+                """,
+                """
+                ALTER TABLE listing ADD COLUMN search_cell bigint
+                    GENERATED ALWAYS AS (skiff_grid_cell_key(search_latitude, search_longitude)) STORED
+                """,
                 """
                 CREATE INDEX listing_search_cell ON listing (search_cell, status, created_at, id)
                     WHERE search_cell IS NOT NULL

@@ -146,6 +146,35 @@ extension PostgresSchema {
                 $$
                 """,
             ]
-        )
+        ),
+        // Each item's grid cell (`ApproximateLocation.Cell.key`: row × 1,000,000 + column), a column
+        // PostgreSQL computes from the point (`skiff_grid_cell_key`, also made by "listings-v2": the same
+        // operations as Swift, as `lost_found_private_distance_km` does), and an index that walks a cell's
+        // items newest first: a search in a circle reads the circle's occupied cells
+        // (`PostgresLostFoundStore.bandWalk`). Adding the column rewrites the table once.
+        PostgresMigration(
+            id: "lostfound-v2",
+            statements: [
+                """
+                CREATE OR REPLACE FUNCTION skiff_grid_cell_key(latitude double precision, longitude double precision)
+                RETURNS bigint
+                LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+                AS $$
+                    SELECT floor(latitude / 0.01::float8)::bigint * 1000000 + floor((longitude + 180::float8)
+                        / (0.01::float8 / greatest(cos(least(90::float8, greatest(-90::float8,
+                            (floor(latitude / 0.01::float8) + 0.5::float8) * 0.01::float8)) * pi() / 180::float8),
+                            0.01::float8)))::bigint
+                $$
+                """,
+                """
+                ALTER TABLE lost_found_item
+                    ADD COLUMN cell bigint GENERATED ALWAYS AS (skiff_grid_cell_key(latitude, longitude)) STORED
+                """,
+                """
+                CREATE INDEX lost_found_item_cell ON lost_found_item (cell, created_at DESC, id DESC)
+                    WHERE cell IS NOT NULL
+                """,
+            ]
+        ),
     ]
 }

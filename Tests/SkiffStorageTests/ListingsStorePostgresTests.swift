@@ -239,37 +239,25 @@ struct ListingsStorePostgresTests {
             #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 1)
             #expect(Set(try await store.ids(ListingQuery(filter: filter))) == [pointed.id, zipOnly.id])
 
-            // Cells ("listings-v2"): written with each listing, and filled in for a database from before
-            // them (no cells, the version of that time), once.
+            // Cells ("listings-v2"): PostgreSQL's, from the search points, whoever writes them.
             let centroid = try #require(bundled.centroid(of: "37232"))
             let expected: [String: Int64?] = [
                 zipOnly.id: ApproximateLocation.Cell.key(latitude: centroid.latitude, longitude: centroid.longitude),
                 pointed.id: ApproximateLocation.Cell.key(latitude: 36.15, longitude: -86.80),
             ]
-            func cells() async throws -> [String: Int64?] {
-                try await storage.read { db in
-                    var cells: [String: Int64?] = [:]
-                    for try await (id, cell) in try await db.query(
-                        "SELECT id, search_cell FROM listing",
-                        logger: storage.logger
-                    ).decode((String, Int64?).self) {
-                        cells[id] = cell
-                    }
-                    return cells
-                }
-            }
-            #expect(try await cells() == expected)
             #expect(expected.values.allSatisfy { $0 != nil })
-            try await storage.withConnection { db in
-                _ = try await db.query("UPDATE listing SET search_cell = NULL", logger: storage.logger)
-                _ = try await db.query(
-                    "UPDATE listing_search_point_version SET version = \(bundled.version + "|cell=0.01")",
+            let cells = try await storage.read { db in
+                var cells: [String: Int64?] = [:]
+                let ids = [zipOnly.id, pointed.id]
+                for try await (id, cell) in try await db.query(
+                    "SELECT id, search_cell FROM listing WHERE id = ANY(\(ids))",
                     logger: storage.logger
-                )
+                ).decode((String, Int64?).self) {
+                    cells[id] = cell
+                }
+                return cells
             }
-            #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 2)
-            #expect(try await cells() == expected)
-            #expect(try await storage.fillListingsSearchPoints(centroids: bundled) == 0)
+            #expect(cells == expected)
             // And the circle's search reads them (distance order walks the cells).
             filter.near = GeoCircle(center: GeoPoint(latitude: 36.14, longitude: -86.80), radiusKm: 5)
             var query = ListingQuery(filter: filter)
@@ -352,10 +340,11 @@ struct PostgresListingCircleTests {
                             bands: bands,
                             size: pageSize,
                             groupSize: groupSize,
+                            statementBudget: .max,
                             db,
                             storage
                         )
-                        return ListingSearchEngine.page(walk, compiled, size: pageSize)
+                        return ListingSearchEngine.page(try #require(walk), compiled, size: pageSize)
                     }
                     hits += page.items
                     token = page.nextPageToken
@@ -365,7 +354,9 @@ struct PostgresListingCircleTests {
             var plans: [String: Int] = [:]
             var paged = 0
             for round in 0..<60 {
-                let query = SQLiteListingsCellsTests.circleQuery(round: round, origin: origin, &random)
+                var query = SQLiteListingsCellsTests.circleQuery(round: round, origin: origin, &random)
+                // Every status now and then: three arms per cell.
+                if round % 5 == 4 { query.filter.statuses = [.active, .sold, .withdrawn] }
                 let pageSize = Int.random(in: 5...40, using: &random)
                 let expected = try await reference.searchAll(query, pageSize: pageSize)
                 let found = try await store.searchAll(query, pageSize: pageSize)
@@ -398,6 +389,33 @@ struct PostgresListingCircleTests {
             #expect(plans["walk", default: 0] >= 2, "\(plans)")
             #expect(plans["planner", default: 0] >= 3, "\(plans)")
             #expect(paged >= 20)
+
+            // A walk that would take more statements than its budget gives up (the store then reads the
+            // planner's way): a word no listing has, in every cell of the widest circle, one cell per
+            // statement.
+            var query = ListingQuery(text: "zzzz")
+            query.sort = .distance
+            query.filter.near = GeoCircle(center: GeoPoint(latitude: origin[0], longitude: origin[1]), radiusKm: 500)
+            let compiled = try CompiledListingQuery(query, page: try PageRequest(size: 10))
+            let near = try #require(query.filter.near)
+            for (budget, completes) in [(3, false), (Int.max, true)] {
+                let walk = try await storage.read { db in
+                    let bands = try #require(try await PostgresListingsStore.circleBands(near, db, storage))
+                    #expect(bands.reduce(0) { $0 + $1.cells.count } > 3)
+                    return try await PostgresListingsStore.bandWalk(
+                        compiled,
+                        bands: bands,
+                        size: 10,
+                        groupSize: 1,
+                        statementBudget: budget,
+                        db,
+                        storage
+                    )
+                }
+                #expect((walk != nil) == completes)
+                #expect(walk?.isEmpty ?? true)
+            }
+            #expect(try await store.search(query, page: try PageRequest(size: 10)).items.isEmpty)
         }
     }
 }

@@ -3,9 +3,10 @@ import Logging
 import PostgresNIO
 import SkiffDomain
 import SkiffLostFound
-import SkiffPostgres
 import SkiffTesting
 import Testing
+
+@testable import SkiffPostgres
 
 /// The PostgreSQL lost-and-found store as several servers use it: each "server" is a ``PostgresStorage``
 /// of its own (its own pool) on one database, so nothing but PostgreSQL settles their races. Then what the
@@ -146,7 +147,9 @@ struct LostFoundStorePostgresTests {
         }
     }
 
-    @Test("lost_found_private_distance_km is ApproximateLocation.distance, bit for bit, all over the globe")
+    @Test(
+        "lost_found_private_distance_km is ApproximateLocation.distance, and skiff_grid_cell_key the cell's key, bit for bit, all over the globe"
+    )
     func distanceFunctionIsExact() async throws {
         try await TestPostgres.withDatabaseLocation { location in
             try await PostgresStorage.open(location).close()  // migrates
@@ -183,7 +186,7 @@ struct LostFoundStorePostgresTests {
             )
             configuration.options.requireBackendKeyData = true
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-            let results: [(Double, Double, Double)]
+            let results: [(Double, Double, Double, Int64)]
             do {
                 results = try await Self.distances(connection, points: points, centers: centers, logger: logger)
             } catch {
@@ -193,15 +196,18 @@ struct LostFoundStorePostgresTests {
             try await connection.close()
             #expect(results.count == points.count)
             var mismatches = 0
-            for (index, (exact, measured, shown)) in results.enumerated() {
+            for (index, (exact, measured, shown, cell)) in results.enumerated() {
                 let point = points[index]
                 let center = centers[index]
                 let own = ApproximateLocation.distance(from: center, to: point, exact: true)
                 let other = ApproximateLocation.distance(from: center, to: point, exact: false)
-                if exact != own.measured || measured != other.measured || shown != other.shown {
+                let key = ApproximateLocation.Cell.key(latitude: point.latitude, longitude: point.longitude)
+                if exact != own.measured || measured != other.measured || shown != other.shown || cell != key {
                     mismatches += 1
                     if mismatches <= 5 {
-                        Issue.record("\(point) from \(center): SQL \((exact, measured, shown)), Swift \((own, other))")
+                        Issue.record(
+                            "\(point) from \(center): SQL \((exact, measured, shown, cell)), Swift \((own, other, key))"
+                        )
                     }
                 }
             }
@@ -209,18 +215,20 @@ struct LostFoundStorePostgresTests {
         }
     }
 
-    /// The three distances (exact, measured to the cell, shown) SQL computes from each centre to each point.
+    /// The three distances (exact, measured to the cell, shown) SQL computes from each centre to each point,
+    /// and the key of each point's cell.
     private static func distances(
         _ connection: PostgresConnection,
         points: [(latitude: Double, longitude: Double)],
         centers: [(latitude: Double, longitude: Double)],
         logger: Logger
-    ) async throws -> [(Double, Double, Double)] {
+    ) async throws -> [(Double, Double, Double, Int64)] {
         let rows = try await connection.query(
             """
             SELECT lost_found_private_distance_km(p.la, p.lo, 'usr_a', p.cla, p.clo, 'usr_a', false),
                 lost_found_private_distance_km(p.la, p.lo, 'usr_a', p.cla, p.clo, 'usr_b', false),
-                lost_found_private_distance_km(p.la, p.lo, 'usr_a', p.cla, p.clo, NULL, true)
+                lost_found_private_distance_km(p.la, p.lo, 'usr_a', p.cla, p.clo, NULL, true),
+                skiff_grid_cell_key(p.la, p.lo)
             FROM unnest(\(points.map(\.latitude))::float8[], \(points.map(\.longitude))::float8[],
                 \(centers.map(\.latitude))::float8[], \(centers.map(\.longitude))::float8[])
                 WITH ORDINALITY AS p(la, lo, cla, clo, n)
@@ -228,8 +236,8 @@ struct LostFoundStorePostgresTests {
             """,
             logger: logger
         )
-        var results: [(Double, Double, Double)] = []
-        for try await row in rows.decode((Double, Double, Double).self) { results.append(row) }
+        var results: [(Double, Double, Double, Int64)] = []
+        for try await row in rows.decode((Double, Double, Double, Int64).self) { results.append(row) }
         return results
     }
 
@@ -310,6 +318,92 @@ struct LostFoundStorePostgresTests {
                 try await stores[0].matches(recordedSince: Fixture.t0, limit: 10_000)
                     == stores[1].matches(recordedSince: Fixture.t0, limit: 10_000)
             )
+        }
+    }
+}
+
+/// Lost-and-found search in a circle on PostgreSQL: a walk of the circle's occupied grid cells.
+@Suite("Lost-and-found search in a circle on PostgreSQL")
+struct PostgresLostFoundCircleTests {
+    @Test(
+        "A circle's cells walked on PostgreSQL (band by band in distance order): the pages of the in-memory store, in groups too",
+        arguments: [[36.1447, -86.8027], [-33.4489, -70.6693]]
+    )
+    func bandWalk(origin: [Double]) async throws {
+        try await TestPostgres.withDatabase { storage in
+            let reference = InMemoryLostFoundStore()
+            let store = storage.lostFoundStore()
+            var random = SeededGenerator(seed: 0xBA_4D_2026)
+            let corpus = SQLiteLostFoundStoreTests.circleCorpus(origin: origin, &random)
+            for target in [reference, store] as [any LostFoundStore] {
+                try await SQLiteLostFoundStoreTests.fill(target, corpus)
+            }
+            // The plans' estimates read the statistics: these, not whenever autovacuum gets to it.
+            try await storage.withConnection { db in
+                _ = try await db.query("ANALYZE lost_found_item", logger: storage.logger)
+            }
+            /// Every page of a search read by the band walk alone, `groupSize` cells per statement.
+            func walked(_ query: LostFoundQuery, pageSize: Int, groupSize: Int) async throws -> [LostFoundSearchHit] {
+                var hits: [LostFoundSearchHit] = []
+                var token: String?
+                repeat {
+                    let compiled = try CompiledLostFoundQuery(
+                        query,
+                        page: try PageRequest(size: pageSize, token: token)
+                    )
+                    let near = try #require(compiled.query.filter.near)
+                    let page = try await storage.read { db in
+                        let bands = try #require(
+                            try await PostgresGridCells.bands(
+                                LostFoundSearchEngine.grid(near),
+                                table: "lost_found_item",
+                                column: "cell",
+                                db,
+                                storage
+                            )
+                        )
+                        let walk = try await PostgresLostFoundStore.bandWalk(
+                            compiled,
+                            bands: bands,
+                            size: pageSize,
+                            groupSize: groupSize,
+                            statementBudget: .max,
+                            db,
+                            storage
+                        )
+                        return LostFoundSearchEngine.page(try #require(walk), compiled, size: pageSize)
+                    }
+                    hits += page.items
+                    token = page.nextPageToken
+                } while token != nil
+                return hits
+            }
+            var plans: [String: Int] = [:]
+            var paged = 0
+            for round in 0..<60 {
+                var query = SQLiteLostFoundStoreTests.circleQuery(round: round, origin: origin, &random)
+                query.viewerID = round % 4 == 1 ? corpus[round].reporterID : nil
+                let pageSize = Int.random(in: 5...40, using: &random)
+                let expected = try await reference.searchAll(query, pageSize: pageSize)
+                #expect(try await store.searchAll(query, pageSize: pageSize) == expected, "round \(round): \(query)")
+                for groupSize in [PostgresLostFoundStore.cellsPerStatement, 2] {
+                    let hits = try await walked(query, pageSize: pageSize, groupSize: groupSize)
+                    #expect(hits == expected, "round \(round), \(groupSize) cells per statement: \(query)")
+                }
+                let compiled = try CompiledLostFoundQuery(query, page: try PageRequest(size: pageSize))
+                switch try await storage.read({ db in
+                    try await PostgresLostFoundStore.circlePlan(compiled, size: pageSize, db, storage)
+                }) {
+                case .cells: plans["cells", default: 0] += 1
+                case .matches: plans["matches", default: 0] += 1
+                case .walk: plans["walk", default: 0] += 1
+                case .planner: plans["planner", default: 0] += 1
+                }
+                if expected.count > pageSize { paged += 1 }
+            }
+            #expect(plans["cells", default: 0] >= 15, "\(plans)")
+            #expect(plans["matches", default: 0] >= 3, "\(plans)")
+            #expect(paged >= 20)
         }
     }
 }

@@ -33,7 +33,9 @@ struct SQLiteListingsCellsTests {
         point.map { GridCells.key(ApproximateLocation.cell(latitude: $0.latitude, longitude: $0.longitude)!) }
     }
 
-    @Test("A cell's key gives the cell back, in every hemisphere, and a row's cells are one range of keys")
+    @Test(
+        "A cell's key gives the cell back, in every hemisphere, and a row's neighbouring cells have neighbouring keys"
+    )
     func cellKeys() throws {
         for (latitude, longitude) in [(36.14, -86.80), (-33.92, 18.42), (-0.004, -179.99), (0.004, 179.99), (89.99, 0)]
         {
@@ -41,8 +43,6 @@ struct SQLiteListingsCellsTests {
             #expect(ApproximateLocation.Cell(key: cell.key) == cell, "\(latitude), \(longitude)")
             let east = ApproximateLocation.Cell(row: cell.row, column: cell.column + 1)
             #expect(east.key == cell.key + 1)
-            let north = ApproximateLocation.Cell(row: cell.row + 1, column: 0)
-            #expect(north.key > cell.key)
         }
     }
 

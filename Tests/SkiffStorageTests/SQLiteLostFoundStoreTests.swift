@@ -303,23 +303,8 @@ struct SQLiteLostFoundStoreTests {
         defer { try? database.close() }
         let stores: [any LostFoundStore] = [InMemoryLostFoundStore(), database.lostFoundStore()]
         var random = SeededGenerator(seed: 0xBA_4D_2026)
-        func point(_ random: inout SeededGenerator, within metres: Double) -> LostFoundPoint {
-            let latitude = origin[0] + Double.random(in: -metres...metres, using: &random) / 111_195
-            let east = Double.random(in: -metres...metres, using: &random) / (111_195 * cos(latitude * .pi / 180))
-            return LostFoundPoint(latitude: latitude, longitude: origin[1] + east)
-        }
-        // 700 items over an 8 km square (about 50 cells), one in ten without a point, some returned.
-        let corpus = (0..<700).map { index in
-            var item = LostFoundStoreDifferentialTests.item(index, &random)
-            item.fields.point = index % 10 == 0 ? nil : point(&random, within: 4_000)
-            return item
-        }
-        for store in stores {
-            for item in corpus { _ = try await store.reportItem(item, matcher: .standard) }
-            for (position, item) in corpus.enumerated() where position % 7 == 3 {
-                _ = try await store.markReturned(id: item.id, reporterID: item.reporterID, now: F.t0)
-            }
-        }
+        let corpus = Self.circleCorpus(origin: origin, &random)
+        for store in stores { try await Self.fill(store, corpus) }
         let shapes = BoundedStatementShapes()
         /// Every page of a search read by the band walk alone, `groupSize` cells per statement.
         func walked(_ query: LostFoundQuery, pageSize: Int, groupSize: Int) async throws -> [LostFoundSearchHit] {
@@ -346,18 +331,7 @@ struct SQLiteLostFoundStoreTests {
         var chosen = 0
         var nonEmpty = 0
         for round in 0..<60 {
-            var query = LostFoundStoreDifferentialTests.query(&random)
-            query.filter.near = LostFoundCircle(
-                center: point(&random, within: 3_000),
-                radiusKm: [0.4, 1, 2.5, 4, 8, 500].randomElement(using: &random)!
-            )
-            query.sort = round % 2 == 0 ? .distance : .newest
-            if round % 3 == 0 {
-                // No filter but the circle: the store itself walks the bands when the box holds many items.
-                query.text = ""
-                query.filter.categories = []
-                query.filter.building = nil
-            }
+            let query = Self.circleQuery(round: round, origin: origin, &random)
             let pageSize = Int.random(in: 5...40, using: &random)
             let expected = try await stores[0].searchAll(query, pageSize: pageSize)
             #expect(try await stores[1].searchAll(query, pageSize: pageSize) == expected, "round \(round): \(query)")
@@ -376,13 +350,54 @@ struct SQLiteLostFoundStoreTests {
         // Newest first in a circle over every cell, two cells per statement: walking every item costs less.
         for (radiusKm, walks) in [(500.0, false), (0.6, true)] {
             var query = LostFoundQuery()
-            query.filter.near = LostFoundCircle(center: point(&random, within: 0), radiusKm: radiusKm)
+            query.filter.near = LostFoundCircle(center: Self.point(origin, &random, within: 0), radiusKm: radiusKm)
             let compiled = try CompiledLostFoundQuery(query, page: try PageRequest(size: 10))
             let walk = try await database.pool.read { db in
                 try SQLiteLostFoundStore.bandWalk(db, compiled, size: 10, shapes: shapes, groupSize: 2)
             }
             #expect((walk != nil) == walks, "\(radiusKm) km")
         }
+    }
+
+    /// A point within `metres` north–south and east–west of `origin`.
+    static func point(_ origin: [Double], _ random: inout SeededGenerator, within metres: Double) -> LostFoundPoint {
+        let latitude = origin[0] + Double.random(in: -metres...metres, using: &random) / 111_195
+        let east = Double.random(in: -metres...metres, using: &random) / (111_195 * cos(latitude * .pi / 180))
+        return LostFoundPoint(latitude: latitude, longitude: origin[1] + east)
+    }
+
+    /// 700 items over an 8 km square around `origin` (about 50 cells), one in ten without a point.
+    static func circleCorpus(origin: [Double], _ random: inout SeededGenerator) -> [LostFoundItem] {
+        (0..<700).map { index in
+            var item = LostFoundStoreDifferentialTests.item(index, &random)
+            item.fields.point = index % 10 == 0 ? nil : point(origin, &random, within: 4_000)
+            return item
+        }
+    }
+
+    /// Reports the corpus to `store`, then marks one item in seven returned.
+    static func fill(_ store: any LostFoundStore, _ corpus: [LostFoundItem]) async throws {
+        for item in corpus { _ = try await store.reportItem(item, matcher: .standard) }
+        for (position, item) in corpus.enumerated() where position % 7 == 3 {
+            _ = try await store.markReturned(id: item.id, reporterID: item.reporterID, now: F.t0)
+        }
+    }
+
+    /// A random search in a circle of 0.4–500 km around `origin`, in distance order on even rounds and newest
+    /// first on odd ones; one round in three with no filter but the circle.
+    static func circleQuery(round: Int, origin: [Double], _ random: inout SeededGenerator) -> LostFoundQuery {
+        var query = LostFoundStoreDifferentialTests.query(&random)
+        query.filter.near = LostFoundCircle(
+            center: point(origin, &random, within: 3_000),
+            radiusKm: [0.4, 1, 2.5, 4, 8, 500].randomElement(using: &random)!
+        )
+        query.sort = round % 2 == 0 ? .distance : .newest
+        if round % 3 == 0 {
+            query.text = ""
+            query.filter.categories = []
+            query.filter.building = nil
+        }
+        return query
     }
 
     @Test("Common words with a category, building or place they never go with: the search reads the words' items")
