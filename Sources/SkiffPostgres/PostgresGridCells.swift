@@ -5,6 +5,94 @@ import SkiffDomain
 /// occupied cells on a table's cell index, and walking them band by band. Listings (`listing.search_cell`,
 /// "listings-v2") and lost-and-found items (`lost_found_item.cell`, "lostfound-v2") share it.
 enum PostgresGridCells {
+    /// The (cell, status) pairs, or cells, one walk statement merges (the arms of its `UNION ALL`); a
+    /// band with more runs one statement per group.
+    static let armsPerStatement = 32
+
+    /// The most arms a search newest first in a circle walks (it reads every one: four statements of
+    /// ``armsPerStatement``); a circle with more is read another way.
+    static let newestArmsBound = 4 * armsPerStatement
+
+    /// The most statements a walk of a circle's cells runs before it gives up for the planner's statement
+    /// (a circle of very many occupied cells whose filters keep few rows near its centre).
+    static let walkStatementBudget = 32
+
+    /// How a search in a circle reads (``plan(_:table:column:order:armsPerCell:size:collectCost:filters:indexed:_:_:)``).
+    enum Plan {
+        /// Walk the circle's occupied cells, these bands (``walk(bands:byDistance:cursor:size:cellsPerStatement:statementBudget:statement:hit:_:_:)``).
+        case cells([(distance: Double, cells: [ApproximateLocation.Cell])])
+        /// The filters keep few rows: read them by the filters' indexes, not by the circle's box.
+        case matches
+        /// The circle holds many rows: walk the order's index, checking the circle and the filters on each
+        /// row, until the page is full.
+        case walk
+        /// The planner's choice, which reads the circle's box by the GiST index: the circle holds few rows,
+        /// or its box wraps.
+        case planner
+    }
+
+    /// The order a search in a circle asks for, as the plan sees it.
+    enum Order {
+        case distance, newest, other
+    }
+
+    /// Chooses how a search in a circle reads, by estimated cost.
+    ///
+    /// To fill a page, a walk steps through about `(size + 1) · total / matching` rows, where `matching` is
+    /// what the filters keep; reading the matches costs about `matching` times `collectCost`. Both break
+    /// even at `√((size + 1) · total / collectCost)` rows (about 510 at 100,000 rows and pages of 20). So:
+    /// - `indexed` filters (an index of their own serves them) keeping fewer than that, by the planner's
+    ///   estimate of `filters` (an `EXPLAIN` without the circle: statistics, not a scan), are read by their
+    ///   indexes: ``Plan/matches``;
+    /// - otherwise distance order walks the circle's cells band by band (``Plan/cells``), and so does
+    ///   newest first when the circle's occupied cells times `armsPerCell` are at most
+    ///   ``newestArmsBound``; a circle holding no cell centre holds only the searcher's own rows
+    ///   (``Plan/cells`` with no bands);
+    /// - otherwise the order's index is walked (``Plan/walk``) when ``walkBeatsBox(size:total:matching:inCircle:collectCost:)``
+    ///   says so, the circle's rows estimated from the statistics of `column` for its cells
+    ///   (``estimatedRows(in:table:column:_:_:)``); else the box (``Plan/planner``).
+    ///
+    /// Costs: up to two `EXPLAIN`s, a catalogue read and the occupied-cell lookup (``bands(_:table:column:_:_:)``).
+    static func plan(
+        _ grid: GridCircle,
+        table: String,
+        column: String,
+        order: Order,
+        armsPerCell: Int,
+        size: Int,
+        collectCost: Double,
+        filters: PostgresQuery?,
+        indexed: Bool,
+        _ db: PostgresConnection,
+        _ storage: PostgresStorage
+    ) async throws -> Plan {
+        let total = Double(try await PostgresEstimates.rows(in: table, db, storage))
+        let breakEven = (Double(size + 1) * max(total, 1) / collectCost).squareRoot()
+        var matching = total
+        if let filters, total > 0 {
+            matching = Double(try await PostgresEstimates.rows(filters, db, storage))
+            if indexed, matching < breakEven { return .matches }
+        }
+        guard let bands = try await bands(grid, table: table, column: column, db, storage) else { return .planner }
+        let cells = bands.flatMap(\.cells)
+        switch order {
+        case .distance: return .cells(bands)
+        case .newest where cells.count * armsPerCell <= newestArmsBound: return .cells(bands)
+        default: break
+        }
+        if cells.isEmpty { return .cells([]) }
+        guard total > 0 else { return .planner }
+        let inCircle = try await estimatedRows(in: cells, table: table, column: column, db, storage)
+        let walks = walkBeatsBox(
+            size: size,
+            total: total,
+            matching: matching,
+            inCircle: inCircle,
+            collectCost: collectCost
+        )
+        return walks ? .walk : .planner
+    }
+
     /// The cells of `grid`'s circle that hold rows of `table` (any status), by band of shown distance
     /// (``SkiffDomain/GridCircle/bands(_:)``, nearest first), from an index led by `column` (the cell key,
     /// ``SkiffDomain/ApproximateLocation/Cell/key``): one statement that skips through the index row by

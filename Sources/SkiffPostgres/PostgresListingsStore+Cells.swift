@@ -3,10 +3,6 @@ import SkiffDomain
 import SkiffListings
 
 extension PostgresListingsStore {
-    /// The (cell, status) pairs one band statement merges (the arms of its `UNION ALL`); a band with more
-    /// runs one statement per group of its cells.
-    static let armsPerStatement = 32
-
     /// The cells of a circle that hold listings (of any status), by band of shown distance, from the
     /// `listing_search_cell` index ("listings-v2"): ``PostgresGridCells/bands(_:table:column:_:_:)``.
     static func circleBands(
@@ -23,102 +19,47 @@ extension PostgresListingsStore {
         )
     }
 
-    /// How a search in a circle reads (``circlePlan(_:size:_:_:)``).
-    enum CirclePlan {
-        /// Walk the circle's occupied cells (``bandWalk(_:bands:size:groupSize:statementBudget:_:_:)``), these bands.
-        case cells([(distance: Double, cells: [ApproximateLocation.Cell])])
-        /// The filters keep few listings: read them by the filters' indexes (the keywords' GIN index, …),
-        /// not by the circle's box, and sort them.
-        case matches
-        /// The circle holds many listings: walk the order's index, checking the circle and the filters on
-        /// each listing, until the page is full.
-        case walk
-        /// No circle, a seller named (the seller's index serves it), or a box that wraps: the planner's
-        /// choice (which reads a circle's box by the GiST index when the circle holds few listings).
-        case planner
-    }
-
-    /// Chooses how a search in a circle reads, by estimated cost.
-    ///
-    /// To fill a page, a walk steps through about `(size + 1) · total / matching` listings, where
-    /// `matching` is what the filters keep; reading the matches costs about `matching` times
-    /// ``ListingsSearchSQL/collectCost``. Both break even at `√((size + 1) · total / collectCost)`
-    /// listings (about 510 at 100,000 listings and pages of 20). So:
-    /// - relevance with keywords scores every match: the planner's (``CirclePlan/planner``);
-    /// - filters with an index of their own (keywords, tags, categories, a price) keeping fewer than that
-    ///   (the planner's estimate of them, without the circle: an `EXPLAIN`, statistics, not a scan) are
-    ///   read by their indexes: ``CirclePlan/matches``;
-    /// - otherwise distance order walks the circle's cells band by band (``CirclePlan/cells``), and so
-    ///   does newest first when the circle has at most ``newestCellsBound`` occupied (cell, status) pairs
-    ///   (it reads all of them); either walk gives up after ``walkStatementBudget`` statements for the
-    ///   planner's statement;
-    /// - otherwise the order's index is walked (``CirclePlan/walk``) when that steps through fewer listings
-    ///   than reading the circle's box would cost: `(size + 1) · total / (inCircle · matching / total)`
-    ///   against `inCircle · collectCost`, `inCircle` estimated from the statistics of `search_cell` for the
-    ///   circle's cells (a sample of 1,024 of them when there are more); else the box
-    ///   (``CirclePlan/planner``).
-    ///
-    /// Costs: up to three `EXPLAIN`s and the occupied-cell lookup (``circleBands(_:_:_:)``).
+    /// Chooses how a search in a circle reads: ``PostgresGridCells/plan(_:table:column:order:armsPerCell:size:collectCost:filters:indexed:_:_:)``
+    /// on `listing.search_cell`, the filters with an index of their own being keywords, tags, categories
+    /// and a price. Relevance with keywords scores every match, and a seller's index serves a seller's
+    /// listings: the planner's (``PostgresGridCells/Plan/planner``), as for a search with no status.
     static func circlePlan(
         _ query: CompiledListingQuery,
         size: Int,
         _ db: PostgresConnection,
         _ storage: PostgresStorage
-    ) async throws -> CirclePlan {
+    ) async throws -> PostgresGridCells.Plan {
         let filter = query.query.filter
         guard let near = filter.near, filter.sellerID == nil, !query.statuses.isEmpty else { return .planner }
-        if query.query.sort == .relevance, !query.terms.isEmpty { return .planner }  // every match is scored
-        let total = Double(try await ListingsSearchSQL.listingCount(db, storage))
-        let breakEven = (Double(size + 1) * max(total, 1) / ListingsSearchSQL.collectCost).squareRoot()
+        if query.query.sort == .relevance, !query.terms.isEmpty { return .planner }
         let statuses = query.statuses.map(\.rawValue).sorted()
-        var matching = total
         var sql = PostgresQueryBuilder("")
         let conditions = ListingsSearchSQL.filterConditions(query, &sql)
-        if !conditions.isEmpty, total > 0 {
-            sql.append(
-                "EXPLAIN SELECT 1 FROM listing WHERE listing.status = ANY(\(sql.bind(statuses))::text[]) AND "
-                    + conditions.joined(separator: " AND ")
-            )
-            matching = Double(try await PostgresEstimates.rows(sql.query, db, storage))
-            let indexed =
-                !query.terms.isEmpty || !query.tags.isEmpty || !filter.categories.isEmpty
-                || filter.minPriceCents != nil || filter.maxPriceCents != nil
-            if indexed, matching < breakEven { return .matches }
-        }
-        guard let bands = try await circleBands(near, db, storage) else { return .planner }
-        let cells = bands.flatMap(\.cells)
-        switch query.query.sort {
-        case .distance: return .cells(bands)
-        case .newest where cells.count * statuses.count <= newestCellsBound: return .cells(bands)
-        default: break
-        }
-        // No cell centre in the circle: no one else's listing is in it, only the searcher's own.
-        if cells.isEmpty { return .cells([]) }
-        guard total > 0 else { return .planner }
-        let inCircle = try await PostgresGridCells.estimatedRows(
-            in: cells,
+        sql.append(
+            "EXPLAIN SELECT 1 FROM listing WHERE listing.status = ANY(\(sql.bind(statuses))::text[]) AND "
+                + conditions.joined(separator: " AND ")
+        )
+        let order: PostgresGridCells.Order =
+            switch query.query.sort {
+            case .distance: .distance
+            case .newest: .newest
+            default: .other
+            }
+        return try await PostgresGridCells.plan(
+            ListingSearchEngine.grid(near),
             table: "listing",
             column: "search_cell",
+            order: order,
+            armsPerCell: statuses.count,
+            size: size,
+            collectCost: ListingsSearchSQL.collectCost,
+            filters: conditions.isEmpty ? nil : sql.query,
+            indexed: !query.terms.isEmpty || !query.tags.isEmpty || !filter.categories.isEmpty
+                || filter.minPriceCents != nil || filter.maxPriceCents != nil,
             db,
             storage
         )
-        let walks = PostgresGridCells.walkBeatsBox(
-            size: size,
-            total: total,
-            matching: matching,
-            inCircle: inCircle,
-            collectCost: ListingsSearchSQL.collectCost
-        )
-        return walks ? .walk : .planner
     }
-
-    /// The most statements a walk of a circle's cells runs before it gives up for the planner's statement
-    /// (a circle of very many occupied cells whose filters keep few listings near its centre).
-    static let walkStatementBudget = 32
-
-    /// The most (cell, status) pairs a search newest first in a circle walks (every one is read: four
-    /// statements of ``armsPerStatement``); a circle with more is read another way.
-    static let newestCellsBound = 4 * armsPerStatement
 
     /// The candidates of a page of a search in distance order (or newest first), read from the circle's
     /// occupied cells (`bands`: ``circleBands(_:_:_:)``).
@@ -146,8 +87,8 @@ extension PostgresListingsStore {
         _ query: CompiledListingQuery,
         bands: [(distance: Double, cells: [ApproximateLocation.Cell])],
         size: Int,
-        groupSize: Int = armsPerStatement,
-        statementBudget: Int = walkStatementBudget,
+        groupSize: Int = PostgresGridCells.armsPerStatement,
+        statementBudget: Int = PostgresGridCells.walkStatementBudget,
         _ db: PostgresConnection,
         _ storage: PostgresStorage
     ) async throws -> [ListingSearchEngine.Hit]? {

@@ -89,7 +89,7 @@ enum ListingsSearchSQL {
     /// `boxIndexed: false` leaves out the circle's bounding box (the GiST index's condition; the exact
     /// distance condition stays), so the planner cannot read by it: for a circle holding most listings,
     /// where its statistics-free estimate of the box (a fixed fraction) would read the whole box
-    /// (``PostgresListingsStore/CirclePlan``).
+    /// (``PostgresGridCells/Plan``).
     static func statement(
         _ query: CompiledListingQuery,
         limit: Int,

@@ -3,81 +3,32 @@ import SkiffDomain
 import SkiffLostFound
 
 extension PostgresLostFoundStore {
-    /// The cells one band statement merges (the arms of its `UNION ALL`); a band with more runs one
-    /// statement per group of its cells.
-    static let cellsPerStatement = 32
-
-    /// The most occupied cells a search newest first in a circle walks (every one is read: four statements
-    /// of ``cellsPerStatement``); a circle with more is read another way.
-    static let newestCellsBound = 4 * cellsPerStatement
-
-    /// The most statements a walk of a circle's cells runs before it gives up for the planner's statement.
-    static let walkStatementBudget = 32
-
-    /// How a search reads (``circlePlan(_:size:_:_:)``).
-    enum CirclePlan {
-        /// Walk the circle's occupied cells (``bandWalk(_:bands:size:groupSize:statementBudget:_:_:)``), these bands.
-        case cells([(distance: Double, cells: [ApproximateLocation.Cell])])
-        /// The filters keep few items: read them by the filters' indexes, not by the circle's box.
-        case matches
-        /// The circle holds many items: walk the newest-first index, checking the circle and the filters
-        /// on each item, until the page is full.
-        case walk
-        /// No circle, or one whose box wraps, or holding few items: the planner's choice (which reads a
-        /// circle's box by the GiST index when it holds few items).
-        case planner
-    }
-
-    /// Chooses how a search in a circle reads, by estimated cost, as listing search does on PostgreSQL
-    /// (`PostgresListingsStore.circlePlan`).
-    ///
-    /// A walk steps through about `(size + 1) · total / matching` items to fill a page, where `matching` is
-    /// what the statuses, categories, building and keywords keep; reading the matches costs about
-    /// `matching` times ``collectCost``. Both break even at `√((size + 1) · total / collectCost)` items. So
-    /// keywords, categories or a building keeping fewer than that (the planner's estimate: an `EXPLAIN`,
-    /// statistics, not a scan) are read by their own indexes (``CirclePlan/matches``); otherwise
-    /// distance order walks the circle's cells band by band, and so does newest first when the circle has
-    /// at most ``newestCellsBound`` occupied cells (either walk gives up after ``walkStatementBudget``
-    /// statements for the planner's statement); otherwise newest first walks the newest-first index when
-    /// (``CirclePlan/walk``) when that steps through fewer items than reading the circle's box costs
-    /// (`PostgresGridCells.walkBeatsBox`, with the circle's items estimated from the statistics of `cell`),
-    /// and reads the box when not.
+    /// Chooses how a search in a circle reads: ``PostgresGridCells/plan(_:table:column:order:armsPerCell:size:collectCost:filters:indexed:_:_:)``
+    /// on `lost_found_item.cell`, the filters with an index of their own being keywords, categories and a
+    /// building.
     static func circlePlan(
         _ compiled: CompiledLostFoundQuery,
         size: Int,
         _ db: PostgresConnection,
         _ storage: PostgresStorage
-    ) async throws -> CirclePlan {
+    ) async throws -> PostgresGridCells.Plan {
         let filter = compiled.query.filter
         guard let near = filter.near else { return .planner }
-        let total = Double(try await PostgresEstimates.rows(in: "lost_found_item", db, storage))
-        let breakEven = (Double(size + 1) * max(total, 1) / collectCost).squareRoot()
         var sql = PostgresQueryBuilder("EXPLAIN SELECT 1 FROM lost_found_item AS i WHERE ")
         sql.append(filterConditions(compiled, &sql).joined(separator: " AND "))
-        let matching = total > 0 ? Double(try await PostgresEstimates.rows(sql.query, db, storage)) : 0
-        let indexed = !compiled.terms.isEmpty || !filter.categories.isEmpty || compiled.buildingKey != nil
-        if indexed, total > 0, matching < breakEven { return .matches }
-        let grid = LostFoundSearchEngine.grid(near)
-        guard let bands = try await PostgresGridCells.bands(grid, table: "lost_found_item", column: "cell", db, storage)
-        else { return .planner }
-        let cells = bands.flatMap(\.cells)
-        if compiled.query.sort == .distance || cells.count <= newestCellsBound { return .cells(bands) }
-        guard total > 0 else { return .planner }
-        let inCircle = try await PostgresGridCells.estimatedRows(
-            in: cells,
+        return try await PostgresGridCells.plan(
+            LostFoundSearchEngine.grid(near),
             table: "lost_found_item",
             column: "cell",
+            order: compiled.query.sort == .distance ? .distance : .newest,
+            armsPerCell: 1,
+            size: size,
+            collectCost: collectCost,
+            filters: sql.query,
+            indexed: !compiled.terms.isEmpty || !filter.categories.isEmpty || compiled.buildingKey != nil,
             db,
             storage
         )
-        let walks = PostgresGridCells.walkBeatsBox(
-            size: size,
-            total: total,
-            matching: matching,
-            inCircle: inCircle,
-            collectCost: collectCost
-        )
-        return walks ? .walk : .planner
     }
 
     /// The most walk steps an item read by a filter's index and sorted is worth.
@@ -88,7 +39,7 @@ extension PostgresLostFoundStore {
     /// Everyone else's items are in the circle when their cell's centre is, and are shown the distance to
     /// it, rounded (``SkiffDomain/ApproximateLocation``): distance order is band by band of the circle's
     /// cells, newest first within a band, and newest first is all the cells as one band
-    /// (``PostgresGridCells/walk(bands:byDistance:cursor:size:cellsPerStatement:statement:hit:_:_:)``).
+    /// (``PostgresGridCells/walk(bands:byDistance:cursor:size:cellsPerStatement:statementBudget:statement:hit:_:_:)``).
     /// Each group of cells is one statement (``bandStatement(_:cells:after:limit:)``) merging the cells'
     /// runs of the `lost_found_item_cell` index under the page's limit, the other filters checked in SQL.
     /// The searcher's own items are measured to their exact points: read apart on the reporter's index
@@ -102,8 +53,8 @@ extension PostgresLostFoundStore {
         _ compiled: CompiledLostFoundQuery,
         bands: [(distance: Double, cells: [ApproximateLocation.Cell])],
         size: Int,
-        groupSize: Int = cellsPerStatement,
-        statementBudget: Int = walkStatementBudget,
+        groupSize: Int = PostgresGridCells.armsPerStatement,
+        statementBudget: Int = PostgresGridCells.walkStatementBudget,
         _ db: PostgresConnection,
         _ storage: PostgresStorage
     ) async throws -> [LostFoundSearchEngine.Hit]? {

@@ -45,7 +45,7 @@ extension PostgresLostFoundStore {
     ///
     /// With `reporter`, only that reporter's items (the searcher's own, read apart from a walk of the
     /// circle's cells). `boxIndexed: false` leaves out the circle's box (the exact distance condition
-    /// stays), so the planner reads by another index (``PostgresLostFoundStore/CirclePlan``).
+    /// stays), so the planner reads by another index (``PostgresGridCells/Plan``).
     ///
     /// The rows hold ``PostgresLostFoundItemRows/columns(_:)``, then the distance shown (NULL without a
     /// circle).

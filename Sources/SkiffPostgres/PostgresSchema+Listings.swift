@@ -160,17 +160,7 @@ extension PostgresSchema {
         PostgresMigration(
             id: "listings-v2",
             statements: [
-                """
-                CREATE OR REPLACE FUNCTION skiff_grid_cell_key(latitude double precision, longitude double precision)
-                RETURNS bigint
-                LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-                AS $$
-                    SELECT floor(latitude / 0.01::float8)::bigint * 1000000 + floor((longitude + 180::float8)
-                        / (0.01::float8 / greatest(cos(least(90::float8, greatest(-90::float8,
-                            (floor(latitude / 0.01::float8) + 0.5::float8) * 0.01::float8)) * pi() / 180::float8),
-                            0.01::float8)))::bigint
-                $$
-                """,
+                gridCellKeyFunction,
                 """
                 ALTER TABLE listing ADD COLUMN search_cell bigint
                     GENERATED ALWAYS AS (skiff_grid_cell_key(search_latitude, search_longitude)) STORED

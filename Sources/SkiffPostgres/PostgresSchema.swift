@@ -20,4 +20,20 @@ enum PostgresSchema {
         accountsMigrations + chatMigrations + bidsMigrations + listingsMigrations + lostFoundMigrations
             + bucketListMigrations
     }
+
+    /// `skiff_grid_cell_key(latitude, longitude)`: ``SkiffDomain/ApproximateLocation/Cell/key`` of the cell
+    /// holding a point, Swift's operations in Swift's order on `double precision` (NULL without a point).
+    /// Made by "listings-v2" and "lostfound-v2" alike (`CREATE OR REPLACE`), whichever runs first; the text
+    /// never changes (migrations that shipped never do).
+    static let gridCellKeyFunction = """
+        CREATE OR REPLACE FUNCTION skiff_grid_cell_key(latitude double precision, longitude double precision)
+        RETURNS bigint
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        AS $$
+            SELECT floor(latitude / 0.01::float8)::bigint * 1000000 + floor((longitude + 180::float8)
+                / (0.01::float8 / greatest(cos(least(90::float8, greatest(-90::float8,
+                    (floor(latitude / 0.01::float8) + 0.5::float8) * 0.01::float8)) * pi() / 180::float8),
+                    0.01::float8)))::bigint
+        $$
+        """
 }

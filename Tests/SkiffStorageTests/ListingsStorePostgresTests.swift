@@ -374,7 +374,7 @@ struct PostgresListingCircleTests {
                 case .planner: plans["planner", default: 0] += 1
                 }
                 guard query.sort == .distance || query.sort == .newest else { continue }
-                for groupSize in [PostgresListingsStore.armsPerStatement, 2] {
+                for groupSize in [PostgresGridCells.armsPerStatement, 2] {
                     let hits = try await walked(query, pageSize: pageSize, groupSize: groupSize)
                     #expect(
                         hits.map(\.listing) == expected.map(\.listing),

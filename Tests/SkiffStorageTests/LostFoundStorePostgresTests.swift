@@ -386,7 +386,7 @@ struct PostgresLostFoundCircleTests {
                 let pageSize = Int.random(in: 5...40, using: &random)
                 let expected = try await reference.searchAll(query, pageSize: pageSize)
                 #expect(try await store.searchAll(query, pageSize: pageSize) == expected, "round \(round): \(query)")
-                for groupSize in [PostgresLostFoundStore.cellsPerStatement, 2] {
+                for groupSize in [PostgresGridCells.armsPerStatement, 2] {
                     let hits = try await walked(query, pageSize: pageSize, groupSize: groupSize)
                     #expect(hits == expected, "round \(round), \(groupSize) cells per statement: \(query)")
                 }
