@@ -374,7 +374,10 @@ struct PostgresListingCircleTests {
                 case .planner: plans["planner", default: 0] += 1
                 }
                 guard query.sort == .distance || query.sort == .newest else { continue }
-                for groupSize in [PostgresGridCells.armsPerStatement, 2] {
+                // Two arms per statement (many statements per page) every third round: the suite's time.
+                for groupSize in round % 3 == 0
+                    ? [PostgresGridCells.armsPerStatement, 2] : [PostgresGridCells.armsPerStatement]
+                {
                     let hits = try await walked(query, pageSize: pageSize, groupSize: groupSize)
                     #expect(
                         hits.map(\.listing) == expected.map(\.listing),

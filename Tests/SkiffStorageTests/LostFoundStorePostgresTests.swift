@@ -383,10 +383,13 @@ struct PostgresLostFoundCircleTests {
             for round in 0..<60 {
                 var query = SQLiteLostFoundStoreTests.circleQuery(round: round, origin: origin, &random)
                 query.viewerID = round % 4 == 1 ? corpus[round].reporterID : nil
-                let pageSize = Int.random(in: 5...40, using: &random)
+                let pageSize = Int.random(in: 10...40, using: &random)
                 let expected = try await reference.searchAll(query, pageSize: pageSize)
                 #expect(try await store.searchAll(query, pageSize: pageSize) == expected, "round \(round): \(query)")
-                for groupSize in [PostgresGridCells.armsPerStatement, 2] {
+                // Two arms per statement (many statements per page) every third round: the suite's time.
+                for groupSize in round % 3 == 0
+                    ? [PostgresGridCells.armsPerStatement, 2] : [PostgresGridCells.armsPerStatement]
+                {
                     let hits = try await walked(query, pageSize: pageSize, groupSize: groupSize)
                     #expect(hits == expected, "round \(round), \(groupSize) cells per statement: \(query)")
                 }
