@@ -32,7 +32,7 @@ public struct PostgresLostFoundStore: LostFoundStore {
     }
 
     public func reportItem(_ item: LostFoundItem, matcher: LostFoundMatcher) async throws -> LostFoundReport {
-        try await storage.write { db in
+        try await itemWrite { db in
             let taken = try await db.exists("SELECT 1 FROM lost_found_item WHERE id = \(item.id)", storage)
             var candidates: [LostFoundItem] = []
             if !taken, let query = Self.candidatesQuery(for: item.rounded, matcher: matcher) {
@@ -64,7 +64,7 @@ public struct PostgresLostFoundStore: LostFoundStore {
         changes: LostFoundItemChanges,
         now: Date
     ) async throws -> LostFoundItem {
-        try await storage.write { db in
+        try await itemWrite { db in
             let change = try LostFoundLifecycle.update(
                 try await Self.item(db, id: id, storage),
                 reporterID: reporterID,
@@ -77,7 +77,7 @@ public struct PostgresLostFoundStore: LostFoundStore {
     }
 
     public func markReturned(id: String, reporterID: String, now: Date) async throws -> LostFoundItem {
-        try await storage.write { db in
+        try await itemWrite { db in
             let change = try LostFoundLifecycle.markReturned(
                 try await Self.item(db, id: id, storage),
                 reporterID: reporterID,
@@ -182,6 +182,16 @@ public struct PostgresLostFoundStore: LostFoundStore {
         }
         // Already in order and after the cursor: this only cuts the page and makes its token.
         return LostFoundSearchEngine.matchesPage(hits, itemID: itemID, cursor: nil, size: page.size)
+    }
+
+    /// Runs a write of items (a report, an update, a return): run again after a conflict, it first locks
+    /// out every other writer of items (SHARE ROW EXCLUSIVE), so it cannot lose to another again. Reports
+    /// read ranges of the item indexes that concurrent reports insert into (recent times, the same
+    /// category and words), so under many reports at once PostgreSQL aborts most of them for
+    /// serialization failures; without the lock a report could lose every attempt. Item writers touch
+    /// `lost_found_item` before any other table, so the writers this lock waits for never wait for it.
+    private func itemWrite<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await storage.write(lockingOnRetry: .init(table: "lost_found_item", mode: "SHARE ROW EXCLUSIVE"), body)
     }
 
     /// The item with this id, if there is one.

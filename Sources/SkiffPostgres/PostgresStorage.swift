@@ -1,6 +1,7 @@
 public import Logging
 public import PostgresNIO
 import SkiffDomain
+import Synchronization
 
 /// A PostgreSQL database the services keep their data in: a pool of connections (at most
 /// ``PostgresLocation/poolSize``), with the schema brought up to date when it is opened.
@@ -13,6 +14,7 @@ public final class PostgresStorage: Sendable {
     let client: PostgresClient
     let logger: Logger
     private let running: Task<Void, Never>
+    private let attemptsRecord = Mutex(1)
 
     private init(location: PostgresLocation, client: PostgresClient, logger: Logger, running: Task<Void, Never>) {
         self.location = location
@@ -79,6 +81,10 @@ public final class PostgresStorage: Sendable {
         await running.value
     }
 
+    /// The most attempts any one transaction on this storage has taken so far (1 when none was run
+    /// again after a conflict): how close a busy write came to ``maximumTransactionAttempts``.
+    package var mostTransactionAttempts: Int { attemptsRecord.withLock { $0 } }
+
     // MARK: Running queries
 
     /// Runs `body` on a connection of the pool, outside a transaction (each statement commits alone).
@@ -100,8 +106,9 @@ public final class PostgresStorage: Sendable {
     ) async throws -> Result {
         var attempt = 1
         while true {
+            if attempt > 1 { attemptsRecord.withLock { $0 = max($0, attempt) } }
             do {
-                return try await client.withConnection { connection in
+                let result = try await client.withConnection { connection in
                     try await connection.query(
                         PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.sql)"),
                         logger: logger
@@ -116,6 +123,7 @@ public final class PostgresStorage: Sendable {
                     try await connection.query("COMMIT", logger: logger)
                     return result
                 }
+                return result
             } catch let error as PSQLError where Self.isRetryable(error) && attempt < Self.maximumTransactionAttempts {
                 // Writers that collided wait a random part of a doubling interval, so they do not collide
                 // again in step (full jitter).

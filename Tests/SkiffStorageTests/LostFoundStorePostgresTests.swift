@@ -70,6 +70,40 @@ struct LostFoundStorePostgresTests {
         }
     }
 
+    @Test("Reports without pause in a busy category on two servers: each is stored by its second attempt")
+    func busyCategory() async throws {
+        try await TestPostgres.withStorages(2) { storages, _ in
+            let servers = storages.map { $0.lostFoundStore() }
+            // Open items sharing a word, so each report reads dozens of candidates: any two reports in
+            // flight then conflict. The fill's reporter is one account, so the fill matches nothing.
+            let fill = (0..<120).map {
+                F.item($0 % 2 == 0 ? .found : .lost, "Black umbrella", reporter: "usr_fill", at: Double($0))
+            }
+            for lane in 0..<4 {
+                _ = try await servers[lane % 2].report(Array(fill[(lane * 30)..<((lane + 1) * 30)]))
+            }
+            // Twelve reporters, each reporting as soon as its last report is stored: a report aborted
+            // for a conflict runs again against new reports arriving all the time. Run again, it locks
+            // out the other item writers, so it cannot lose again.
+            let lanes = try await race(12) { lane in
+                var reports: [LostFoundReport] = []
+                for round in 0..<8 {
+                    let kind: LostFoundKind = (lane + round) % 2 == 0 ? .lost : .found
+                    let item = F.item(kind, "Black umbrella", reporter: "usr_\(lane)", at: Double(200 + round))
+                    reports.append(try await servers[lane % 2].reportItem(item, matcher: .standard))
+                }
+                return reports
+            }
+            .map { try $0.get() }
+            let reports = lanes.flatMap { $0 }
+            #expect(reports.allSatisfy { $0.matches.count >= 60 })
+            let all = try await servers[0].matches(recordedSince: F.t0, limit: 100_000)
+            #expect(all.count == reports.reduce(0) { $0 + $1.matches.count })
+            #expect(storages.map(\.mostTransactionAttempts).max() ?? 0 > 1, "the reports never conflicted")
+            #expect(storages.map(\.mostTransactionAttempts).max() ?? 0 <= 2)
+        }
+    }
+
     @Test("One item returned from three servers at once: returned once, every call gets the stored item")
     func returnedAtOnce() async throws {
         try await withServers(3) { servers in
