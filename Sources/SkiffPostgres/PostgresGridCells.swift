@@ -93,6 +93,14 @@ enum PostgresGridCells {
         return walks ? .walk : .planner
     }
 
+    /// Makes this read's transaction walk the order's index for ``Plan/walk`` (`SET LOCAL`): no sequential
+    /// scan, no bitmap (which reads every match before the first row), no sort.
+    static func walkOrderIndex(_ db: PostgresConnection, _ storage: PostgresStorage) async throws {
+        for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
+            try await db.run("SET LOCAL \(unescaped: setting) = off", storage)
+        }
+    }
+
     /// The cells of `grid`'s circle that hold rows of `table` (any status), by band of shown distance
     /// (``SkiffDomain/GridCircle/bands(_:)``, nearest first), from an index led by `column` (the cell key,
     /// ``SkiffDomain/ApproximateLocation/Cell/key``): the box's first and last occupied keys (two probes),
@@ -222,5 +230,13 @@ enum PostgresGridCells {
             if hits.count > size { break }
         }
         return hits
+    }
+
+    /// One walk statement from its arms (each a parenthesised `SELECT … ORDER BY created_at DESC, id DESC
+    /// LIMIT limit` of one cell's run of the cell index): the arms merged in the same order under the
+    /// same limit, which PostgreSQL runs as a Merge Append reading each arm only as far as the limit.
+    static func merged(_ arms: [String], limit: String) -> String {
+        "SELECT * FROM (" + arms.joined(separator: " UNION ALL ")
+            + ") AS band ORDER BY created_at DESC, id DESC LIMIT \(limit)"
     }
 }

@@ -3,22 +3,6 @@ import SkiffDomain
 import SkiffListings
 
 extension PostgresListingsStore {
-    /// The cells of a circle that hold listings (of any status), by band of shown distance, from the
-    /// `listing_search_cell` index ("listings-v2"): ``PostgresGridCells/bands(_:table:column:_:_:)``.
-    static func circleBands(
-        _ near: GeoCircle,
-        _ db: PostgresConnection,
-        _ storage: PostgresStorage
-    ) async throws -> [(distance: Double, cells: [ApproximateLocation.Cell])]? {
-        try await PostgresGridCells.bands(
-            ListingSearchEngine.grid(near),
-            table: "listing",
-            column: "search_cell",
-            db,
-            storage
-        )
-    }
-
     /// Chooses how a search in a circle reads: ``PostgresGridCells/plan(_:table:column:order:armsPerCell:size:collectCost:filters:indexed:_:_:)``
     /// on `listing.search_cell`, the filters with an index of their own being keywords, tags, categories
     /// and a price. Relevance with keywords scores every match, and a seller's index serves a seller's
@@ -62,7 +46,7 @@ extension PostgresListingsStore {
     }
 
     /// The candidates of a page of a search in distance order (or newest first), read from the circle's
-    /// occupied cells (`bands`: ``circleBands(_:_:_:)``).
+    /// occupied cells (`bands`: ``PostgresGridCells/bands(_:table:column:_:_:)`` on `listing.search_cell`).
     ///
     /// Everyone but the searcher sees a listing at its cell's centre, at that distance rounded
     /// (``SkiffDomain/ApproximateLocation``), and it is in the circle when its cell's centre is; so distance
@@ -156,10 +140,7 @@ extension PostgresListingsStore {
                 )
             }
         }
-        sql.append(
-            "SELECT * FROM (" + arms.joined(separator: " UNION ALL ")
-                + ") AS band ORDER BY created_at DESC, id DESC LIMIT \(limit)"
-        )
+        sql.append(PostgresGridCells.merged(arms, limit: limit))
         return sql.query
     }
 }

@@ -30,7 +30,7 @@ extension PostgresListingsStore {
                 try await ListingsSearchSQL.choosePath(compiled, size: size, db, storage)
             case .walk:
                 statement = ListingsSearchSQL.statement(compiled, limit: size + 1, boxIndexed: false)
-                try await ListingsSearchSQL.walkOrderIndex(db, storage)
+                try await PostgresGridCells.walkOrderIndex(db, storage)
             case .planner:
                 try await ListingsSearchSQL.choosePath(compiled, size: size, db, storage)
             }
@@ -314,14 +314,6 @@ enum ListingsSearchSQL {
         if collect { return }  // sequential and index scans stay off: the GIN bitmap drives
         try await db.run("SET LOCAL enable_indexscan = on", storage)
         try await db.run("SET LOCAL enable_bitmapscan = off", storage)
-    }
-
-    /// Makes this read's transaction walk the order's index (`SET LOCAL`): no sequential scan, no bitmap
-    /// (which reads every match before the first row), no sort.
-    static func walkOrderIndex(_ db: PostgresConnection, _ storage: PostgresStorage) async throws {
-        for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
-            try await db.run("SET LOCAL \(unescaped: setting) = off", storage)
-        }
     }
 
     /// How many listings the table holds (``PostgresEstimates/rows(in:_:_:)``).

@@ -108,10 +108,7 @@ extension PostgresLostFoundStore {
             ORDER BY i.created_at DESC, i.id DESC LIMIT \(limit))
             """
         }
-        sql.append(
-            "SELECT * FROM (" + arms.joined(separator: " UNION ALL ")
-                + ") AS band ORDER BY created_at DESC, id DESC LIMIT \(limit)"
-        )
+        sql.append(PostgresGridCells.merged(arms, limit: limit))
         return sql.query
     }
 }

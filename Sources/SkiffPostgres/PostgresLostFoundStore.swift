@@ -102,7 +102,7 @@ public struct PostgresLostFoundStore: LostFoundStore {
                 statement = Self.searchQuery(compiled, limit: size + 1, boxIndexed: false)
             case .walk:
                 statement = Self.searchQuery(compiled, limit: size + 1, boxIndexed: false)
-                try await ListingsSearchSQL.walkOrderIndex(db, storage)
+                try await PostgresGridCells.walkOrderIndex(db, storage)
             case .planner: break
             }
             let items = try await PostgresLostFoundItemRows.items(db.run(statement, storage))

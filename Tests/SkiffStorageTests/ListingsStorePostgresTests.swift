@@ -334,7 +334,15 @@ struct PostgresListingCircleTests {
                     let compiled = try CompiledListingQuery(query, page: try PageRequest(size: pageSize, token: token))
                     let near = try #require(compiled.query.filter.near)
                     let page = try await storage.read { db in
-                        let bands = try #require(try await PostgresListingsStore.circleBands(near, db, storage))
+                        let bands = try #require(
+                            try await PostgresGridCells.bands(
+                                ListingSearchEngine.grid(near),
+                                table: "listing",
+                                column: "search_cell",
+                                db,
+                                storage
+                            )
+                        )
                         let walk = try await PostgresListingsStore.bandWalk(
                             compiled,
                             bands: bands,
@@ -403,7 +411,15 @@ struct PostgresListingCircleTests {
             let near = try #require(query.filter.near)
             for (budget, completes) in [(3, false), (Int.max, true)] {
                 let walk = try await storage.read { db in
-                    let bands = try #require(try await PostgresListingsStore.circleBands(near, db, storage))
+                    let bands = try #require(
+                        try await PostgresGridCells.bands(
+                            ListingSearchEngine.grid(near),
+                            table: "listing",
+                            column: "search_cell",
+                            db,
+                            storage
+                        )
+                    )
                     #expect(bands.reduce(0) { $0 + $1.cells.count } > 3)
                     return try await PostgresListingsStore.bandWalk(
                         compiled,
