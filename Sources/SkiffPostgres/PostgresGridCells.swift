@@ -103,8 +103,8 @@ enum PostgresGridCells {
 
     /// The cells of `grid`'s circle that hold rows of `table` (any status), by band of shown distance
     /// (``SkiffDomain/GridCircle/bands(_:)``, nearest first), from an index led by `column` (the cell key,
-    /// ``SkiffDomain/ApproximateLocation/Cell/key``): the box's first and last occupied keys (two probes),
-    /// then one statement that skips through the index row by row of the box between them (a recursive
+    /// ``SkiffDomain/ApproximateLocation/Cell/key``), in one statement: the box's first and last occupied
+    /// keys (two probes), then a skip through the index row by row of the box between them (a recursive
     /// query: one index probe per such row and per occupied cell, at most about 900 rows at the largest
     /// radius). `nil` when the box wraps around the antimeridian or a pole.
     static func bands(
@@ -114,36 +114,28 @@ enum PostgresGridCells {
         _ db: PostgresConnection,
         _ storage: PostgresStorage
     ) async throws -> [(distance: Double, cells: [ApproximateLocation.Cell])]? {
-        guard var box = grid.boxCells, let top = box.first, let bottom = box.last else { return nil }
-        // The rows between the box's first and last occupied cells only (two probes): rows of a wide box
-        // beyond the data are not probed one by one.
-        var occupied: (first: Int64?, last: Int64?) = (nil, nil)
-        for try await range in try await db.run(
-            """
-            SELECT min(t.\(unescaped: column)), max(t.\(unescaped: column)) FROM \(unescaped: table) AS t
-            WHERE t.\(unescaped: column) BETWEEN \(ApproximateLocation.Cell(row: top.row, column: top.columns.lowerBound).key)
-                AND \(ApproximateLocation.Cell(row: bottom.row, column: bottom.columns.upperBound).key)
-            """,
-            storage
-        ).decode((Int64?, Int64?).self) {
-            occupied = range
-        }
-        guard let first = occupied.first, let last = occupied.last else { return grid.bands([]) }
-        let rows = ApproximateLocation.Cell(key: first).row...ApproximateLocation.Cell(key: last).row
-        box = box.filter { rows.contains($0.row) }
+        guard let box = grid.boxCells, let top = box.first, let bottom = box.last else { return nil }
+        let low = ApproximateLocation.Cell(row: top.row, column: top.columns.lowerBound).key
+        let high = ApproximateLocation.Cell(row: bottom.row, column: bottom.columns.upperBound).key
         let firsts = box.map { ApproximateLocation.Cell(row: $0.row, column: $0.columns.lowerBound).key }
         let lasts = box.map { ApproximateLocation.Cell(row: $0.row, column: $0.columns.upperBound).key }
         var cells: [ApproximateLocation.Cell] = []
         // The planner's estimate of a recursive query is large (it cannot know the probes stop early), large
         // enough to compile it just in time: ~25 ms of compiling for ~1 ms of work. Not for this read.
         try await db.run("SET LOCAL jit = off", storage)
+        // `occupied`: the box's first and last occupied keys (two probes), so rows of a wide box beyond
+        // the data are not probed one by one.
         for try await key in try await db.run(
             """
-            WITH RECURSIVE found (cell, last) AS (
+            WITH RECURSIVE occupied (first, last) AS (
+                SELECT min(t.\(unescaped: column)), max(t.\(unescaped: column)) FROM \(unescaped: table) AS t
+                WHERE t.\(unescaped: column) BETWEEN \(low) AND \(high)
+            ), found (cell, last) AS (
                 SELECT (SELECT min(t.\(unescaped: column)) FROM \(unescaped: table) AS t
                         WHERE t.\(unescaped: column) BETWEEN r.first AND r.last),
                     r.last
-                FROM unnest(\(firsts)::bigint[], \(lasts)::bigint[]) AS r (first, last)
+                FROM unnest(\(firsts)::bigint[], \(lasts)::bigint[]) AS r (first, last), occupied AS o
+                WHERE r.last >= o.first AND r.first <= o.last
                 UNION ALL
                 SELECT (SELECT min(t.\(unescaped: column)) FROM \(unescaped: table) AS t
                         WHERE t.\(unescaped: column) > f.cell AND t.\(unescaped: column) <= f.last),
