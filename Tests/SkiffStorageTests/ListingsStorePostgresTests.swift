@@ -310,6 +310,21 @@ struct PostgresListingSearchPathTests {
 /// Distance order in a circle on PostgreSQL: a walk of the circle's occupied grid cells, band by band.
 @Suite("Listing search in a circle on PostgreSQL")
 struct PostgresListingCircleTests {
+    /// The circle's occupied cells by band, as listing search reads them (`listing.search_cell`).
+    static func bands(
+        _ near: GeoCircle,
+        _ db: PostgresConnection,
+        _ storage: PostgresStorage
+    ) async throws -> [(distance: Double, cells: [ApproximateLocation.Cell])]? {
+        try await PostgresGridCells.bands(
+            ListingSearchEngine.grid(near),
+            table: "listing",
+            column: "search_cell",
+            db,
+            storage
+        )
+    }
+
     @Test(
         "A circle's cells walked on PostgreSQL (band by band): the pages of the in-memory store, in groups too",
         arguments: [[36.14, -86.80], [-33.92, 18.42]]
@@ -334,15 +349,7 @@ struct PostgresListingCircleTests {
                     let compiled = try CompiledListingQuery(query, page: try PageRequest(size: pageSize, token: token))
                     let near = try #require(compiled.query.filter.near)
                     let page = try await storage.read { db in
-                        let bands = try #require(
-                            try await PostgresGridCells.bands(
-                                ListingSearchEngine.grid(near),
-                                table: "listing",
-                                column: "search_cell",
-                                db,
-                                storage
-                            )
-                        )
+                        let bands = try #require(try await Self.bands(near, db, storage))
                         let walk = try await PostgresListingsStore.bandWalk(
                             compiled,
                             bands: bands,
@@ -411,15 +418,7 @@ struct PostgresListingCircleTests {
             let near = try #require(query.filter.near)
             for (budget, completes) in [(3, false), (Int.max, true)] {
                 let walk = try await storage.read { db in
-                    let bands = try #require(
-                        try await PostgresGridCells.bands(
-                            ListingSearchEngine.grid(near),
-                            table: "listing",
-                            column: "search_cell",
-                            db,
-                            storage
-                        )
-                    )
+                    let bands = try #require(try await Self.bands(near, db, storage))
                     #expect(bands.reduce(0) { $0 + $1.cells.count } > 3)
                     return try await PostgresListingsStore.bandWalk(
                         compiled,
