@@ -191,6 +191,7 @@ public final class PostgresStorage: Sendable {
         return try await write { connection in
             attempt += 1
             if attempt > 1 {
+                try await connection.query(PostgresQuery(unsafeSQL: lock.timeoutStatement), logger: logger)
                 try await connection.query(PostgresQuery(unsafeSQL: lock.statement), logger: logger)
             }
             return try await body(connection)
@@ -198,14 +199,30 @@ public final class PostgresStorage: Sendable {
     }
 
     /// The lock a write run again after a conflict takes first (``write(lockingOnRetry:_:)``).
+    ///
+    /// The wait for it is bounded: the lock also waits behind maintenance of the table (`VACUUM`,
+    /// `ANALYZE`, `CREATE INDEX CONCURRENTLY`), and a vacuum that prevents transaction-ID wraparound does
+    /// not give way. Past `timeout` (and for any other lock the rest of the transaction waits for) the
+    /// write fails with UNAVAILABLE ("The database is busy") and its connection and call slot are free.
     struct RetryLock: Sendable {
         /// The `LOCK TABLE` statement.
         let statement: String
+        /// `SET LOCAL lock_timeout`, run just before.
+        let timeoutStatement: String
 
         /// `LOCK TABLE table IN mode MODE`; the table and the mode are the stores' constants.
-        init(table: StaticString, mode: StaticString) {
+        init(table: StaticString, mode: StaticString, timeout: Duration = Self.defaultTimeout) {
             statement = "LOCK TABLE \(table) IN \(mode) MODE"
+            let milliseconds = max(
+                1,
+                timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            )
+            timeoutStatement = "SET LOCAL lock_timeout = \(milliseconds)"
         }
+
+        /// The longest a retried write waits for its lock: far longer than writers in flight hold it
+        /// (milliseconds each, a few seconds for a long queue of them), far shorter than maintenance.
+        static let defaultTimeout = Duration.seconds(10)
     }
 
     /// Runs a read in one snapshot (a read-only REPEATABLE READ transaction), with PostgreSQL errors
@@ -228,6 +245,7 @@ public final class PostgresStorage: Sendable {
         case "23503": DomainError(.notFound, "A record this refers to does not exist.", cause: error)
         case "23514", "23502", "22003": DomainError(.invalidArgument, "A value is out of range.", cause: error)
         case "40001", "40P01": DomainError(.aborted, "The database is busy. Try again.", cause: error)
+        case "55P03": DomainError(.unavailable, "The database is busy. Try again.", cause: error)  // lock_timeout
         case .some: error
         case .none: DomainError(.unavailable, "The database cannot be reached. Try again.", cause: error)
         }

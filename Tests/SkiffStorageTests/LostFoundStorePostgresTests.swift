@@ -104,6 +104,70 @@ struct LostFoundStorePostgresTests {
         }
     }
 
+    @Test("A retried write waits for its table lock at most its timeout (behind maintenance), then UNAVAILABLE")
+    func retryLockTimeout() async throws {
+        try await TestPostgres.withDatabase { storage in
+            let lock = PostgresStorage.RetryLock(
+                table: "lost_found_item",
+                mode: "SHARE ROW EXCLUSIVE",
+                timeout: .milliseconds(300)
+            )
+            /// A write whose first attempt fails as a serialization failure does, so it runs again, locking.
+            @Sendable func retriedWrite() async throws -> Int {
+                var attempts = 0
+                return try await storage.write(lockingOnRetry: lock) { db in
+                    attempts += 1
+                    if attempts == 1 {
+                        try await db.query(
+                            "DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = 'serialization_failure'; END $$",
+                            logger: storage.logger
+                        )
+                    }
+                    return attempts
+                }
+            }
+            try await storage.withConnection { maintenance in
+                // What VACUUM and ANALYZE hold on the table while they run.
+                _ = try await maintenance.query("BEGIN", logger: storage.logger)
+                _ = try await maintenance.query(
+                    "LOCK TABLE lost_found_item IN SHARE UPDATE EXCLUSIVE MODE",
+                    logger: storage.logger
+                )
+                let outcome = await withTaskGroup(of: Result<Int, any Error>?.self) { group in
+                    group.addTask {
+                        do { return .success(try await retriedWrite()) } catch { return .failure(error) }
+                    }
+                    group.addTask {
+                        // Should the write wait on, maintenance ends after 20 s: the write then gets its
+                        // lock, and the test fails rather than hangs.
+                        try? await Task.sleep(for: .seconds(20))
+                        if !Task.isCancelled { _ = try? await maintenance.query("ROLLBACK", logger: storage.logger) }
+                        return nil
+                    }
+                    var outcome: Result<Int, any Error>?
+                    while let next = await group.next() {
+                        if let next {
+                            outcome = next
+                            group.cancelAll()
+                        }
+                    }
+                    return outcome
+                }
+                _ = try await maintenance.query("ROLLBACK", logger: storage.logger)
+                switch outcome {
+                case .failure(let error as DomainError)?:
+                    #expect(error.code == .unavailable)
+                    #expect(error.message == "The database is busy. Try again.")
+                case let other:
+                    Issue.record(
+                        "the retried write did not give up waiting behind maintenance: \(String(describing: other))"
+                    )
+                }
+            }
+            #expect(try await retriedWrite() == 2)
+        }
+    }
+
     @Test("One item returned from three servers at once: returned once, every call gets the stored item")
     func returnedAtOnce() async throws {
         try await withServers(3) { servers in
