@@ -179,10 +179,11 @@ public final class PostgresStorage: Sendable {
     /// conflict first takes `lock` on the table they all write, so it waits for the writers in flight
     /// and holds off new ones, and cannot lose to another writer of its kind again (a busy table cannot
     /// starve a writer through every attempt). Transactions that only read that table may still
-    /// conflict with it, within the attempts ``withTransaction(_:_:)`` allows.
+    /// conflict with it, within the attempts ``withTransaction(_:_:)`` allows. A lock not granted within
+    /// its ``RetryLock`` timeout ends the write with UNAVAILABLE, not run again.
     ///
-    /// `LOCK TABLE` takes no snapshot, so the transaction's snapshot, taken by its next statement, is
-    /// from after every writer it waited for.
+    /// `SET LOCAL` and `LOCK TABLE` take no snapshot, so the transaction's snapshot, taken by its next
+    /// statement, is from after every writer it waited for.
     func write<T: Sendable>(
         lockingOnRetry lock: RetryLock,
         _ body: (PostgresConnection) async throws -> T
@@ -204,6 +205,8 @@ public final class PostgresStorage: Sendable {
     /// `ANALYZE`, `CREATE INDEX CONCURRENTLY`), and a vacuum that prevents transaction-ID wraparound does
     /// not give way. Past `timeout` (and for any other lock the rest of the transaction waits for) the
     /// write fails with UNAVAILABLE ("The database is busy") and its connection and call slot are free.
+    /// While such a vacuum runs, the table's other writers may still queue behind each new retry, for up
+    /// to `timeout` each time.
     struct RetryLock: Sendable {
         /// The `LOCK TABLE` statement.
         let statement: String
@@ -221,7 +224,9 @@ public final class PostgresStorage: Sendable {
         }
 
         /// The longest a retried write waits for its lock: far longer than writers in flight hold it
-        /// (milliseconds each, a few seconds for a long queue of them), far shorter than maintenance.
+        /// (milliseconds each, a few seconds for a long queue of them), far shorter than maintenance. It
+        /// must stay above `deadlock_timeout` (1 s by default), after which a waiting lock cancels an
+        /// ordinary autovacuum that holds the table.
         static let defaultTimeout = Duration.seconds(10)
     }
 

@@ -164,6 +164,8 @@ struct LostFoundStorePostgresTests {
                     )
                 }
             }
+            // The lock's timeout ends the write: it is not run again.
+            #expect(storage.mostTransactionAttempts == 2)
             #expect(try await retriedWrite() == 2)
         }
     }
