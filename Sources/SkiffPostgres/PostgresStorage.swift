@@ -208,20 +208,26 @@ public final class PostgresStorage: Sendable {
     /// While such a vacuum runs, the table's other writers may still queue behind each new retry, for up
     /// to `timeout` each time.
     struct RetryLock: Sendable {
-        /// The `LOCK TABLE` statement.
-        let statement: String
-        /// `SET LOCAL lock_timeout`, run just before.
-        let timeoutStatement: String
+        let table: StaticString
+        let mode: StaticString
+        /// `lock_timeout`, in milliseconds (at least 1: 0 would mean no timeout).
+        let timeoutMilliseconds: Int64
 
-        /// `LOCK TABLE table IN mode MODE`; the table and the mode are the stores' constants.
+        /// `LOCK TABLE table IN mode MODE`; the table and the mode are the stores' constants. Nothing is
+        /// built until a write is run again, so a first attempt pays nothing for its lock.
         init(table: StaticString, mode: StaticString, timeout: Duration = Self.defaultTimeout) {
-            statement = "LOCK TABLE \(table) IN \(mode) MODE"
-            let milliseconds = max(
+            self.table = table
+            self.mode = mode
+            timeoutMilliseconds = max(
                 1,
                 timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000
             )
-            timeoutStatement = "SET LOCAL lock_timeout = \(milliseconds)"
         }
+
+        /// The `LOCK TABLE` statement.
+        var statement: String { "LOCK TABLE \(table) IN \(mode) MODE" }
+        /// `SET LOCAL lock_timeout`, run just before.
+        var timeoutStatement: String { "SET LOCAL lock_timeout = \(timeoutMilliseconds)" }
 
         /// The longest a retried write waits for its lock: far longer than writers in flight hold it
         /// (milliseconds each, a few seconds for a long queue of them), far shorter than maintenance. It
