@@ -68,9 +68,10 @@ extension SQLiteListingsStore {
 ///   term must match a token, the last one as a prefix (a page costs about the number of matches);
 /// - keywords, walked (``Plan/walk(index:)``): one `EXISTS` probe of `listingWord` (listing, token) per
 ///   term, on the listings the walk reaches (a page costs about `page · listings / matches` entries);
-/// - relevance: ``SearchText``'s integer score, computed in SQL from the FTS5 index's token instances
-///   (`listingSearchInstance`, an `fts5vocab` table): per query term, 3 for each matching title token, 2
-///   for each tag token, 1 for each description token;
+/// - relevance: ``SearchText``'s integer score, computed in SQL from each listing's words' points in
+///   `listingWordImpact` (per query term, 3 for each matching title token, 2 for each tag token, 1 for
+///   each description token), summed for the listings FTS5 matches; or, for one term that begins exactly one stored
+///   word, read in that order from the word's rows of `listingWordImpact` (``Plan/impact(word:)``);
 /// - a circle: a latitude/longitude box on the search point (each listing's point, or its zip code's
 ///   centroid), then `skiff_private_distance` (``PrivateDistanceFunction``) filters and orders; walked
 ///   (``Plan/walk(index:)``), the box and distance are checked on each row the walk reaches; or the circle's
@@ -106,6 +107,11 @@ enum ListingSearchSQL {
         /// newest first, each group of cells until it holds the page; in another order, every listing of the
         /// cells, sorted. A page costs about the listings it reads in the circle's cells.
         case cells
+        /// Relevance order for one term that is a prefix of exactly one stored word: walk that word's rows
+        /// of the status in `listingWordImpact` backwards from the cursor (points, then newest first: the
+        /// relevance order), reading each listing by its id to check the filters, until the page is full. A
+        /// page costs about `(page + 1) / filter selectivity` rows, however many listings hold the word.
+        case impact(word: String)
     }
 
     /// The order index a search can walk, or `nil` when its shape needs SQLite's planner: a seller, tags,
@@ -145,7 +151,9 @@ enum ListingSearchSQL {
         occupied: SQLiteListingsStore.CircleCells?,
         _ db: Database
     ) throws -> Plan {
-        guard let index = walkIndex(query) else { return .planner }
+        guard let index = walkIndex(query) else {
+            return try impactWord(query, size: size, db).map { .impact(word: $0) } ?? .planner
+        }
         let near = query.query.filter.near
         guard !query.terms.isEmpty || near != nil else { return .walk(index: index) }
         let rowCost = 8.0
@@ -176,6 +184,28 @@ enum ListingSearchSQL {
             best = (range.listings * rowCost, .walk(index: range.index))
         }
         return best.plan
+    }
+
+    /// The word whose `listingWordImpact` rows a relevance search can walk (``Plan/impact(word:)``): one term
+    /// (the prefix) that begins exactly one stored word, one status, no seller, tags or circle, and a walk
+    /// estimated to read fewer rows, about `(size + 1) / filter selectivity`, than scoring every listing that
+    /// holds the word. `nil` otherwise: several words add their points up per listing, which no single walk
+    /// orders, and no word at all leaves nothing to walk. Reads at most two `listingWordCount` entries.
+    static func impactWord(_ query: CompiledListingQuery, size: Int, _ db: Database) throws -> String? {
+        let filter = query.query.filter
+        guard query.query.sort == .relevance, query.terms.count == 1, let term = query.terms.first,
+            query.statuses.count == 1, filter.sellerID == nil, query.tags.isEmpty, filter.near == nil
+        else { return nil }
+        let upper = prefixUpperBound(term) ?? term + "\u{10FFFF}"
+        let words = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT word, listings FROM listingWordCount WHERE word >= ? AND word < ? LIMIT 2"),
+            arguments: [term, upper]
+        )
+        guard words.count == 1, let word: String = words[0]["word"], word.hasPrefix(term) else { return nil }
+        let matches: Double = words[0]["listings"]
+        let selectivity = ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false)
+        let walked = Double(size + 1) / max(selectivity, 1 / max(matches, 1))
+        return walked < matches ? word : nil
     }
 
     /// Listings counted at most in a price range's index entries (``priceRange(_:_:)``).
@@ -268,6 +298,13 @@ enum ListingSearchSQL {
         if case .walk(let index) = plan {
             from += " INDEXED BY \(index)"
             appendKeywordProbes(&conditions, query)
+        } else if case .impact(let word) = plan {
+            // The word's rows drive (CROSS JOIN keeps them the outer loop); each listing is read by its id.
+            from = "listingWordImpact AS impact CROSS JOIN listing"
+            conditions.append(
+                "impact.word = ? AND impact.status = ? AND listing.docID = impact.docID",
+                [word, query.statuses.first?.rawValue]
+            )
         } else if !query.terms.isEmpty {
             if plan == .collect { from += " NOT INDEXED" }
             conditions.append(
@@ -298,13 +335,25 @@ enum ListingSearchSQL {
                 columnArguments += [near.center.latitude, near.center.longitude, viewer]
             }
         }
-        if sort == .relevance, !query.terms.isEmpty {
-            let score = scoreSQL(query.terms)
+        if case .impact = plan {
+            columns += ", impact.points AS \(scoreColumn)"
+        } else if sort == .relevance, !query.terms.isEmpty {
+            let score = scoreSQL(query.terms, statuses: query.statuses.map(\.rawValue).sorted())
             from += " JOIN (\(score.sql)) AS score ON score.doc = listing.docID"
             fromArguments += score.arguments
             columns += ", score.total AS \(scoreColumn)"
         }
-        if let cursor = query.cursor { appendKeyset(&conditions, cursor: cursor, query: query) }
+        if let cursor = query.cursor {
+            if case .impact = plan {
+                // Seeks the word's rows to the cursor (a row value is a range on the key).
+                conditions.append(
+                    "(impact.points, impact.createdAt, impact.id) < (?, ?, ?)",
+                    [cursor.r ?? 0, cursor.c, cursor.i]
+                )
+            } else {
+                appendKeyset(&conditions, cursor: cursor, query: query)
+            }
+        }
 
         let order: String
         switch sort {
@@ -312,7 +361,11 @@ enum ListingSearchSQL {
         case .priceDescending: order = "listing.priceCents DESC, listing.createdAt DESC, listing.id DESC"
         case .title: order = "listing.titleKey ASC, listing.createdAt DESC, listing.id DESC"
         case .relevance where !query.terms.isEmpty:
-            order = "\(scoreColumn) DESC, listing.createdAt DESC, listing.id DESC"
+            if case .impact = plan {
+                order = "impact.points DESC, impact.createdAt DESC, impact.id DESC"
+            } else {
+                order = "\(scoreColumn) DESC, listing.createdAt DESC, listing.id DESC"
+            }
         case .distance where query.query.filter.near != nil:
             order = "\(distanceColumn) ASC, listing.createdAt DESC, listing.id DESC"
         default: order = "listing.createdAt DESC, listing.id DESC"
@@ -358,30 +411,36 @@ enum ListingSearchSQL {
         )
     }
 
-    /// The relevance score of every document holding a query term, from the FTS5 token instances: one
-    /// `SELECT` per term (so a token matching two terms counts twice, as in ``SearchText/score``), the
-    /// last term as a prefix range.
-    static func scoreSQL(_ terms: [String]) -> Statement {
-        let weight = "CASE col WHEN 'searchTitle' THEN 3 WHEN 'searchTags' THEN 2 ELSE 1 END"
+    /// The relevance score of every listing of `statuses` that matches the query, from the words' points in
+    /// `listingWordImpact`: one `SELECT` per term (so a token matching two terms counts twice, as in
+    /// ``SearchText/score``), the last term as a prefix range. With several terms, each term's rows are kept
+    /// to the listings FTS5 matches for all of them, so only those are grouped and summed. Reads each term's
+    /// rows of the statuses: about the listings holding its words.
+    static func scoreSQL(_ terms: [String], statuses: [String]) -> Statement {
+        let statusList = statuses.map { _ in "?" }.joined(separator: ", ")
+        let matching =
+            terms.count > 1 ? " AND docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)" : ""
         var parts: [String] = []
         var arguments: StatementArguments = []
         for (index, term) in terms.enumerated() {
-            let select = "SELECT doc, \(weight) AS weight FROM listingSearchInstance WHERE "
+            let select = "SELECT docID AS doc, points FROM listingWordImpact WHERE status IN (\(statusList)) AND "
+            arguments += StatementArguments(statuses)
             if index == terms.count - 1 {
                 if let upper = prefixUpperBound(term) {
-                    parts.append(select + "term >= ? AND term < ?")
+                    parts.append(select + "word >= ? AND word < ?" + matching)
                     arguments += [term, upper]
                 } else {
-                    parts.append(select + "term >= ? AND substr(term, 1, ?) = ?")
-                    arguments += [term, term.count, term]
+                    parts.append(select + "word >= ? AND substr(word, 1, ?) = ?" + matching)
+                    arguments += [term, term.unicodeScalars.count, term]
                 }
             } else {
-                parts.append(select + "term = ?")
+                parts.append(select + "word = ?" + matching)
                 arguments += [term]
             }
+            if !matching.isEmpty { arguments += [SearchText.ftsExpression(terms)] }
         }
         return Statement(
-            sql: "SELECT doc, SUM(weight) AS total FROM (\(parts.joined(separator: " UNION ALL "))) GROUP BY doc",
+            sql: "SELECT doc, SUM(points) AS total FROM (\(parts.joined(separator: " UNION ALL "))) GROUP BY doc",
             arguments: arguments
         )
     }

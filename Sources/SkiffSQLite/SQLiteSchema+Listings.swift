@@ -304,3 +304,78 @@ extension SQLiteSchema {
         }
     }
 }
+
+extension SQLiteSchema {
+    /// "listings-v7": `listingWordImpact`, an impact-ordered word index. One row per (listing, distinct search
+    /// token) with the token's relevance points in that listing — ``SearchText``'s score of a one-word query
+    /// for that token: 3 for each title occurrence, 2 for each tag, 1 for each description occurrence — keyed
+    /// `(word, status, points, createdAt, id)`. Walked backwards, a word's rows of one status come in relevance
+    /// order (points, then newest first), so a relevance search for one word reads about its page
+    /// (`ListingSearchSQL.Plan.impact`) instead of scoring every listing that holds the word.
+    ///
+    /// Kept by triggers from the `search*` columns (the shared tokenizer's tokens, letters and numbers only,
+    /// joined by spaces, split by `json_each`) and the status; a listing's rows are removed by their whole
+    /// keys, recomputed from the old values, so no second index is needed.
+    static func registerListingsImpactMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped once merged: do not edit.
+        migrator.registerMigration("listings-v7") { db in
+            /// One (word, weight) row per token occurrence of `column` in `row` (a table or `new`, `old`).
+            func tokens(_ row: String, _ column: String, _ weight: Int, docID: Bool = false) -> String {
+                let from = docID ? ", \(row).docID AS docID FROM \(row)," : " FROM"
+                return """
+                    SELECT j.value AS word, \(weight) AS weight\(from) \
+                    json_each('["' || replace(\(row).\(column), ' ', '","') || '"]') AS j
+                    """
+            }
+            /// The (word, points) pairs of the listing `row` (`new` or `old`).
+            func points(_ row: String) -> String {
+                """
+                SELECT word, SUM(weight) AS points FROM (\(tokens(row, "searchTitle", 3)) UNION ALL \
+                \(tokens(row, "searchTags", 2)) UNION ALL \(tokens(row, "searchDescription", 1))) \
+                WHERE word <> '' GROUP BY word
+                """
+            }
+            let insert = """
+                INSERT INTO listingWordImpact (word, status, points, createdAt, id, docID)
+                    SELECT word, new.status, points, new.createdAt, new.id, new.docID FROM (\(points("new")));
+                """
+            let delete = """
+                DELETE FROM listingWordImpact WHERE (word, status, points, createdAt, id) IN
+                    (SELECT word, old.status, points, old.createdAt, old.id FROM (\(points("old"))));
+                """
+            try db.execute(
+                sql: """
+                    CREATE TABLE listingWordImpact (
+                        word TEXT NOT NULL,
+                        status TEXT NOT NULL,
+                        points INTEGER NOT NULL,
+                        createdAt INTEGER NOT NULL,
+                        id TEXT NOT NULL,
+                        docID INTEGER NOT NULL,
+                        PRIMARY KEY (word, status, points, createdAt, id)
+                    ) WITHOUT ROWID, STRICT;
+                    INSERT INTO listingWordImpact (word, status, points, createdAt, id, docID)
+                        SELECT t.word, listing.status, SUM(t.weight), listing.createdAt, listing.id, listing.docID
+                        FROM (\(tokens("listing", "searchTitle", 3, docID: true)) UNION ALL \
+                              \(tokens("listing", "searchTags", 2, docID: true)) UNION ALL \
+                              \(tokens("listing", "searchDescription", 1, docID: true))) AS t
+                        JOIN listing ON listing.docID = t.docID
+                        WHERE t.word <> ''
+                        GROUP BY t.docID, t.word;
+                    CREATE TRIGGER listing_impact_ai AFTER INSERT ON listing BEGIN
+                        \(insert)
+                    END;
+                    CREATE TRIGGER listing_impact_ad AFTER DELETE ON listing BEGIN
+                        \(delete)
+                    END;
+                    CREATE TRIGGER listing_impact_au
+                    AFTER UPDATE OF searchTitle, searchDescription, searchTags, status, createdAt, id ON listing
+                    BEGIN
+                        \(delete)
+                        \(insert)
+                    END;
+                    """
+            )
+        }
+    }
+}

@@ -41,6 +41,7 @@ public enum SQLiteSchema {
         registerLostFoundMatchKeysMigration(in: &migrator)
         registerLostFoundCellsMigration(in: &migrator)
         registerListingsCellsMigration(in: &migrator)
+        registerListingsImpactMigration(in: &migrator)
         return migrator
     }
 

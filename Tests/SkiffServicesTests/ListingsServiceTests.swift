@@ -214,6 +214,57 @@ struct ListingsServiceTests {
     }
 
     @Test(
+        "relevance order for a word only one stored word begins with (SQLite walks its impact-ordered rows): points, then newest first, one per page, sold listings apart",
+        arguments: Backend.allCases
+    )
+    func relevanceOrderOneWord(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let listings = ListingsClient(transport: connection)
+            let (seller, _) = try await Self.users(app, connection)
+            let inputs: [(String, [String], String)] = [
+                ("Desk desk", [], "Oak."),  // 3 + 3
+                ("Oak desk", ["desk"], "A desk"),  // 3 + 2 + 1, newer: first
+                ("Desk", [], "Oak."),  // 3
+                ("Chair", [], "By the desk"),  // 1
+                ("Desk lamp", [], "Oak."),  // 3, newer than "Desk"
+                ("Sofa", [], "Oak."),  // no match
+                ("Sold desk", [], "Oak."),  // 3, but sold below
+            ]
+            var ids: [String: String] = [:]
+            for (title, tags, description) in inputs {
+                var listing = Self.newListing(title)
+                listing.tags = tags
+                listing.description_p = description
+                let created = try await listings.createListing(.with { $0.listing = listing }, metadata: seller.auth)
+                ids[title] = created.listing.listingID
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            _ = try await listings.markSold(
+                .with { $0.listingID = ids["Sold desk"] ?? "" },
+                metadata: seller.auth
+            )
+            func titles(_ configure: (inout Skiff_Listings_V1_SearchListingsRequest) -> Void) async throws -> [String] {
+                var request = Skiff_Listings_V1_SearchListingsRequest.with {
+                    $0.query = "des"
+                    $0.sortOrder = .relevance
+                    $0.pageSize = 1
+                }
+                configure(&request)
+                var titles: [String] = []
+                while titles.count <= inputs.count {
+                    let page = try await listings.searchListings(request)
+                    titles += page.results.map(\.listing.title)
+                    guard !page.nextPageToken.isEmpty else { break }
+                    request.pageToken = page.nextPageToken
+                }
+                return titles
+            }
+            #expect(try await titles { _ in } == ["Oak desk", "Desk desk", "Desk lamp", "Desk", "Chair"])
+            #expect(try await titles { $0.filter.statuses = [.sold] } == ["Sold desk"])
+        }
+    }
+
+    @Test(
         "A circle over 600 listings in distance order: every listing in it once, nearest first then newest, on every page",
         arguments: Backend.allCases
     )

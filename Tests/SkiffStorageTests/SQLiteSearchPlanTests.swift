@@ -105,6 +105,8 @@ struct SQLiteSearchPlanTests {
                     if !compiled.terms.isEmpty { plans.append(.collect) }
                 } else if query.sort == .distance, query.filter.near != nil, !compiled.terms.isEmpty {
                     plans.append(.collect)  // distance order when the words keep fewer than a walk of the cells
+                } else if query.sort == .relevance, compiled.terms == ["lamp"], compiled.statuses.count == 1 {
+                    plans.append(.impact(word: "lamp"))  // relevance for one word: its impact-ordered rows
                 }
                 for searchPlan in plans {
                     let statement = ListingSearchSQL.statement(compiled, limit: page.size + 1, plan: searchPlan)
@@ -124,6 +126,14 @@ struct SQLiteSearchPlanTests {
                     if searchPlan == .collect {
                         // The keyword matches drive: each row is read by its id.
                         #expect(plan.contains { $0.contains("USING INTEGER PRIMARY KEY") }, "\(plan)")
+                    }
+                    if case .impact = searchPlan {
+                        // The word's rows, of one status, in relevance order from the key: nothing sorted.
+                        #expect(
+                            plan.contains { $0.hasPrefix("SEARCH impact USING PRIMARY KEY (word=? AND status=?") },
+                            "\(plan)"
+                        )
+                        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
                     }
                     if case .walk(let index) = searchPlan {
                         // The walk reads the order from its index: no sort of the matches.

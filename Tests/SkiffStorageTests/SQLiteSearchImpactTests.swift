@@ -1,0 +1,210 @@
+import Foundation
+import GRDB
+import SkiffDomain
+import SkiffListings
+import SkiffTesting
+import Testing
+
+@testable import SkiffSQLite
+
+/// Relevance search for one word on SQLite walks the word's rows of `listingWordImpact` (the impact-ordered
+/// word index, "listings-v7"), which hold each listing's words with their points: the walk returns what
+/// scoring every match returns, and the rows follow every write.
+@Suite("SQLite search: relevance from the impact-ordered word index")
+struct SQLiteSearchImpactTests {
+    /// A database of `count` random listings with some edited (``SQLiteSearchWalkTests/database(_:count:edits:)``),
+    /// every fifth sold or withdrawn, and two deleted.
+    static func database(_ directory: TemporaryDirectory, count: Int) async throws -> (SQLiteDatabase, [Listing]) {
+        let (database, listings) = try await SQLiteSearchWalkTests.database(directory, count: count, edits: count / 3)
+        let store = database.listingsStore()
+        for (index, listing) in listings.enumerated() where index % 5 == 2 {
+            _ = try await store.setStatus(
+                id: listing.id,
+                to: index % 2 == 0 ? .sold : .withdrawn,
+                by: .system,
+                now: ListingFixture.t0.addingTimeInterval(9_000)
+            )
+        }
+        let deleted = [listings[0].id, listings[count / 2].id]
+        try await database.pool.write { db in
+            try db.execute(sql: "DELETE FROM listing WHERE id IN (?, ?)", arguments: StatementArguments(deleted))
+        }
+        return (database, listings.filter { !deleted.contains($0.id) })
+    }
+
+    @Test(
+        "listingWordImpact holds each listing's distinct words with their points, status and order, after edits, status changes and deletes"
+    )
+    func rowsFollowWrites() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (database, listings) = try await Self.database(directory, count: 300)
+        defer { try? database.close() }
+        let store = database.listingsStore()
+        var expected: Set<String> = []
+        for original in listings {
+            let listing = try #require(try await store.listing(id: original.id))
+            let tokens = SearchText.DocumentTokens(listing.fields)
+            for word in Set(tokens.title + tokens.description + tokens.tags) {
+                // The README's relevance points of the word: 3 per title token, 2 per tag, 1 per description token.
+                let points =
+                    3 * tokens.title.count { $0 == word } + 2 * tokens.tags.count { $0 == word }
+                    + tokens.description.count { $0 == word }
+                expected.insert(
+                    "\(word) \(listing.status.rawValue) \(points) \(listing.createdAt.millisecondsSince1970) \(listing.id)"
+                )
+            }
+        }
+        let stored = try await database.pool.read { db in
+            try Set(
+                Row.fetchAll(db, sql: "SELECT word, status, points, createdAt, id FROM listingWordImpact").map {
+                    "\($0[0] as String) \($0[1] as String) \($0[2] as Int) \($0[3] as Int64) \($0[4] as String)"
+                }
+            )
+        }
+        #expect(stored.count > 1_000)
+        #expect(stored.subtracting(expected).isEmpty, "stale rows: \(stored.subtracting(expected).prefix(5))")
+        #expect(expected.subtracting(stored).isEmpty, "missing rows: \(expected.subtracting(stored).prefix(5))")
+    }
+
+    @Test(
+        "Walking one word's impact rows gives the pages scoring every match gives: every status, filters, first and later pages"
+    )
+    func walkEqualsScoring() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (database, _) = try await Self.database(directory, count: 1_200)
+        defer { try? database.close() }
+        let store = database.listingsStore()
+        var random = SeededGenerator(seed: 79)
+        var compared = 0
+        var laterPages = 0
+        var chosen = 0
+        let texts = ListingsStoreDifferentialTests.words + ListingsStoreDifferentialTests.queryWords + ["upd", "x"]
+        for _ in 0..<300 {
+            var query = ListingsStoreDifferentialTests.query(&random)
+            query.text = texts.randomElement(using: &random)!
+            query.sort = .relevance
+            query.filter.sellerID = nil
+            query.filter.tags = []
+            query.filter.near = nil
+            query.filter.statuses = [ListingStatus.allCases.randomElement(using: &random)!]
+            let size = Int.random(in: 1...12, using: &random)
+            let first = try await store.search(query, page: try PageRequest(size: size))
+            var pages = [try PageRequest(size: size)]
+            if let token = first.nextPageToken { pages.append(try PageRequest(size: size, token: token)) }
+            for page in pages {
+                let compiled = try CompiledListingQuery(query, page: page)
+                guard compiled.terms.count == 1, let term = compiled.terms.first else { continue }
+                let results = try await database.pool.read {
+                    db -> (planner: [String], impact: [String], chosen: Bool)? in
+                    let words = try String.fetchAll(
+                        db,
+                        sql: "SELECT word FROM listingWordCount WHERE word >= ? AND word < ? LIMIT 2",
+                        arguments: [term, ListingSearchSQL.prefixUpperBound(term)]
+                    )
+                    guard words.count == 1 else { return nil }
+                    func run(_ plan: ListingSearchSQL.Plan) throws -> [String] {
+                        let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
+                        return try Row.fetchAll(
+                            db,
+                            sql: "SELECT id, \(ListingSearchSQL.scoreColumn) FROM (\(statement.sql))",
+                            arguments: statement.arguments
+                        ).map { "\($0[0] as String):\($0[1] as Int)" }
+                    }
+                    let chosen = try ListingSearchSQL.plan(compiled, size: size, occupied: nil, db)
+                    return try (run(.planner), run(.impact(word: words[0])), chosen == .impact(word: words[0]))
+                }
+                guard let results else { continue }
+                if results.chosen { chosen += 1 }
+                #expect(results.impact == results.planner, "\(query.text) \(query.filter) page \(page)")
+                compared += 1
+                if compiled.cursor != nil, !results.planner.isEmpty { laterPages += 1 }
+            }
+        }
+        #expect(compared > 150)
+        #expect(laterPages > 50)
+        #expect(chosen > 50, "the store should choose the walk for common words")
+    }
+
+    @Test("The plan walks a common word's impact rows; rare words, several words and several terms are scored")
+    func planChoosesImpact() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
+        defer { try? database.close() }
+        let store = database.listingsStore()
+        for index in 0..<600 {
+            // "common" and "lamp" in every listing, "lampshade" in one in three, "rare" in one in three hundred.
+            let title = index % 300 == 0 ? "common rare lamp" : index % 3 == 0 ? "common lampshade lamp" : "common lamp"
+            let listing = Listing(
+                id: "lst_impact\(index)",
+                sellerID: "usr_1",
+                fields: ListingFixture.fields(title),
+                createdAt: ListingFixture.t0.addingTimeInterval(Double(index))
+            )
+            _ = try await store.createListing(listing, requestID: nil)
+        }
+        func plan(
+            _ text: String,
+            _ configure: (inout ListingFilter) -> Void = { _ in }
+        ) async throws
+            -> ListingSearchSQL.Plan
+        {
+            var filter = ListingFilter()
+            configure(&filter)
+            let compiled = try CompiledListingQuery(
+                ListingQuery(text: text, filter: filter, sort: .relevance),
+                page: try PageRequest(size: 10)
+            )
+            return try await database.pool.read { db in
+                try ListingSearchSQL.plan(compiled, size: 10, occupied: nil, db)
+            }
+        }
+        #expect(try await plan("common") == .impact(word: "common"))
+        #expect(try await plan("comm") == .impact(word: "common"))
+        #expect(try await plan("lampshade") == .impact(word: "lampshade"))
+        #expect(try await plan("common") { $0.categories = [.books] } == .impact(word: "common"))
+        #expect(try await plan("rare") == .planner)  // 2 listings: scoring them costs less than a walk
+        #expect(try await plan("lamp") == .planner)  // "lamp" and "lampshade": points add up per listing
+        #expect(try await plan("common lamp") == .planner)
+        #expect(try await plan("zzz") == .planner)
+        #expect(try await plan("common") { $0.statuses = [.active, .sold] } == .planner)
+        #expect(try await plan("common") { $0.sellerID = "usr_1" } == .planner)
+        #expect(try await plan("common") { $0.tags = ["oak"] } == .planner)
+
+        // What the store answers, page by page: the points, then newest first.
+        let hits = try await store.searchAll(ListingQuery(text: "lampshade", sort: .relevance), pageSize: 7)
+        let lampshades = stride(from: 597, through: 3, by: -3).filter { $0 != 300 }
+        #expect(hits.map(\.listing.id) == lampshades.map { "lst_impact\($0)" })
+    }
+
+    @Test("A database from before listings-v7 gets its listings' impact rows: relevance walks them at once")
+    func upgrade() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("skiff.sqlite")
+        try await makeDatabase(path, before: "listings-v7") { db in
+            for index in 1...40 {
+                try SQLiteListingsMigrationTests.insertOldListing(db, index, zip: "37235")
+            }
+            // "old old 7": 6 points for "old" in listing 7.
+            try db.execute(sql: "UPDATE listing SET searchTitle = 'old old 7' WHERE id = 'lst_old7'")
+        }
+        let database = try await SQLiteDatabase.open(atPath: path)
+        defer { try? database.close() }
+        let rows = try await database.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM listingWordImpact WHERE word = 'old' AND points = 3")
+        }
+        #expect(rows == 39)
+        let compiled = try CompiledListingQuery(ListingQuery(text: "old", sort: .relevance), page: PageRequest(size: 5))
+        let plan = try await database.pool.read { db in try ListingSearchSQL.plan(compiled, size: 5, occupied: nil, db)
+        }
+        #expect(plan == .impact(word: "old"))
+        let hits = try await database.listingsStore().searchAll(
+            ListingQuery(text: "old", sort: .relevance),
+            pageSize: 5
+        )
+        #expect(hits.map(\.listing.id) == ["lst_old7"] + (1...40).reversed().filter { $0 != 7 }.map { "lst_old\($0)" })
+    }
+}
