@@ -90,7 +90,7 @@ enum ListingSearchSQL {
     }
 
     /// How a statement finds its rows.
-    enum Plan: Equatable {
+    enum Plan: Hashable {
         /// SQLite's planner chooses (shapes with a seller, which read the seller's index, tags, several
         /// statuses, relevance order, or a circle whose box wraps); keywords are collected from FTS5
         /// (`docID IN (MATCH)`).
@@ -112,6 +112,11 @@ enum ListingSearchSQL {
         /// relevance order), reading each listing by its id to check the filters, until the page is full. A
         /// page costs about `(page + 1) / filter selectivity` rows, however many listings hold the word.
         case impact(word: String)
+        /// Relevance order with no filter but the statuses (``ranksWithoutRows(_:)``): the matches' scores are
+        /// summed from `listingWordImpact`, whose rows carry the order's tie-breakers (created, id), then sorted
+        /// and cut to the page before a listing row is read. A page costs about the words' rows of the
+        /// statuses, with no row read per match.
+        case scores
     }
 
     /// The order index a search can walk, or `nil` when its shape needs SQLite's planner: a seller, tags,
@@ -152,7 +157,8 @@ enum ListingSearchSQL {
         _ db: Database
     ) throws -> Plan {
         guard let index = walkIndex(query) else {
-            return try impactWord(query, size: size, db).map { .impact(word: $0) } ?? .planner
+            if let word = try impactWord(query, size: size, db) { return .impact(word: word) }
+            return ranksWithoutRows(query) ? .scores : .planner
         }
         let near = query.query.filter.near
         guard !query.terms.isEmpty || near != nil else { return .walk(index: index) }
@@ -206,6 +212,16 @@ enum ListingSearchSQL {
         let selectivity = ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: false)
         let walked = Double(size + 1) / max(selectivity, 1 / max(matches, 1))
         return walked < matches ? word : nil
+    }
+
+    /// Whether a search orders by relevance with keywords and no filter but the statuses, so that its page is
+    /// decided from `listingWordImpact` alone (``Plan/scores``).
+    static func ranksWithoutRows(_ query: CompiledListingQuery) -> Bool {
+        let filter = query.query.filter
+        return query.query.sort == .relevance && !query.terms.isEmpty && filter.categories.isEmpty
+            && filter.conditions.isEmpty && filter.minPriceCents == nil && filter.maxPriceCents == nil
+            && query.tags.isEmpty && filter.madeOnCampus == nil && filter.sellerID == nil
+            && filter.postedSince == nil && filter.near == nil
     }
 
     /// Listings counted at most in a price range's index entries (``priceRange(_:_:)``).
@@ -282,6 +298,7 @@ enum ListingSearchSQL {
         plan: Plan = .planner,
         seller: String? = nil
     ) -> Statement {
+        if plan == .scores { return scoresStatement(query, limit: limit) }
         let sort = query.query.sort
         var conditions = filterConditions(query)
         if let seller { conditions.append("listing.sellerID = ?", [seller]) }
@@ -380,6 +397,28 @@ enum ListingSearchSQL {
         )
     }
 
+    /// The statement of ``Plan/scores``: the page's listings by summed score, then newest first, after the
+    /// cursor (a row value on the grouped scores), and only then their rows.
+    static func scoresStatement(_ query: CompiledListingQuery, limit: Int) -> Statement {
+        let score = scoreSQL(query.terms, statuses: query.statuses.map(\.rawValue).sorted())
+        var arguments = score.arguments
+        var having = ""
+        if let cursor = query.cursor {
+            having = " HAVING (total, createdAt, id) < (?, ?, ?)"
+            arguments += [cursor.r ?? 0, cursor.c, cursor.i]
+        }
+        arguments += [limit]
+        return Statement(
+            sql: """
+                SELECT listing.*, top.total AS \(scoreColumn) FROM (\(score.sql)\(having) \
+                ORDER BY total DESC, createdAt DESC, id DESC LIMIT ?) AS top \
+                CROSS JOIN listing ON listing.docID = top.doc \
+                ORDER BY top.total DESC, top.createdAt DESC, top.id DESC
+                """,
+            arguments: arguments
+        )
+    }
+
     /// Adds one `EXISTS` probe of `listingWord` (listing, token) per keyword term, the last as a prefix
     /// range: each costs one index seek per listing checked.
     static func appendKeywordProbes(_ conditions: inout Conditions, _ query: CompiledListingQuery) {
@@ -415,7 +454,8 @@ enum ListingSearchSQL {
     /// `listingWordImpact`: one `SELECT` per term (so a token matching two terms counts twice, as in
     /// ``SearchText/score``), the last term as a prefix range. With several terms, each term's rows are kept
     /// to the listings FTS5 matches for all of them, so only those are grouped and summed. Reads each term's
-    /// rows of the statuses: about the listings holding its words.
+    /// rows of the statuses: about the listings holding its words. Each listing's created time and id come
+    /// with its score.
     static func scoreSQL(_ terms: [String], statuses: [String]) -> Statement {
         let statusList = statuses.map { _ in "?" }.joined(separator: ", ")
         let matching =
@@ -423,7 +463,8 @@ enum ListingSearchSQL {
         var parts: [String] = []
         var arguments: StatementArguments = []
         for (index, term) in terms.enumerated() {
-            let select = "SELECT docID AS doc, points FROM listingWordImpact WHERE status IN (\(statusList)) AND "
+            let select =
+                "SELECT docID AS doc, points, createdAt, id FROM listingWordImpact WHERE status IN (\(statusList)) AND "
             arguments += StatementArguments(statuses)
             if index == terms.count - 1 {
                 if let upper = prefixUpperBound(term) {
@@ -440,7 +481,10 @@ enum ListingSearchSQL {
             if !matching.isEmpty { arguments += [SearchText.ftsExpression(terms)] }
         }
         return Statement(
-            sql: "SELECT doc, SUM(points) AS total FROM (\(parts.joined(separator: " UNION ALL "))) GROUP BY doc",
+            sql: """
+                SELECT doc, SUM(points) AS total, createdAt, id FROM (\(parts.joined(separator: " UNION ALL "))) \
+                GROUP BY doc
+                """,
             arguments: arguments
         )
     }

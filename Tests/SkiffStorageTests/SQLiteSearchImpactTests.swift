@@ -77,9 +77,9 @@ struct SQLiteSearchImpactTests {
         defer { try? database.close() }
         let store = database.listingsStore()
         var random = SeededGenerator(seed: 79)
-        var compared = 0
+        var compared: [String: Int] = [:]
         var laterPages = 0
-        var chosen = 0
+        var chosen: [String: Int] = [:]
         let texts = ListingsStoreDifferentialTests.words + ListingsStoreDifferentialTests.queryWords + ["upd", "x"]
         for _ in 0..<300 {
             var query = ListingsStoreDifferentialTests.query(&random)
@@ -89,6 +89,11 @@ struct SQLiteSearchImpactTests {
             query.filter.tags = []
             query.filter.near = nil
             query.filter.statuses = [ListingStatus.allCases.randomElement(using: &random)!]
+            if Bool.random(using: &random) {
+                // No filter but the statuses: the page is decided from the word index alone.
+                query.filter = ListingFilter()
+                if Bool.random(using: &random) { query.filter.statuses = [.active, .sold] }
+            }
             let size = Int.random(in: 1...12, using: &random)
             let first = try await store.search(query, page: try PageRequest(size: size))
             var pages = [try PageRequest(size: size)]
@@ -96,35 +101,45 @@ struct SQLiteSearchImpactTests {
             for page in pages {
                 let compiled = try CompiledListingQuery(query, page: page)
                 guard compiled.terms.count == 1, let term = compiled.terms.first else { continue }
-                let results = try await database.pool.read {
-                    db -> (planner: [String], impact: [String], chosen: Bool)? in
+                let results = try await database.pool.read { db -> [ListingSearchSQL.Plan: [String]] in
+                    var plans: [ListingSearchSQL.Plan] = [.planner]
                     let words = try String.fetchAll(
                         db,
                         sql: "SELECT word FROM listingWordCount WHERE word >= ? AND word < ? LIMIT 2",
                         arguments: [term, ListingSearchSQL.prefixUpperBound(term)]
                     )
-                    guard words.count == 1 else { return nil }
-                    func run(_ plan: ListingSearchSQL.Plan) throws -> [String] {
+                    if words.count == 1, compiled.statuses.count == 1 { plans.append(.impact(word: words[0])) }
+                    if ListingSearchSQL.ranksWithoutRows(compiled) { plans.append(.scores) }
+                    var pages: [ListingSearchSQL.Plan: [String]] = [:]
+                    for plan in plans {
                         let statement = ListingSearchSQL.statement(compiled, limit: size + 1, plan: plan)
-                        return try Row.fetchAll(
+                        pages[plan] = try Row.fetchAll(
                             db,
                             sql: "SELECT id, \(ListingSearchSQL.scoreColumn) FROM (\(statement.sql))",
                             arguments: statement.arguments
                         ).map { "\($0[0] as String):\($0[1] as Int)" }
                     }
                     let chosen = try ListingSearchSQL.plan(compiled, size: size, occupied: nil, db)
-                    return try (run(.planner), run(.impact(word: words[0])), chosen == .impact(word: words[0]))
+                    if chosen != .planner { pages[chosen, default: []].append("chosen") }
+                    return pages
                 }
-                guard let results else { continue }
-                if results.chosen { chosen += 1 }
-                #expect(results.impact == results.planner, "\(query.text) \(query.filter) page \(page)")
-                compared += 1
-                if compiled.cursor != nil, !results.planner.isEmpty { laterPages += 1 }
+                let planner = results[.planner] ?? []
+                for (plan, rows) in results where plan != .planner {
+                    #expect(
+                        rows.filter { $0 != "chosen" } == planner,
+                        "\(plan): \(query.text) \(query.filter) page \(page)"
+                    )
+                    compared[plan.name, default: 0] += 1
+                    if rows.last == "chosen" { chosen[plan.name, default: 0] += 1 }
+                }
+                if compiled.cursor != nil, !planner.isEmpty { laterPages += 1 }
             }
         }
-        #expect(compared > 150)
+        #expect(compared["impact", default: 0] > 100, "\(compared)")
+        #expect(compared["scores", default: 0] > 100, "\(compared)")
         #expect(laterPages > 50)
-        #expect(chosen > 50, "the store should choose the walk for common words")
+        #expect(chosen["impact", default: 0] > 50, "the store should walk a common word's rows: \(chosen)")
+        #expect(chosen["scores", default: 0] > 50, "\(chosen)")
     }
 
     @Test("The plan walks a common word's impact rows; rare words, several words and several terms are scored")
@@ -165,11 +180,13 @@ struct SQLiteSearchImpactTests {
         #expect(try await plan("comm") == .impact(word: "common"))
         #expect(try await plan("lampshade") == .impact(word: "lampshade"))
         #expect(try await plan("common") { $0.categories = [.books] } == .impact(word: "common"))
-        #expect(try await plan("rare") == .planner)  // 2 listings: scoring them costs less than a walk
-        #expect(try await plan("lamp") == .planner)  // "lamp" and "lampshade": points add up per listing
-        #expect(try await plan("common lamp") == .planner)
-        #expect(try await plan("zzz") == .planner)
-        #expect(try await plan("common") { $0.statuses = [.active, .sold] } == .planner)
+        // Otherwise the matches are scored: with no filter but the statuses, from the word index alone.
+        #expect(try await plan("rare") == .scores)  // 2 listings: scoring them costs less than a walk
+        #expect(try await plan("lamp") == .scores)  // "lamp" and "lampshade": points add up per listing
+        #expect(try await plan("common lamp") == .scores)
+        #expect(try await plan("zzz") == .scores)
+        #expect(try await plan("common") { $0.statuses = [.active, .sold] } == .scores)
+        #expect(try await plan("lamp") { $0.categories = [.books] } == .planner)
         #expect(try await plan("common") { $0.sellerID = "usr_1" } == .planner)
         #expect(try await plan("common") { $0.tags = ["oak"] } == .planner)
 
@@ -206,5 +223,15 @@ struct SQLiteSearchImpactTests {
             pageSize: 5
         )
         #expect(hits.map(\.listing.id) == ["lst_old7"] + (1...40).reversed().filter { $0 != 7 }.map { "lst_old\($0)" })
+    }
+}
+
+extension ListingSearchSQL.Plan {
+    /// The plan's case, without its word.
+    fileprivate var name: String {
+        switch self {
+        case .impact: "impact"
+        default: "\(self)"
+        }
     }
 }

@@ -108,6 +108,9 @@ struct SQLiteSearchPlanTests {
                 } else if query.sort == .relevance, compiled.terms == ["lamp"], compiled.statuses.count == 1 {
                     plans.append(.impact(word: "lamp"))  // relevance for one word: its impact-ordered rows
                 }
+                if ListingSearchSQL.ranksWithoutRows(compiled) {
+                    plans.append(.scores)  // relevance with no filter but the statuses: from the word index alone
+                }
                 for searchPlan in plans {
                     let statement = ListingSearchSQL.statement(compiled, limit: page.size + 1, plan: searchPlan)
                     let plan = try await database.pool.read { db in
@@ -126,6 +129,11 @@ struct SQLiteSearchPlanTests {
                     if searchPlan == .collect {
                         // The keyword matches drive: each row is read by its id.
                         #expect(plan.contains { $0.contains("USING INTEGER PRIMARY KEY") }, "\(plan)")
+                    }
+                    if searchPlan == .scores {
+                        // Scores, order and page from the word index; a listing row only for the page.
+                        #expect(plan.contains { $0.hasPrefix("SEARCH listing USING INTEGER PRIMARY KEY") }, "\(plan)")
+                        #expect(!plan.contains { $0.contains("listingSearchInstance") }, "\(plan)")
                     }
                     if case .impact = searchPlan {
                         // The word's rows, of one status, in relevance order from the key: nothing sorted.

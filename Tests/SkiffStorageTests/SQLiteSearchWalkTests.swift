@@ -188,7 +188,7 @@ struct SQLiteSearchWalkTests {
         #expect(try await plan("comm", sort: .priceDescending) == .walk(index: "listing_price"))
         #expect(try await plan("common ra") == .collect)
         #expect(try await plan("common", sort: .relevance) == .impact(word: "common"))
-        #expect(try await plan("rare", sort: .relevance) == .planner)
+        #expect(try await plan("rare", sort: .relevance) == .scores)
         // A circle around every listing walks the order; one around none of them reads its cells (none).
         let here = GeoCircle(center: GeoPoint(latitude: 36.1447, longitude: -86.8027), radiusKm: 2)
         let there = GeoCircle(center: GeoPoint(latitude: 36.3, longitude: -86.8027), radiusKm: 2)
