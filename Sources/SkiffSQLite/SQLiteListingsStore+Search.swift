@@ -114,8 +114,8 @@ enum ListingSearchSQL {
         case impact(word: String)
         /// Relevance order with no filter but the statuses (``ranksWithoutRows(_:)``): the matches' scores are
         /// summed from `listingWordImpact`, whose rows carry the order's tie-breakers (created, id), then sorted
-        /// and cut to the page before a listing row is read. A page costs about the words' rows of the
-        /// statuses, with no row read per match.
+        /// and cut to the page before a listing row is read. A page costs about the words' rows (the
+        /// statuses' rows for a whole word; a prefix's range reads every status's), with no row read per match.
         case scores
     }
 
@@ -143,9 +143,10 @@ enum ListingSearchSQL {
 
     /// Chooses between walking the order's index, collecting the keyword matches, reading the circle's cells
     /// and reading a narrow price range (``priceRange(_:_:)``), by their estimated costs, in index steps: a walk visits about
-    /// `walked = (page + 1) · listings / (matches · filter selectivity · circle share)` index entries, and with
-    /// a circle reads the row of each entry that passes the index's filters (about 8 steps each, measured);
-    /// collecting reads each match's row; the cells cost a seek per (cell, status) and a row per listing
+    /// `walked = (page + 1) · listings / (matches · filter selectivity · circle share)` index entries, and each
+    /// entry that passes the index's filters costs a read at a random place, about 8 steps (measured): a probe
+    /// of its words (`listingWord`) with keywords, and its row too with a circle; collecting reads each
+    /// match's row; the cells cost a seek per (cell, status) and a row per listing
     /// read (newest first, at most `page + 1` per statement of ``SQLiteListingsStore/armsPerStatement``).
     /// Matches are estimated from `listingWordCount` (the rarest term, times the other terms' frequencies, as
     /// if independent); the circle's listings from `occupied`, the occupied cells of its box with their
@@ -174,7 +175,8 @@ enum ListingSearchSQL {
         let selectivity = ListingSearchEngine.filterSelectivity(query, categoryLeadsIndex: true)
         let passing = Double(size + 1) * total / max(matches * circleShare, 1)
         let walked = min(total, passing / max(selectivity, 1 / total))
-        var best = (cost: walked + (cells == nil ? 0 : min(total, passing) * rowCost), plan: Plan.walk(index: index))
+        let randomReads = Double((query.terms.isEmpty ? 0 : 1) + (cells == nil ? 0 : 1))
+        var best = (cost: walked + min(total, passing) * rowCost * randomReads, plan: Plan.walk(index: index))
         if !query.terms.isEmpty, matches * rowCost < best.cost { best = (matches * rowCost, .collect) }
         if let cells {
             let statements = (cells.arms / Double(SQLiteListingsStore.armsPerStatement)).rounded(.up)
@@ -262,11 +264,19 @@ enum ListingSearchSQL {
     }
 
     /// About how many listings match the keywords, from `listingWordCount`: the rarest term, times the other
-    /// terms' frequencies, as if independent (a prefix of more than ``prefixEstimateWords`` words counts as
+    /// terms' frequencies, as if independent (a repeated term counts once) (a prefix of more than ``prefixEstimateWords`` words counts as
     /// matching every listing). Reads one entry per term and at most ``prefixEstimateWords`` + 1 for the last.
     static func estimatedMatches(_ query: CompiledListingQuery, total: Double, _ db: Database) throws -> Double {
         var matches = total
         for (position, term) in query.terms.enumerated() {
+            // A term repeated, or a last term (a prefix) that an earlier term begins with, keeps no fewer
+            // listings than that earlier term: it adds no factor (independence would square its share).
+            let earlier = query.terms[..<position]
+            if position == query.terms.count - 1
+                ? earlier.contains(where: { $0.hasPrefix(term) }) : earlier.contains(term)
+            {
+                continue
+            }
             let count: Int
             if position == query.terms.count - 1 {
                 let upper = prefixUpperBound(term) ?? term + "\u{10FFFF}"
@@ -454,7 +464,8 @@ enum ListingSearchSQL {
     /// `listingWordImpact`: one `SELECT` per term (so a token matching two terms counts twice, as in
     /// ``SearchText/score``), the last term as a prefix range. With several terms, each term's rows are kept
     /// to the listings FTS5 matches for all of them, so only those are grouped and summed. Reads each term's
-    /// rows of the statuses: about the listings holding its words. Each listing's created time and id come
+    /// rows (of the statuses for a whole word, of every status for a prefix's range): about the listings
+    /// holding its words. Each listing's created time and id come
     /// with its score.
     static func scoreSQL(_ terms: [String], statuses: [String]) -> Statement {
         let statusList = statuses.map { _ in "?" }.joined(separator: ", ")

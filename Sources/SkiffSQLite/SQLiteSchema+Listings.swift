@@ -354,14 +354,6 @@ extension SQLiteSchema {
                         docID INTEGER NOT NULL,
                         PRIMARY KEY (word, status, points, createdAt, id)
                     ) WITHOUT ROWID, STRICT;
-                    INSERT INTO listingWordImpact (word, status, points, createdAt, id, docID)
-                        SELECT t.word, listing.status, SUM(t.weight), listing.createdAt, listing.id, listing.docID
-                        FROM (\(tokens("listing", "searchTitle", 3, docID: true)) UNION ALL \
-                              \(tokens("listing", "searchTags", 2, docID: true)) UNION ALL \
-                              \(tokens("listing", "searchDescription", 1, docID: true))) AS t
-                        JOIN listing ON listing.docID = t.docID
-                        WHERE t.word <> ''
-                        GROUP BY t.docID, t.word;
                     CREATE TRIGGER listing_impact_ai AFTER INSERT ON listing BEGIN
                         \(insert)
                     END;
@@ -376,6 +368,25 @@ extension SQLiteSchema {
                     END;
                     """
             )
+            // Existing listings, 10,000 row ids at a time, so that the tokens grouped in temporary storage stay
+            // bounded whatever the table holds; grouped by word first, so rows go in near key order.
+            let batch = "WHERE listing.docID >= :first AND listing.docID < :first + 10000"
+            let fill = try db.makeStatement(
+                sql: """
+                    INSERT INTO listingWordImpact (word, status, points, createdAt, id, docID)
+                        SELECT t.word, listing.status, SUM(t.weight), listing.createdAt, listing.id, listing.docID
+                        FROM (\(tokens("listing", "searchTitle", 3, docID: true)) \(batch) UNION ALL \
+                              \(tokens("listing", "searchTags", 2, docID: true)) \(batch) UNION ALL \
+                              \(tokens("listing", "searchDescription", 1, docID: true)) \(batch)) AS t
+                        JOIN listing ON listing.docID = t.docID
+                        WHERE t.word <> ''
+                        GROUP BY t.word, t.docID
+                    """
+            )
+            let last = try Int64.fetchOne(db, sql: "SELECT MAX(docID) FROM listing") ?? 0
+            for first in stride(from: Int64(0), through: last, by: 10_000) {
+                try fill.execute(arguments: ["first": first])
+            }
         }
     }
 }

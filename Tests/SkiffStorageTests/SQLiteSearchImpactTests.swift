@@ -68,14 +68,17 @@ struct SQLiteSearchImpactTests {
     }
 
     @Test(
-        "Walking one word's impact rows gives the pages scoring every match gives: every status, filters, first and later pages"
+        "Walking one word's impact rows, or ranking from the word index alone, gives the pages scoring every match gives, and the README's order: every status, filters, one to three terms, first and later pages"
     )
     func walkEqualsScoring() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (database, _) = try await Self.database(directory, count: 1_200)
+        let (database, listings) = try await Self.database(directory, count: 1_200)
         defer { try? database.close() }
         let store = database.listingsStore()
+        // The listings as stored, for the reference: the shared engine's filters and score, in Swift.
+        var stored: [Listing] = []
+        for listing in listings { stored.append(try #require(try await store.listing(id: listing.id))) }
         var random = SeededGenerator(seed: 79)
         var compared: [String: Int] = [:]
         var laterPages = 0
@@ -83,7 +86,10 @@ struct SQLiteSearchImpactTests {
         let texts = ListingsStoreDifferentialTests.words + ListingsStoreDifferentialTests.queryWords + ["upd", "x"]
         for _ in 0..<300 {
             var query = ListingsStoreDifferentialTests.query(&random)
-            query.text = texts.randomElement(using: &random)!
+            // One term in two searches; two or three in the rest (a word and a prefix, repeated words).
+            query.text = (0..<[1, 1, 2, 3].randomElement(using: &random)!).map { _ in
+                texts.randomElement(using: &random)!
+            }.joined(separator: " ")
             query.sort = .relevance
             query.filter.sellerID = nil
             query.filter.tags = []
@@ -95,20 +101,36 @@ struct SQLiteSearchImpactTests {
                 if Bool.random(using: &random) { query.filter.statuses = [.active, .sold] }
             }
             let size = Int.random(in: 1...12, using: &random)
-            let first = try await store.search(query, page: try PageRequest(size: size))
-            var pages = [try PageRequest(size: size)]
-            if let token = first.nextPageToken { pages.append(try PageRequest(size: size, token: token)) }
-            for page in pages {
+            var token: String?
+            for pageNumber in 0..<2 {
+                let page = try PageRequest(size: size, token: token)
                 let compiled = try CompiledListingQuery(query, page: page)
-                guard compiled.terms.count == 1, let term = compiled.terms.first else { continue }
-                let results = try await database.pool.read { db -> [ListingSearchSQL.Plan: [String]] in
+                guard !compiled.terms.isEmpty else { break }
+                // The store's page against the reference's.
+                let answer = try await store.search(query, page: page)
+                let reference = ListingSearchEngine.page(
+                    stored.compactMap { ListingSearchEngine.hit($0, compiled) },
+                    compiled,
+                    size: size
+                )
+                #expect(
+                    answer.items.map(\.listing.id) == reference.items.map(\.listing.id),
+                    "\(query.text) \(query.filter) page \(pageNumber)"
+                )
+                #expect(answer.nextPageToken == reference.nextPageToken, "\(query.text) page \(pageNumber)")
+                // Every plan the shape allows, against scoring every match.
+                let term = compiled.terms[0]
+                let results = try await database.pool.read {
+                    db -> (pages: [ListingSearchSQL.Plan: [String]], chosen: ListingSearchSQL.Plan) in
                     var plans: [ListingSearchSQL.Plan] = [.planner]
                     let words = try String.fetchAll(
                         db,
                         sql: "SELECT word FROM listingWordCount WHERE word >= ? AND word < ? LIMIT 2",
                         arguments: [term, ListingSearchSQL.prefixUpperBound(term)]
                     )
-                    if words.count == 1, compiled.statuses.count == 1 { plans.append(.impact(word: words[0])) }
+                    if compiled.terms.count == 1, words.count == 1, compiled.statuses.count == 1 {
+                        plans.append(.impact(word: words[0]))
+                    }
                     if ListingSearchSQL.ranksWithoutRows(compiled) { plans.append(.scores) }
                     var pages: [ListingSearchSQL.Plan: [String]] = [:]
                     for plan in plans {
@@ -119,26 +141,23 @@ struct SQLiteSearchImpactTests {
                             arguments: statement.arguments
                         ).map { "\($0[0] as String):\($0[1] as Int)" }
                     }
-                    let chosen = try ListingSearchSQL.plan(compiled, size: size, occupied: nil, db)
-                    if chosen != .planner { pages[chosen, default: []].append("chosen") }
-                    return pages
+                    return (pages, try ListingSearchSQL.plan(compiled, size: size, occupied: nil, db))
                 }
-                let planner = results[.planner] ?? []
-                for (plan, rows) in results where plan != .planner {
-                    #expect(
-                        rows.filter { $0 != "chosen" } == planner,
-                        "\(plan): \(query.text) \(query.filter) page \(page)"
-                    )
+                let planner = results.pages[.planner] ?? []
+                for (plan, rows) in results.pages where plan != .planner {
+                    #expect(rows == planner, "\(plan): \(query.text) \(query.filter) page \(pageNumber)")
                     compared[plan.name, default: 0] += 1
-                    if rows.last == "chosen" { chosen[plan.name, default: 0] += 1 }
                 }
-                if compiled.cursor != nil, !planner.isEmpty { laterPages += 1 }
+                chosen[results.chosen.name, default: 0] += 1
+                if pageNumber > 0, !planner.isEmpty { laterPages += 1 }
+                token = answer.nextPageToken
+                if token == nil { break }
             }
         }
-        #expect(compared["impact", default: 0] > 100, "\(compared)")
+        #expect(compared["impact", default: 0] > 60, "\(compared)")
         #expect(compared["scores", default: 0] > 100, "\(compared)")
         #expect(laterPages > 50)
-        #expect(chosen["impact", default: 0] > 50, "the store should walk a common word's rows: \(chosen)")
+        #expect(chosen["impact", default: 0] > 30, "the store should walk a common word's rows: \(chosen)")
         #expect(chosen["scores", default: 0] > 50, "\(chosen)")
     }
 
@@ -207,13 +226,25 @@ struct SQLiteSearchImpactTests {
             }
             // "old old 7": 6 points for "old" in listing 7.
             try db.execute(sql: "UPDATE listing SET searchTitle = 'old old 7' WHERE id = 'lst_old7'")
+            // One more, far along the row ids (the migration fills 10,000 row ids at a time).
+            let columns = """
+                sellerID, title, titleKey, description, priceCents, category, condition, size, tags, madeOnCampus,
+                biddingEnabled, anonymous, zipCode, latitude, longitude, imageIDs, status, updatedAt, searchTitle,
+                searchDescription, searchTags
+                """
+            try db.execute(
+                sql: """
+                    INSERT INTO listing (docID, id, createdAt, \(columns))
+                    SELECT 25000, 'lst_old41', createdAt + 40, \(columns) FROM listing WHERE id = 'lst_old1'
+                    """
+            )
         }
         let database = try await SQLiteDatabase.open(atPath: path)
         defer { try? database.close() }
         let rows = try await database.pool.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM listingWordImpact WHERE word = 'old' AND points = 3")
         }
-        #expect(rows == 39)
+        #expect(rows == 40)
         let compiled = try CompiledListingQuery(ListingQuery(text: "old", sort: .relevance), page: PageRequest(size: 5))
         let plan = try await database.pool.read { db in try ListingSearchSQL.plan(compiled, size: 5, occupied: nil, db)
         }
@@ -222,7 +253,7 @@ struct SQLiteSearchImpactTests {
             ListingQuery(text: "old", sort: .relevance),
             pageSize: 5
         )
-        #expect(hits.map(\.listing.id) == ["lst_old7"] + (1...40).reversed().filter { $0 != 7 }.map { "lst_old\($0)" })
+        #expect(hits.map(\.listing.id) == ["lst_old7"] + (1...41).reversed().filter { $0 != 7 }.map { "lst_old\($0)" })
     }
 }
 

@@ -151,9 +151,11 @@ struct SQLiteSearchWalkTests {
         defer { try? database.close() }
         let store = database.listingsStore()
         for index in 0..<2_000 {
-            // "common" in every listing; "rare" in one in a thousand.
+            // "common" in every listing; "rare" in one in a thousand; "tenth" in one in ten; "twentieth" in
+            // one in twenty.
+            let extra = index % 10 == 5 ? " tenth" : index % 20 == 7 ? " twentieth" : ""
             var fields = ListingFixture.fields(
-                index % 1_000 == 0 ? "common rare lamp" : "common lamp \(index)",
+                index % 1_000 == 0 ? "common rare lamp" : "common lamp \(index)\(extra)",
                 point: GeoPoint(latitude: 36.1447 + Double(index % 10) * 0.001, longitude: -86.8027)
             )
             fields.priceCents = Int64(index)
@@ -187,6 +189,14 @@ struct SQLiteSearchWalkTests {
         #expect(try await plan("common") == .walk(index: "listing_newest"))
         #expect(try await plan("comm", sort: .priceDescending) == .walk(index: "listing_price"))
         #expect(try await plan("common ra") == .collect)
+        // A repeated word keeps the listings it keeps once: 200 here, which a walk finds a page of sooner
+        // than collecting reads them (as independent words, 20: collecting would win).
+        #expect(try await plan("tenth tenth") == .walk(index: "listing_newest"))
+        #expect(try await plan("tenth te") == .walk(index: "listing_newest"))
+        #expect(try await plan("rare rare") == .collect)
+        // Each listing a walk passes is probed for its words, a read at a random place like a row: for 100
+        // matches, reading them costs less than walking about 220 listings and probing each.
+        #expect(try await plan("twentieth") == .collect)
         #expect(try await plan("common", sort: .relevance) == .impact(word: "common"))
         #expect(try await plan("rare", sort: .relevance) == .scores)
         // A circle around every listing walks the order; one around none of them reads its cells (none).
