@@ -64,12 +64,22 @@ package struct InvertedIndex<Document: Hashable & Sendable>: Sendable {
     /// How many documents hold `token`.
     @inlinable package func count(_ token: String) -> Int { postings[token]?.count ?? 0 }
 
+    /// The most tokens ``count(prefix:limit:)`` reads before it calls a prefix common.
+    package static var prefixCountTokens: Int { 256 }
+
     /// An upper bound on how many documents hold a token starting with `prefix`, counted until it passes
-    /// `limit` (so a short prefix costs no more than that).
+    /// `limit`: a short prefix costs no more than that, nor more than ``prefixCountTokens`` tokens read (a
+    /// prefix of more tokens counts as `limit + 1`, common, whatever their documents).
     @inlinable package func count(prefix: String, limit: Int) -> Int {
         var total = 0
+        var tokens = 0
         vocabulary.walk(from: vocabulary.position(of: prefix)) { token in
             guard token.utf8.starts(with: prefix.utf8) else { return false }
+            tokens += 1
+            guard tokens <= Self.prefixCountTokens else {
+                total = max(total, limit + 1)
+                return false
+            }
             total += postings[token]?.count ?? 0
             return total <= limit
         }
