@@ -72,6 +72,48 @@ struct ListingsServiceTests {
         return (seller, buyer)
     }
 
+    /// Posts listings (title, tags, description) in this order, a few milliseconds apart; their ids by title.
+    static func post(
+        _ inputs: [(String, [String], String)],
+        _ client: ListingsClient,
+        _ auth: Metadata
+    ) async throws -> [String: String] {
+        var ids: [String: String] = [:]
+        for (title, tags, description) in inputs {
+            var listing = Self.newListing(title)
+            listing.tags = tags
+            listing.description_p = description
+            ids[title] = try await client.createListing(.with { $0.listing = listing }, metadata: auth).listing
+                .listingID
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return ids
+    }
+
+    /// The titles of every page of a search in relevance order for `query`, one listing a page (at most
+    /// `limit` pages).
+    static func relevanceTitles(
+        _ client: ListingsClient,
+        _ query: String,
+        limit: Int,
+        _ configure: (inout Skiff_Listings_V1_SearchListingsRequest) -> Void = { _ in }
+    ) async throws -> [String] {
+        var request = Skiff_Listings_V1_SearchListingsRequest.with {
+            $0.query = query
+            $0.sortOrder = .relevance
+            $0.pageSize = 1
+        }
+        configure(&request)
+        var titles: [String] = []
+        while titles.count <= limit {
+            let page = try await client.searchListings(request)
+            titles += page.results.map(\.listing.title)
+            guard !page.nextPageToken.isEmpty else { break }
+            request.pageToken = page.nextPageToken
+        }
+        return titles
+    }
+
     @Test("post with images → download → search → get → update → withdraw", arguments: Backend.allCases)
     func story(_ backend: Backend) async throws {
         try await withApp(backend) { app, connection in
@@ -190,25 +232,8 @@ struct ListingsServiceTests {
                 ("Lampshade", [], "Sturdy."),  // 3: "lamp" is the last word, so a prefix
                 ("Sofa", [], "Sturdy."),  // no match
             ]
-            for (title, tags, description) in inputs {
-                var listing = Self.newListing(title)
-                listing.tags = tags
-                listing.description_p = description
-                _ = try await listings.createListing(.with { $0.listing = listing }, metadata: seller.auth)
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            var titles: [String] = []
-            var request = Skiff_Listings_V1_SearchListingsRequest.with {
-                $0.query = "lamp"
-                $0.sortOrder = .relevance
-                $0.pageSize = 1
-            }
-            while titles.count <= inputs.count {
-                let page = try await listings.searchListings(request)
-                titles += page.results.map(\.listing.title)
-                guard !page.nextPageToken.isEmpty else { break }
-                request.pageToken = page.nextPageToken
-            }
+            _ = try await Self.post(inputs, listings, seller.auth)
+            let titles = try await Self.relevanceTitles(listings, "lamp", limit: inputs.count)
             #expect(titles == ["Lamp lamp", "Lampshade", "Lamp", "Desk", "Chair"])
         }
     }
@@ -230,37 +255,17 @@ struct ListingsServiceTests {
                 ("Sofa", [], "Oak."),  // no match
                 ("Sold desk", [], "Oak."),  // 3, but sold below
             ]
-            var ids: [String: String] = [:]
-            for (title, tags, description) in inputs {
-                var listing = Self.newListing(title)
-                listing.tags = tags
-                listing.description_p = description
-                let created = try await listings.createListing(.with { $0.listing = listing }, metadata: seller.auth)
-                ids[title] = created.listing.listingID
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            let ids = try await Self.post(inputs, listings, seller.auth)
             _ = try await listings.markSold(
                 .with { $0.listingID = ids["Sold desk"] ?? "" },
                 metadata: seller.auth
             )
-            func titles(_ configure: (inout Skiff_Listings_V1_SearchListingsRequest) -> Void) async throws -> [String] {
-                var request = Skiff_Listings_V1_SearchListingsRequest.with {
-                    $0.query = "des"
-                    $0.sortOrder = .relevance
-                    $0.pageSize = 1
-                }
-                configure(&request)
-                var titles: [String] = []
-                while titles.count <= inputs.count {
-                    let page = try await listings.searchListings(request)
-                    titles += page.results.map(\.listing.title)
-                    guard !page.nextPageToken.isEmpty else { break }
-                    request.pageToken = page.nextPageToken
-                }
-                return titles
+            let active = try await Self.relevanceTitles(listings, "des", limit: inputs.count)
+            #expect(active == ["Oak desk", "Desk desk", "Desk lamp", "Desk", "Chair"])
+            let sold = try await Self.relevanceTitles(listings, "des", limit: inputs.count) {
+                $0.filter.statuses = [.sold]
             }
-            #expect(try await titles { _ in } == ["Oak desk", "Desk desk", "Desk lamp", "Desk", "Chair"])
-            #expect(try await titles { $0.filter.statuses = [.sold] } == ["Sold desk"])
+            #expect(sold == ["Sold desk"])
         }
     }
 
