@@ -71,10 +71,13 @@ package enum TextSearch {
         tokens(text).joined(separator: " ")
     }
 
-    /// The FTS5 MATCH expression for query terms: every term, the last one as a prefix.
+    /// The FTS5 MATCH expression for query terms: every term, the last one as a prefix. A whole term that
+    /// repeats is written once (FTS5 would look each repeat up again for the same answer).
     package static func ftsExpression(_ terms: [String]) -> String {
-        terms.enumerated().map { index, term in
-            "\"\(term)\"" + (index == terms.count - 1 ? "*" : "")
+        var seen: Set<String> = []
+        return terms.enumerated().compactMap { index, term in
+            if index == terms.count - 1 { return "\"\(term)\"*" }
+            return seen.insert(term).inserted ? "\"\(term)\"" : nil
         }.joined(separator: " ")
     }
 

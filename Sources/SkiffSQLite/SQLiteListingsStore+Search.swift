@@ -463,37 +463,54 @@ enum ListingSearchSQL {
     /// The relevance score of every listing of `statuses` that matches the query, from the words' points in
     /// `listingWordImpact`: one `SELECT` per term (so a token matching two terms counts twice, as in
     /// ``SearchText/score``), the last term as a prefix range. With several terms, each term's rows are kept
-    /// to the listings FTS5 matches for all of them, so only those are grouped and summed. Reads each term's
+    /// to the listings FTS5 matches for all of them (found once), so only those are grouped and summed; a
+    /// term repeated is read once, its points multiplied. Reads each term's
     /// rows (of the statuses for a whole word, of every status for a prefix's range): about the listings
     /// holding its words. Each listing's created time and id come
     /// with its score.
     static func scoreSQL(_ terms: [String], statuses: [String]) -> Statement {
-        let statusList = statuses.map { _ in "?" }.joined(separator: ", ")
-        let matching =
-            terms.count > 1 ? " AND docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)" : ""
-        var parts: [String] = []
-        var arguments: StatementArguments = []
+        // One part per distinct (term, whole or prefix), its points times its repeats: a query repeating a
+        // common word reads its rows once, not once per repeat.
+        var parts: [(term: String, prefix: Bool, times: Int)] = []
         for (index, term) in terms.enumerated() {
-            let select =
-                "SELECT docID AS doc, points, createdAt, id FROM listingWordImpact WHERE status IN (\(statusList)) AND "
-            arguments += StatementArguments(statuses)
-            if index == terms.count - 1 {
-                if let upper = prefixUpperBound(term) {
-                    parts.append(select + "word >= ? AND word < ?" + matching)
-                    arguments += [term, upper]
-                } else {
-                    parts.append(select + "word >= ? AND substr(word, 1, ?) = ?" + matching)
-                    arguments += [term, term.unicodeScalars.count, term]
-                }
+            let prefix = index == terms.count - 1
+            if let seen = parts.firstIndex(where: { $0.term == term && $0.prefix == prefix }) {
+                parts[seen].times += 1
             } else {
-                parts.append(select + "word = ?" + matching)
-                arguments += [term]
+                parts.append((term, prefix, 1))
             }
-            if !matching.isEmpty { arguments += [SearchText.ftsExpression(terms)] }
+        }
+        var arguments: StatementArguments = []
+        var with = ""
+        var matching = ""
+        if terms.count > 1 {
+            // FTS5's matches, found once; a part reads no row when there are none.
+            with = "WITH matched(doc) AS MATERIALIZED (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?) "
+            matching = " AND EXISTS (SELECT 1 FROM matched) AND docID IN matched"
+            arguments += [SearchText.ftsExpression(terms)]
+        }
+        let statusList = statuses.map { _ in "?" }.joined(separator: ", ")
+        var selects: [String] = []
+        for part in parts {
+            let select =
+                "SELECT docID AS doc, points * ? AS points, createdAt, id FROM listingWordImpact "
+                + "WHERE status IN (\(statusList)) AND "
+            arguments += [part.times]
+            arguments += StatementArguments(statuses)
+            if !part.prefix {
+                selects.append(select + "word = ?" + matching)
+                arguments += [part.term]
+            } else if let upper = prefixUpperBound(part.term) {
+                selects.append(select + "word >= ? AND word < ?" + matching)
+                arguments += [part.term, upper]
+            } else {
+                selects.append(select + "word >= ? AND substr(word, 1, ?) = ?" + matching)
+                arguments += [part.term, part.term.unicodeScalars.count, part.term]
+            }
         }
         return Statement(
             sql: """
-                SELECT doc, SUM(points) AS total, createdAt, id FROM (\(parts.joined(separator: " UNION ALL "))) \
+                \(with)SELECT doc, SUM(points) AS total, createdAt, id FROM (\(selects.joined(separator: " UNION ALL "))) \
                 GROUP BY doc
                 """,
             arguments: arguments

@@ -15,6 +15,9 @@ struct SearchTextTests {
         #expect(SearchText.tokens("🚲 bike") == ["bike"])
         #expect(SearchText.tokens("") == [])
         #expect(SearchText.ftsExpression(["red", "bi"]) == "\"red\" \"bi\"*")
+        // A whole term repeated is looked up once; the last term stays a prefix even when it repeats one.
+        #expect(SearchText.ftsExpression(["red", "bi", "red", "red"]) == "\"red\" \"bi\" \"red\"*")
+        #expect(SearchText.ftsExpression(Array(repeating: "test", count: 39)) == "\"test\" \"test\"*")
     }
 
     @Test("ASCII text is split without Foundation exactly as the folding path splits it")

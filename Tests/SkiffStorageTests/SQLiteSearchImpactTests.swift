@@ -161,6 +161,43 @@ struct SQLiteSearchImpactTests {
         #expect(chosen["scores", default: 0] > 50, "\(chosen)")
     }
 
+    @Test("A query repeating words reads each word's rows once and finds FTS5's matches once, with the engine's pages")
+    func repeatedWords() async throws {
+        // 39 times "test" (the most a 200-character query holds): two parts, the whole word and the prefix.
+        let statement = ListingSearchSQL.scoreSQL(Array(repeating: "test", count: 39), statuses: ["active"])
+        #expect(statement.sql.components(separatedBy: "FROM listingWordImpact").count - 1 == 2, "\(statement.sql)")
+        #expect(statement.sql.components(separatedBy: "MATCH ?").count - 1 == 1, "\(statement.sql)")
+
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (database, listings) = try await Self.database(directory, count: 300)
+        defer { try? database.close() }
+        let store = database.listingsStore()
+        var stored: [Listing] = []
+        for listing in listings { stored.append(try #require(try await store.listing(id: listing.id))) }
+        var found = 0
+        for text in [
+            Array(repeating: "lamp", count: 30).joined(separator: " "), "lamp lamp desk lamp", "bike bike bi",
+            "red red red", "lamp desk lamp desk d",
+        ] {
+            var books = ListingFilter()
+            books.categories = [.books]
+            for filter in [ListingFilter(), books] {
+                let query = ListingQuery(text: text, filter: filter, sort: .relevance)
+                let hits = try await store.searchAll(query, pageSize: 4)
+                let compiled = try CompiledListingQuery(query, page: PageRequest(size: 1_000))
+                let reference = ListingSearchEngine.page(
+                    stored.compactMap { ListingSearchEngine.hit($0, compiled) },
+                    compiled,
+                    size: 1_000
+                )
+                #expect(hits.map(\.listing.id) == reference.items.map(\.listing.id), "\(text) \(filter)")
+                found += hits.count
+            }
+        }
+        #expect(found > 50)
+    }
+
     @Test("The plan walks a common word's impact rows; rare words, several words and several terms are scored")
     func planChoosesImpact() async throws {
         let directory = try TemporaryDirectory()

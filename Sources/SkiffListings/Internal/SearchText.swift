@@ -32,12 +32,8 @@ package enum SearchText {
             .precomposedStringWithCanonicalMapping
     }
 
-    /// The FTS5 MATCH expression for query terms: every term, the last one as a prefix.
-    package static func ftsExpression(_ terms: [String]) -> String {
-        terms.enumerated().map { index, term in
-            "\"\(term)\"" + (index == terms.count - 1 ? "*" : "")
-        }.joined(separator: " ")
-    }
+    /// The FTS5 MATCH expression for query terms (``TextSearch/ftsExpression(_:)``).
+    package static func ftsExpression(_ terms: [String]) -> String { TextSearch.ftsExpression(terms) }
 
     /// Whether a term matches a token: equal, or for the query's last term a prefix of it.
     static func term(_ term: String, matches token: String, prefix: Bool) -> Bool {
