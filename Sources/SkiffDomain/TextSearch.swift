@@ -71,6 +71,22 @@ package enum TextSearch {
         tokens(text).joined(separator: " ")
     }
 
+    /// A query's terms as the relevance score counts them (per term, every matching token; the last term as
+    /// a prefix), one part per distinct (term, whole or prefix) with how many times the query holds it: a
+    /// store reads each part's tokens once and multiplies their points, rather than once per repeat.
+    package static func scoreParts(_ terms: [String]) -> [(term: String, prefix: Bool, times: Int)] {
+        var parts: [(term: String, prefix: Bool, times: Int)] = []
+        for (index, term) in terms.enumerated() {
+            let prefix = index == terms.count - 1
+            if let seen = parts.firstIndex(where: { $0.term == term && $0.prefix == prefix }) {
+                parts[seen].times += 1
+            } else {
+                parts.append((term, prefix, 1))
+            }
+        }
+        return parts
+    }
+
     /// The FTS5 MATCH expression for query terms: every term, the last one as a prefix. A whole term that
     /// repeats is written once (FTS5 would look each repeat up again for the same answer).
     package static func ftsExpression(_ terms: [String]) -> String {

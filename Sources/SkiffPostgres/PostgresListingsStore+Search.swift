@@ -129,16 +129,21 @@ enum ListingsSearchSQL {
         var from = "listing"
         if sort == .relevance, !query.terms.isEmpty {
             score = "relevance.total"
+            // One part per distinct (term, whole or prefix), its points times its repeats
+            // (`TextSearch.scoreParts`): a query repeating a word compares each listing's words with it once.
+            let parts = TextSearch.scoreParts(query.terms)
             from += """
                  CROSS JOIN LATERAL (
-                    SELECT coalesce(sum(word.weight), 0) AS total FROM (
+                    SELECT coalesce(sum(word.weight * term.times), 0) AS total FROM (
                         SELECT w, 3 FROM unnest(listing.title_words) AS w
                         UNION ALL SELECT w, 2 FROM unnest(listing.tag_words) AS w
                         UNION ALL SELECT w, 1 FROM unnest(listing.description_words) AS w
                     ) AS word (w, weight)
-                    JOIN unnest(\(sql.bind(query.terms))::text[]) WITH ORDINALITY AS term (t, n)
-                        ON CASE WHEN term.n = \(sql.bind(query.terms.count)) THEN starts_with(word.w, term.t)
-                            ELSE word.w = term.t END
+                    JOIN unnest(
+                        \(sql.bind(parts.map(\.term)))::text[], \(sql.bind(parts.map(\.prefix)))::boolean[],
+                        \(sql.bind(parts.map { Int32($0.times) }))::integer[]
+                    ) AS term (t, prefix, times)
+                        ON CASE WHEN term.prefix THEN starts_with(word.w, term.t) ELSE word.w = term.t END
                 ) AS relevance
                 """
         }
@@ -207,11 +212,15 @@ enum ListingsSearchSQL {
         return conditions
     }
 
-    /// The `tsquery` of the terms: each an exact lexeme, the last a prefix; all required.
+    /// The `tsquery` of the terms: each an exact lexeme, the last a prefix; all required. A whole term that
+    /// repeats is written once.
     static func tsquery(_ terms: [String]) -> String {
-        terms.enumerated().map { index, term in
+        var seen: Set<String> = []
+        return terms.enumerated().compactMap { index, term in
+            let last = index == terms.count - 1
+            guard last || seen.insert(term).inserted else { return nil }
             let quoted = term.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
-            return "'\(quoted)'" + (index == terms.count - 1 ? ":*" : "")
+            return "'\(quoted)'" + (last ? ":*" : "")
         }.joined(separator: " & ")
     }
 

@@ -471,15 +471,7 @@ enum ListingSearchSQL {
     static func scoreSQL(_ terms: [String], statuses: [String]) -> Statement {
         // One part per distinct (term, whole or prefix), its points times its repeats: a query repeating a
         // common word reads its rows once, not once per repeat.
-        var parts: [(term: String, prefix: Bool, times: Int)] = []
-        for (index, term) in terms.enumerated() {
-            let prefix = index == terms.count - 1
-            if let seen = parts.firstIndex(where: { $0.term == term && $0.prefix == prefix }) {
-                parts[seen].times += 1
-            } else {
-                parts.append((term, prefix, 1))
-            }
-        }
+        let parts = TextSearch.scoreParts(terms)
         var arguments: StatementArguments = []
         var with = ""
         var matching = ""

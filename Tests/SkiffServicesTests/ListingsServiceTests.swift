@@ -239,6 +239,31 @@ struct ListingsServiceTests {
     }
 
     @Test(
+        "relevance counts a repeated query word each time it is written (stores read its words once)",
+        arguments: Backend.allCases
+    )
+    func relevanceRepeatedWords(_ backend: Backend) async throws {
+        try await withApp(backend) { app, connection in
+            let listings = ListingsClient(transport: connection)
+            let (seller, _) = try await Self.users(app, connection)
+            _ = try await Self.post(
+                [
+                    ("Desk", [], "lamp lamp lamp lamp"),  // "desk desk lamp": 3 + 3 + 4 = 10
+                    ("Lamp lamp", [], "A desk"),  // 1 + 1 + 6 = 8, newer (were "desk" counted once: 7 and 7)
+                    ("Sofa", [], "A lamp"),  // no "desk"
+                ],
+                listings,
+                seller.auth
+            )
+            let titles = try await Self.relevanceTitles(listings, "desk desk lamp", limit: 3)
+            #expect(titles == ["Desk", "Lamp lamp"])
+            // The longest query of one word (39 times, 195 characters) answers like the word twice.
+            let long = Array(repeating: "desk", count: 39).joined(separator: " ")
+            #expect(try await Self.relevanceTitles(listings, long, limit: 3) == ["Desk", "Lamp lamp"])
+        }
+    }
+
+    @Test(
         "relevance order for a word only one stored word begins with (SQLite walks its impact-ordered rows): points, then newest first, one per page, sold listings apart",
         arguments: Backend.allCases
     )
