@@ -71,10 +71,11 @@ package enum TextSearch {
         tokens(text).joined(separator: " ")
     }
 
-    /// A query's terms as the relevance score counts them (per term, every matching token; the last term as
-    /// a prefix), one part per distinct (term, whole or prefix) with how many times the query holds it: a
-    /// store reads each part's tokens once and multiplies their points, rather than once per repeat.
-    package static func scoreParts(_ terms: [String]) -> [(term: String, prefix: Bool, times: Int)] {
+    /// A query's terms, one part per distinct (term, whole or prefix) in the order they first appear, with
+    /// how many times the query holds it; the last term is the one prefix part. Matching needs each part
+    /// once (AND is idempotent); the relevance score counts each part's tokens times its repeats, so a store
+    /// reads each part's tokens once and multiplies their points rather than reading them once per repeat.
+    package static func queryParts(_ terms: [String]) -> [(term: String, prefix: Bool, times: Int)] {
         var parts: [(term: String, prefix: Bool, times: Int)] = []
         for (index, term) in terms.enumerated() {
             let prefix = index == terms.count - 1
@@ -87,14 +88,10 @@ package enum TextSearch {
         return parts
     }
 
-    /// The FTS5 MATCH expression for query terms: every term, the last one as a prefix. A whole term that
-    /// repeats is written once (FTS5 would look each repeat up again for the same answer).
+    /// The FTS5 MATCH expression for query terms: every term, the last one as a prefix; each of
+    /// ``queryParts(_:)`` once (FTS5 would look a repeat up again for the same answer).
     package static func ftsExpression(_ terms: [String]) -> String {
-        var seen: Set<String> = []
-        return terms.enumerated().compactMap { index, term in
-            if index == terms.count - 1 { return "\"\(term)\"*" }
-            return seen.insert(term).inserted ? "\"\(term)\"" : nil
-        }.joined(separator: " ")
+        queryParts(terms).map { "\"\($0.term)\"" + ($0.prefix ? "*" : "") }.joined(separator: " ")
     }
 
     /// Whether every term equals some token (the last term: is a prefix of some token), as FTS5's

@@ -130,8 +130,8 @@ enum ListingsSearchSQL {
         if sort == .relevance, !query.terms.isEmpty {
             score = "relevance.total"
             // One part per distinct (term, whole or prefix), its points times its repeats
-            // (`TextSearch.scoreParts`): a query repeating a word compares each listing's words with it once.
-            let parts = TextSearch.scoreParts(query.terms)
+            // (`TextSearch.queryParts`): a query repeating a word compares each listing's words with it once.
+            let parts = TextSearch.queryParts(query.terms)
             from += """
                  CROSS JOIN LATERAL (
                     SELECT coalesce(sum(word.weight * term.times), 0) AS total FROM (
@@ -212,15 +212,15 @@ enum ListingsSearchSQL {
         return conditions
     }
 
-    /// The `tsquery` of the terms: each an exact lexeme, the last a prefix; all required. A whole term that
-    /// repeats is written once.
+    /// The `tsquery` of the terms: each an exact lexeme, the last a prefix; all required; each of
+    /// `TextSearch.queryParts` once.
     static func tsquery(_ terms: [String]) -> String {
-        var seen: Set<String> = []
-        return terms.enumerated().compactMap { index, term in
-            let last = index == terms.count - 1
-            guard last || seen.insert(term).inserted else { return nil }
-            let quoted = term.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
-            return "'\(quoted)'" + (last ? ":*" : "")
+        TextSearch.queryParts(terms).map { part in
+            let quoted = part.term.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                of: "'",
+                with: "''"
+            )
+            return "'\(quoted)'" + (part.prefix ? ":*" : "")
         }.joined(separator: " & ")
     }
 

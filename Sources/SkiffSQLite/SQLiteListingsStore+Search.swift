@@ -264,8 +264,8 @@ enum ListingSearchSQL {
     }
 
     /// About how many listings match the keywords, from `listingWordCount`: the rarest term, times the other
-    /// terms' frequencies, as if independent (a repeated term counts once) (a prefix of more than ``prefixEstimateWords`` words counts as
-    /// matching every listing). Reads one entry per term and at most ``prefixEstimateWords`` + 1 for the last.
+    /// terms' frequencies, as if independent; a repeated term counts once, and a prefix of more than
+    /// ``prefixEstimateWords`` words counts as matching every listing. Reads one entry per term and at most ``prefixEstimateWords`` + 1 for the last.
     static func estimatedMatches(_ query: CompiledListingQuery, total: Double, _ db: Database) throws -> Double {
         var matches = total
         for (position, term) in query.terms.enumerated() {
@@ -461,17 +461,16 @@ enum ListingSearchSQL {
     }
 
     /// The relevance score of every listing of `statuses` that matches the query, from the words' points in
-    /// `listingWordImpact`: one `SELECT` per term (so a token matching two terms counts twice, as in
-    /// ``SearchText/score``), the last term as a prefix range. With several terms, each term's rows are kept
-    /// to the listings FTS5 matches for all of them (found once), so only those are grouped and summed; a
-    /// term repeated is read once, its points multiplied. Reads each term's
-    /// rows (of the statuses for a whole word, of every status for a prefix's range): about the listings
-    /// holding its words. Each listing's created time and id come
-    /// with its score.
+    /// `listingWordImpact`: one `SELECT` per part of ``TextSearch/queryParts(_:)`` (a distinct term, the last
+    /// as a prefix range), its points times its repeats, so a token matching two terms counts twice, as in
+    /// ``SearchText/score``. With several terms, each part's rows are kept to the listings FTS5 matches for
+    /// all of them (found once), so only those are grouped and summed. Reads each part's rows (of the
+    /// statuses for a whole word, of every status for a prefix's range): about the listings holding its
+    /// words. Each listing's created time and id come with its score.
     static func scoreSQL(_ terms: [String], statuses: [String]) -> Statement {
         // One part per distinct (term, whole or prefix), its points times its repeats: a query repeating a
         // common word reads its rows once, not once per repeat.
-        let parts = TextSearch.scoreParts(terms)
+        let parts = TextSearch.queryParts(terms)
         var arguments: StatementArguments = []
         var with = ""
         var matching = ""
