@@ -98,8 +98,42 @@ public enum ListingLifecycle {
         imageOwners: [String: String],
         listingIDTaken: Bool
     ) throws(DomainError) -> Creation {
-        let stored = listing.rounded
-        let fingerprint = stored.fields.fingerprint
+        try create(
+            NewListing(listing),
+            requestID: requestID,
+            earlierRequest: earlierRequest,
+            imageOwners: imageOwners,
+            listingIDTaken: listingIDTaken
+        )
+    }
+
+    /// A listing asked for, as it would be stored, with the fingerprint of its fields: the part of
+    /// ``create(_:requestID:earlierRequest:imageOwners:listingIDTaken:)`` that needs nothing stored, so a
+    /// store can work it out before its transaction and keep the transaction short.
+    public struct NewListing: Hashable, Sendable {
+        /// The listing with its dates rounded to milliseconds.
+        public let listing: Listing
+        /// The ``ListingFields/fingerprint`` of its fields.
+        public let fingerprint: String
+
+        /// Works out the listing to store for `listing`, and its fingerprint.
+        public init(_ listing: Listing) {
+            self.listing = listing.rounded
+            self.fingerprint = self.listing.fields.fingerprint
+        }
+    }
+
+    /// Decides a new listing worked out beforehand (``NewListing``); the same decision as
+    /// ``create(_:requestID:earlierRequest:imageOwners:listingIDTaken:)``.
+    public static func create(
+        _ new: NewListing,
+        requestID: String?,
+        earlierRequest: EarlierRequest?,
+        imageOwners: [String: String],
+        listingIDTaken: Bool
+    ) throws(DomainError) -> Creation {
+        let stored = new.listing
+        let fingerprint = new.fingerprint
         if let earlier = earlierRequest {
             guard earlier.fingerprint == fingerprint, let existing = earlier.listing else {
                 throw ListingsStoreError.requestIDReused

@@ -39,8 +39,9 @@ enum ListingRow {
     private static let updateSQL =
         "UPDATE listing SET \(columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
 
-    static func insert(_ db: Database, _ listing: Listing) throws {
-        try db.executeCached(sql: insertSQL, arguments: StatementArguments(values(listing)))
+    /// Inserts `listing`, given its ``values(_:)`` worked out beforehand (outside the write transaction).
+    static func insert(_ db: Database, _ listing: Listing, values: StatementArguments) throws {
+        try db.executeCached(sql: insertSQL, arguments: values)
         try replaceTags(db, listing)
     }
 

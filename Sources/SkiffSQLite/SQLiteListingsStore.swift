@@ -23,7 +23,11 @@ public struct SQLiteListingsStore: ListingsStore {
     // MARK: Listings
 
     public func createListing(_ listing: Listing, requestID: String?) async throws -> Listing {
-        try await pool.domainWrite { db in
+        // What needs nothing stored is worked out here, before the write joins a group: the group's
+        // transaction runs its writes one after another on the one writer.
+        let new = ListingLifecycle.NewListing(listing)
+        let row = StatementArguments(ListingRow.values(new.listing))
+        return try await pool.domainWrite { db in
             let earlier = try requestID.flatMap { requestID in
                 try db.fetchOneCached(
                     sql: "SELECT listingID, fingerprint FROM listingRequest WHERE sellerID = ? AND requestID = ?",
@@ -31,7 +35,7 @@ public struct SQLiteListingsStore: ListingsStore {
                 )
             }
             let decision = try ListingLifecycle.create(
-                listing,
+                new,
                 requestID: requestID,
                 earlierRequest: try earlier.map { row in
                     ListingLifecycle.EarlierRequest(
@@ -46,7 +50,7 @@ public struct SQLiteListingsStore: ListingsStore {
             case .retry(let existing):
                 return existing
             case .create(let stored, let request):
-                try ListingRow.insert(db, stored)
+                try ListingRow.insert(db, stored, values: row)
                 if let request {
                     try db.executeCached(
                         sql: """

@@ -52,6 +52,41 @@ struct ListingLifecycleTests {
         #expect(asked.rounded.createdAt != Self.now)
     }
 
+    @Test("A listing worked out before the transaction (NewListing) is decided the same way")
+    func createPrepared() throws {
+        var asked = Self.listing()
+        asked.createdAt = Self.now
+        let new = ListingLifecycle.NewListing(asked)
+        #expect(new.listing == asked.rounded)
+        #expect(new.fingerprint == asked.fields.fingerprint)
+        for earlier in [nil, ListingLifecycle.EarlierRequest(fingerprint: new.fingerprint, listing: asked.rounded)] {
+            let direct = try ListingLifecycle.create(
+                asked,
+                requestID: "req-1",
+                earlierRequest: earlier,
+                imageOwners: Self.ownImages,
+                listingIDTaken: false
+            )
+            let prepared = try ListingLifecycle.create(
+                new,
+                requestID: "req-1",
+                earlierRequest: earlier,
+                imageOwners: Self.ownImages,
+                listingIDTaken: false
+            )
+            #expect(prepared == direct)
+        }
+        #expect(throws: DomainError.self) {
+            try ListingLifecycle.create(
+                new,
+                requestID: "req-1",
+                earlierRequest: ListingLifecycle.EarlierRequest(fingerprint: "other", listing: asked.rounded),
+                imageOwners: Self.ownImages,
+                listingIDTaken: false
+            )
+        }
+    }
+
     @Test("Without a request id there is nothing to remember")
     func createWithoutRequestID() throws {
         let decision = try ListingLifecycle.create(

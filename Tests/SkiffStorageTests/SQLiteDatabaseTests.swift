@@ -90,6 +90,67 @@ struct SQLiteDatabaseTests {
         #expect(cache == -1024)
     }
 
+    /// The frames the write-ahead log holds now (its last valid frame; the file itself keeps its largest size).
+    private func logFrames(_ database: SQLiteDatabase) async throws -> Int {
+        // A passive checkpoint reports the log's frames before it copies them; it waits for nothing.
+        try await database.pool.writeWithoutTransaction { db in
+            try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")?[1] ?? -1
+        }
+    }
+
+    /// Writes `count` notes of about a page each through the group-commit writer, one after another (one
+    /// transaction each), into a table of their own.
+    private func writePages(_ database: SQLiteDatabase, count: Int) async throws {
+        try await database.pool.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS note (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        }
+        for index in 0..<count {
+            try await database.storePool.domainWrite { db in
+                try db.execute(
+                    sql: "INSERT INTO note (body) VALUES (?)",
+                    arguments: [String(repeating: "\(index % 10)", count: 3_000)]
+                )
+            }
+        }
+    }
+
+    @Test("The writer checkpoints the log at the configured size and keeps its journals in memory; readers do not")
+    func checkpointsAndJournals() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let small = directory.path("small.sqlite")
+        let database = try await SQLiteDatabase.open(
+            atPath: small,
+            configuration: SQLiteDatabase.Configuration(checkpointPages: 40)
+        )
+        defer { try? database.close() }
+        let (checkpoint, writerTemp) = try await database.pool.writeWithoutTransaction { db in
+            (try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint"), try Int.fetchOne(db, sql: "PRAGMA temp_store"))
+        }
+        #expect(checkpoint == 40)
+        #expect(writerTemp == 2, "the writer's statement and savepoint journals are in memory")
+        #expect(try await database.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } == 0)
+        #expect(SQLiteDatabase.Configuration.defaults.checkpointPages == 10_000)
+
+        // 300 writes of a page or two each: without checkpoints the log would hold 600 frames and more. It
+        // holds at most the configured 40 plus the frames of the commit that crossed them.
+        try await writePages(database, count: 300)
+        let bounded = try await logFrames(database)
+        #expect(bounded > 0)
+        #expect(bounded <= 40 + 8, "\(bounded) frames in the log")
+        #expect(try await database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM note") } == 300)
+
+        // The same writes with a large bound are kept in the log: the bound above is the configuration's.
+        let large = directory.path("large.sqlite")
+        let unbounded = try await SQLiteDatabase.open(
+            atPath: large,
+            configuration: SQLiteDatabase.Configuration(checkpointPages: 100_000)
+        )
+        defer { try? unbounded.close() }
+        try await writePages(unbounded, count: 300)
+        #expect(try await logFrames(unbounded) >= 300)
+    }
+
     @Test("Tables are singular camelCase; the schema matches the migrations")
     func schema() async throws {
         let directory = try TemporaryDirectory()
