@@ -189,6 +189,48 @@ struct ConnectInteropTests {
         }
     }
 
+    @Test("curl: Connect JSON as the README says: enums by name or number, proto names, unknown names ignored")
+    func curlJSONMapping() async throws {
+        try await withTestApplication { test in
+            let seller = try await test.signedInUser(email: "sel@campus.edu", name: "Sel")
+            // Older and cheaper first: newest first and cheapest first give opposite orders.
+            for (title, price) in [("Red bike", 2_000), ("Blue bike", 4_000)] {
+                _ = try await test.listings.createListing(
+                    .with {
+                        $0.listing.title = title
+                        $0.listing.priceCents = Int64(price)
+                        $0.listing.category = .electronics
+                        $0.listing.condition = .lightlyUsed
+                        $0.listing.location.zipCode = "37235"
+                    },
+                    metadata: seller.auth
+                )
+            }
+            let base = "http://127.0.0.1:\(test.port)/skiff.listings.v1.Listings/SearchListings"
+            let cases: [(body: String, titles: [String])] = [
+                (#"{"query":"bike"}"#, ["Blue bike", "Red bike"]),
+                (#"{"query":"bike","sortOrder":"LISTING_SORT_ORDER_PRICE_ASCENDING"}"#, ["Red bike", "Blue bike"]),
+                (#"{"query":"bike","sortOrder":2}"#, ["Red bike", "Blue bike"]),
+                (#"{"query":"bike","sort_order":"LISTING_SORT_ORDER_PRICE_ASCENDING"}"#, ["Red bike", "Blue bike"]),
+                // Unknown names are ignored: the sort order keeps its default, newest first.
+                (#"{"query":"bike","sortOrder":"SORT_ORDER_PRICE_ASCENDING"}"#, ["Blue bike", "Red bike"]),
+                (
+                    #"{"query":"bike","sortOrdr":"LISTING_SORT_ORDER_PRICE_ASCENDING","future":{"a":[1]}}"#,
+                    ["Blue bike", "Red bike"]
+                ),
+            ]
+            for (body, expected) in cases {
+                let response = try await Task.detached {
+                    try runCurl(["-X", "POST", "-H", "content-type: application/json", "-d", body, base])
+                }.value
+                #expect(response.statusLine.hasPrefix("HTTP/1.1 200"), "\(body): \(response.statusLine)")
+                let results = response.json["results"] as? [[String: Any]] ?? []
+                let titles = results.compactMap { ($0["listing"] as? [String: Any])?["title"] as? String }
+                #expect(titles == expected, "\(body): \(String(decoding: response.body, as: UTF8.self))")
+            }
+        }
+    }
+
     @Test("the same UnaryCall has the same response bytes and the same forced status on every protocol")
     func sameBytesSameCodes() async throws {
         try await withTestServer(services: [TestService()], protocols: allProtocols) { _, port in
