@@ -348,12 +348,15 @@ public struct SQLiteAccountsStore: AccountsStore {
 
     public func deleteExpired(now: Date) async throws -> Int {
         let now = now.millisecondsSince1970
-        return try await pool.domainWrite { db in
-            try db.executeCached(sql: "DELETE FROM session WHERE expiresAt <= ?", arguments: [now])
-            let sessions = db.changesCount
-            try db.executeCached(sql: "DELETE FROM oneTimeToken WHERE expiresAt <= ?", arguments: [now])
-            return sessions + db.changesCount
-        }
+        let sessions = try await pool.deleteInBatches(
+            "DELETE FROM session WHERE rowid IN (SELECT rowid FROM session WHERE expiresAt <= ? LIMIT ?)",
+            [now]
+        )
+        let tokens = try await pool.deleteInBatches(
+            "DELETE FROM oneTimeToken WHERE rowid IN (SELECT rowid FROM oneTimeToken WHERE expiresAt <= ? LIMIT ?)",
+            [now]
+        )
+        return sessions + tokens
     }
 
     // MARK: Search

@@ -250,13 +250,13 @@ public struct SQLiteChatStore: ChatStore {
 
     @discardableResult
     public func pruneFeed(before date: Date) async throws -> Int {
-        try await pool.domainWrite { db in
-            try db.executeCached(
-                sql: "DELETE FROM feedEvent WHERE occurredAt < ?",
-                arguments: [date.roundedToMilliseconds.millisecondsSince1970]
-            )
-            return db.changesCount
-        }
+        try await pool.deleteInBatches(
+            """
+            DELETE FROM feedEvent WHERE (userID, sequence) IN
+                (SELECT userID, sequence FROM feedEvent WHERE occurredAt < ? LIMIT ?)
+            """,
+            [date.roundedToMilliseconds.millisecondsSince1970]
+        )
     }
 
     // MARK: Rows

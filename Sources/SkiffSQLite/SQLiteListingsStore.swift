@@ -318,13 +318,10 @@ public struct SQLiteListingsStore: ListingsStore {
     }
 
     public func pruneChanges(before date: Date) async throws -> Int {
-        try await pool.domainWrite { db in
-            try db.executeCached(
-                sql: "DELETE FROM listingChange WHERE changedAt < ?",
-                arguments: [date.millisecondsSince1970]
-            )
-            return db.changesCount
-        }
+        try await pool.deleteInBatches(
+            "DELETE FROM listingChange WHERE sequence IN (SELECT sequence FROM listingChange WHERE changedAt < ? LIMIT ?)",
+            [date.millisecondsSince1970]
+        )
     }
 }
 
