@@ -380,16 +380,27 @@ public struct PostgresAccountsStore: AccountsStore {
 
     public func deleteExpired(now: Date) async throws -> Int {
         let now = now.millisecondsSince1970
-        return try await storage.write { db in
-            try await db.count(
-                """
-                WITH sessions AS (DELETE FROM session WHERE expires_at <= \(now) RETURNING 1),
-                    tokens AS (DELETE FROM one_time_token WHERE expires_at <= \(now) RETURNING 1)
-                SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM tokens)
-                """,
-                storage
+        let sessions = try await storage.deleteInBatches { limit in
+            """
+            WITH deleted AS (
+                DELETE FROM session WHERE token_hash IN
+                    (SELECT token_hash FROM session WHERE expires_at <= \(now) LIMIT \(limit))
+                RETURNING 1
             )
+            SELECT count(*) FROM deleted
+            """
         }
+        let tokens = try await storage.deleteInBatches { limit in
+            """
+            WITH deleted AS (
+                DELETE FROM one_time_token WHERE token_hash IN
+                    (SELECT token_hash FROM one_time_token WHERE expires_at <= \(now) LIMIT \(limit))
+                RETURNING 1
+            )
+            SELECT count(*) FROM deleted
+            """
+        }
+        return sessions + tokens
     }
 
     // MARK: Search

@@ -138,20 +138,4 @@ extension ChatConnection {
         for try await last in rows.decode(Int64.self) { return last }
         return 0
     }
-
-    /// Deletes the events recorded before `date` (their idempotency keys go with them); the heads
-    /// stay, so numbering continues. Returns how many.
-    func deleteFeedEvents(before date: Date) async throws -> Int {
-        let rows = try await connection.query(
-            """
-            WITH deleted AS (
-                DELETE FROM feed_event WHERE occurred_at < \(date.millisecondsSince1970) RETURNING 1
-            )
-            SELECT count(*) FROM deleted
-            """,
-            logger: logger
-        )
-        for try await count in rows.decode(Int64.self) { return Int(count) }
-        return 0
-    }
 }

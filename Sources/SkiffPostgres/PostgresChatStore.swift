@@ -1,4 +1,5 @@
 public import Foundation
+import PostgresNIO
 public import SkiffChat
 public import SkiffDomain
 public import SkiffFeed
@@ -212,9 +213,16 @@ public struct PostgresChatStore: ChatStore {
 
     @discardableResult
     public func pruneFeed(before date: Date) async throws -> Int {
-        try await storage.write { connection in
-            try await ChatConnection(connection, logger: storage.logger)
-                .deleteFeedEvents(before: date.roundedToMilliseconds)
+        let before = date.roundedToMilliseconds.millisecondsSince1970
+        return try await storage.deleteInBatches { limit in
+            """
+            WITH deleted AS (
+                DELETE FROM feed_event WHERE (user_id, sequence) IN
+                    (SELECT user_id, sequence FROM feed_event WHERE occurred_at < \(before) LIMIT \(limit))
+                RETURNING 1
+            )
+            SELECT count(*) FROM deleted
+            """
         }
     }
 

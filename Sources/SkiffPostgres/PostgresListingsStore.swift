@@ -403,16 +403,15 @@ public struct PostgresListingsStore: ListingsStore {
     }
 
     public func pruneChanges(before date: Date) async throws -> Int {
-        try await storage.write { db in
-            try await db.count(
-                """
-                WITH deleted AS (
-                    DELETE FROM listing_change WHERE changed_at < \(date.millisecondsSince1970) RETURNING 1
-                )
-                SELECT count(*) FROM deleted
-                """,
-                storage
+        try await storage.deleteInBatches { limit in
+            """
+            WITH deleted AS (
+                DELETE FROM listing_change WHERE sequence IN
+                    (SELECT sequence FROM listing_change WHERE changed_at < \(date.millisecondsSince1970) LIMIT \(limit))
+                RETURNING 1
             )
+            SELECT count(*) FROM deleted
+            """
         }
     }
 
