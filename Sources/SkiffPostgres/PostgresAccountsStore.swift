@@ -380,27 +380,20 @@ public struct PostgresAccountsStore: AccountsStore {
 
     public func deleteExpired(now: Date) async throws -> Int {
         let now = now.millisecondsSince1970
-        let sessions = try await storage.deleteInBatches { limit in
-            """
-            WITH deleted AS (
-                DELETE FROM session WHERE token_hash IN
-                    (SELECT token_hash FROM session WHERE expires_at <= \(now) LIMIT \(limit))
-                RETURNING 1
-            )
-            SELECT count(*) FROM deleted
-            """
+        // Both tables are keyed by the token's hash and expire by `expires_at`.
+        func deleteExpired(from table: String) async throws -> Int {
+            try await storage.deleteInBatches { limit in
+                """
+                WITH deleted AS (
+                    DELETE FROM \(unescaped: table) WHERE token_hash IN
+                        (SELECT token_hash FROM \(unescaped: table) WHERE expires_at <= \(now) LIMIT \(limit))
+                    RETURNING 1
+                )
+                SELECT count(*) FROM deleted
+                """
+            }
         }
-        let tokens = try await storage.deleteInBatches { limit in
-            """
-            WITH deleted AS (
-                DELETE FROM one_time_token WHERE token_hash IN
-                    (SELECT token_hash FROM one_time_token WHERE expires_at <= \(now) LIMIT \(limit))
-                RETURNING 1
-            )
-            SELECT count(*) FROM deleted
-            """
-        }
-        return sessions + tokens
+        return try await deleteExpired(from: "session") + deleteExpired(from: "one_time_token")
     }
 
     // MARK: Search
