@@ -174,25 +174,15 @@ public final class PostgresStorage: Sendable {
         }
     }
 
-    /// Deletes rows in writes (``write(_:)``) of at most `batchSize` rows each, until one deletes fewer;
-    /// returns how many were deleted. `delete` is given the batch size and returns a query that deletes at
-    /// most that many rows (a `LIMIT`ed subquery on the table's key) and answers with their count. A
-    /// housekeeping prune then holds a connection and its transaction for one batch at a time, however
-    /// many rows have expired, as on SQLite.
-    func deleteInBatches(
-        batchSize: Int = PostgresStorage.deleteBatchSize,
-        _ delete: (Int) -> PostgresQuery
-    ) async throws -> Int {
-        var deleted = 0
-        while true {
-            let count = try await write { db in try await db.count(delete(batchSize), self) }
-            deleted += count
-            if count < batchSize { return deleted }
+    /// Deletes rows in writes (``write(_:)``) of at most ``SkiffDomain/BatchedDelete/batchSize`` rows
+    /// each (``SkiffDomain/BatchedDelete``); returns how many were deleted. `delete` is given the batch
+    /// size and returns a query that deletes at most that many rows (a `LIMIT`ed subquery on the table's
+    /// key) and answers with their count.
+    func deleteInBatches(_ delete: @escaping (Int) -> PostgresQuery) async throws -> Int {
+        try await BatchedDelete.run { limit in
+            try await write { db in try await db.count(delete(limit), self) }
         }
     }
-
-    /// The most rows one write of ``deleteInBatches(batchSize:_:)`` deletes.
-    static let deleteBatchSize = 1_000
 
     /// A write (``write(_:)``) of a kind that many writers run at once on the same rows or index pages
     /// (counters, sequence heads, new listings): the first attempt runs as it is; every attempt after a

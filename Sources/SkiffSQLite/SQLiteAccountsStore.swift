@@ -348,15 +348,14 @@ public struct SQLiteAccountsStore: AccountsStore {
 
     public func deleteExpired(now: Date) async throws -> Int {
         let now = now.millisecondsSince1970
-        let sessions = try await pool.deleteInBatches(
-            "DELETE FROM session WHERE rowid IN (SELECT rowid FROM session WHERE expiresAt <= ? LIMIT ?)",
-            [now]
-        )
-        let tokens = try await pool.deleteInBatches(
-            "DELETE FROM oneTimeToken WHERE rowid IN (SELECT rowid FROM oneTimeToken WHERE expiresAt <= ? LIMIT ?)",
-            [now]
-        )
-        return sessions + tokens
+        // Both tables expire by `expiresAt`.
+        func deleteExpired(from table: String) async throws -> Int {
+            try await pool.deleteInBatches(
+                "DELETE FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table) WHERE expiresAt <= ? LIMIT ?)",
+                [now]
+            )
+        }
+        return try await deleteExpired(from: "session") + deleteExpired(from: "oneTimeToken")
     }
 
     // MARK: Search

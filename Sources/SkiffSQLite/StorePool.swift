@@ -17,28 +17,16 @@ struct StorePool: Sendable {
         try await writer.write(updates)
     }
 
-    /// The most rows one write of ``deleteInBatches(_:_:batchSize:)`` deletes.
-    static let deleteBatchSize = 1_000
-
-    /// Deletes rows in writes of at most `batchSize` rows each, until a write deletes fewer; returns how many
-    /// were deleted.
-    ///
-    /// `sql` is a `DELETE` whose last parameter is the batch's `LIMIT` (a subquery choosing the rows), so
-    /// a housekeeping prune holds the writer, and its savepoint's undo journal (in memory) holds pages, for
-    /// one batch at a time however many rows have expired; other writes take turns between the batches.
-    func deleteInBatches(
-        _ sql: String,
-        _ arguments: StatementArguments,
-        batchSize: Int = StorePool.deleteBatchSize
-    ) async throws -> Int {
-        var deleted = 0
-        while true {
-            let count = try await domainWrite { db in
-                try db.executeCached(sql: sql, arguments: arguments + [batchSize])
+    /// Deletes rows in writes of at most ``SkiffDomain/BatchedDelete/batchSize`` rows each
+    /// (``SkiffDomain/BatchedDelete``); returns how many were deleted. `sql` is a `DELETE` whose last
+    /// parameter is the batch's `LIMIT` (a subquery choosing the rows by their key), so a write's
+    /// savepoint journal, kept in memory, holds one batch's pages.
+    func deleteInBatches(_ sql: String, _ arguments: StatementArguments) async throws -> Int {
+        try await BatchedDelete.run { limit in
+            try await domainWrite { db in
+                try db.executeCached(sql: sql, arguments: arguments + [limit])
                 return db.changesCount
             }
-            deleted += count
-            if count < batchSize { return deleted }
         }
     }
 

@@ -14,7 +14,7 @@ struct PostgresPruneTests {
     )
     func batches() async throws {
         try await TestPostgres.withDatabase { storage in
-            #expect(PostgresStorage.deleteBatchSize == 1_000)
+            #expect(BatchedDelete.batchSize == 1_000)
             let account = try await storage.accountsStore().createAccount(Fixture.account("Pruned"))
             let cut = Fixture.t0.millisecondsSince1970
             // Past the cut: 2,500 expired sessions, 1,200 old feed events and 1,500 old changes; and a few of

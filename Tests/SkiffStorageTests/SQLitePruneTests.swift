@@ -17,7 +17,7 @@ struct SQLitePruneTests {
         defer { directory.remove() }
         let database = try await SQLiteDatabase.open(atPath: directory.path("skiff.sqlite"))
         defer { try? database.close() }
-        #expect(StorePool.deleteBatchSize == 1_000)
+        #expect(BatchedDelete.batchSize == 1_000)
         let account = try await database.accountsStore().createAccount(Fixture.account("Pruned"))
         let cut: Int64 = Fixture.t0.millisecondsSince1970
         // Past the cut: 2,500 expired sessions, 1,200 old feed events and 1,500 old changes; and a few of each
