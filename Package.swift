@@ -369,10 +369,16 @@ let package = Package(
                 "SkiffChat",
                 "SkiffLostFound",
                 "SkiffBucketList",
+                "CSkiffSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: swiftSettings
+        ),
+        // The one SQLite setting Swift cannot make itself (`sqlite3_config` is variadic).
+        .target(
+            name: "CSkiffSQLite",
+            linkerSettings: [.linkedLibrary("sqlite3")]
         ),
         // The PostgreSQL backend: a connection pool, versioned migrations under an advisory lock, the stores.
         .target(

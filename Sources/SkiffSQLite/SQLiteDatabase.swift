@@ -1,3 +1,4 @@
+import CSkiffSQLite
 import Dispatch
 import Foundation
 public import GRDB
@@ -75,6 +76,17 @@ public final class SQLiteDatabase: Sendable {
         public static var defaults: Configuration { Configuration() }
     }
 
+    /// Whether SQLite keeps no memory statistics in this process, so that its allocations take no
+    /// process-wide lock.
+    ///
+    /// SQLite counts the bytes of every allocation and free under one mutex by default. With several
+    /// readers and the writer on their own threads that mutex was the server's most contended lock: after
+    /// another connection's commit, a reader reads its pages again and allocates a buffer for each
+    /// (Benchmarks/RESULTS.md). The first database opened turns the statistics off, which SQLite allows
+    /// only before anything in the process has used it; `false` when something had (the statistics then
+    /// stay on, and everything still works).
+    public static let memoryStatisticsOff: Bool = skiff_sqlite_disable_memory_statistics() == 1
+
     /// The file's path.
     public let path: String
     /// The connection pool. Stores read from it and write through the group-commit writer; other code
@@ -92,6 +104,7 @@ public final class SQLiteDatabase: Sendable {
     ///   migrated by a newer version of Skiff; ``SkiffListings/ZipCentroidsError`` if the bundled ZIP-code
     ///   table cannot be loaded; GRDB errors if the file cannot be opened or migrated.
     public init(path: String, configuration: Configuration = .defaults) throws {
+        _ = Self.memoryStatisticsOff
         var config = GRDB.Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(configuration.busyTimeout.timeInterval)

@@ -95,9 +95,11 @@ enum ListingSearchSQL {
         /// statuses, relevance order, or a circle whose box wraps); keywords are collected from FTS5
         /// (`docID IN (MATCH)`).
         case planner
-        /// The keyword matches drive: FTS5 collects their row ids, each row is read by its id, filtered
-        /// and sorted (`NOT INDEXED`, so that SQLite's planner, which cannot know how many listings match,
-        /// does not walk an index instead). A page costs about the number of matches.
+        /// The keyword matches drive: FTS5 collects their row ids, and each match's filter and order columns
+        /// are read by its id from ``ListingSearchSQL/keysIndex``, filtered, sorted and cut to the page; only
+        /// the page's rows are then read (`INDEXED BY`, so that SQLite's planner, which cannot know how many
+        /// listings match, does not walk an order index instead). With a circle, each match's row is read
+        /// (`NOT INDEXED`). A page costs about the number of matches, in entries of a narrow index.
         case collect
         /// Walk the named order index (`INDEXED BY`) from the cursor, checking the filters in the index
         /// and each keyword with one probe of `listingWord`, until the page is full: a page costs about
@@ -310,6 +312,7 @@ enum ListingSearchSQL {
     ) -> Statement {
         if plan == .scores { return scoresStatement(query, limit: limit) }
         let sort = query.query.sort
+        let keyed = plan == .collect && query.query.filter.near == nil
         var conditions = filterConditions(query)
         if let seller { conditions.append("listing.sellerID = ?", [seller]) }
         var columns = "listing.*"
@@ -333,7 +336,10 @@ enum ListingSearchSQL {
                 [word, query.statuses.first?.rawValue]
             )
         } else if !query.terms.isEmpty {
-            if plan == .collect { from += " NOT INDEXED" }
+            // Collected without a circle, the matches are filtered, ordered and cut to the page on their keys
+            // (``keysIndex``); with one, each match's row is read by its id (the circle's box and distance
+            // need its point and seller).
+            if plan == .collect { from += keyed ? " INDEXED BY \(keysIndex)" : " NOT INDEXED" }
             conditions.append(
                 "listing.docID IN (SELECT rowid FROM listingSearch WHERE listingSearch MATCH ?)",
                 [SearchText.ftsExpression(query.terms)]
@@ -401,11 +407,30 @@ enum ListingSearchSQL {
         arguments += fromArguments
         arguments += conditions.arguments
         arguments += [limit]
+        if keyed {
+            // The page's keys from the narrow index, then only the page's rows, in the same order.
+            return Statement(
+                sql: """
+                    SELECT listing.* FROM (SELECT \(keyColumns) FROM \(from) WHERE \(conditions.sql) \
+                    ORDER BY \(order) LIMIT ?) AS top CROSS JOIN listing ON listing.docID = top.docID \
+                    ORDER BY \(order.replacingOccurrences(of: "listing.", with: "top."))
+                    """,
+                arguments: arguments
+            )
+        }
         return Statement(
             sql: "SELECT \(columns) FROM \(from) WHERE \(conditions.sql) ORDER BY \(order) LIMIT ?",
             arguments: arguments
         )
     }
+
+    /// The index a keyed collect (``Plan/collect`` without a circle) reads each match from: its row id, then
+    /// every column the filters (but a seller's, the circle and tags) and the orders read ("listings-v8").
+    static let keysIndex = "listing_docID_keys"
+
+    /// The columns a keyed collect's inner select returns: the row id and the orders' keys.
+    static let keyColumns = ["docID", "createdAt", "id", "priceCents", "titleKey"]
+        .map { "listing.\($0) AS \($0)" }.joined(separator: ", ")
 
     /// The statement of ``Plan/scores``: the page's listings by summed score, then newest first, after the
     /// cursor (a row value on the grouped scores), and only then their rows.

@@ -390,3 +390,22 @@ extension SQLiteSchema {
         }
     }
 }
+
+extension SQLiteSchema {
+    /// "listings-v8": `listing_docID_keys`, each listing's filter and order columns keyed by its row id, so that a
+    /// search which collects its keyword matches from FTS5 (`ListingSearchSQL.Plan.collect`) filters, orders and
+    /// cuts them to the page from this narrow index and reads a table row only for the page. Before, it read
+    /// every match's whole row (a page of the table each, at random): about 3 ms of a two-word search's 4 ms at
+    /// 100,000 listings.
+    static func registerListingsKeysMigration(in migrator: inout DatabaseMigrator) {
+        // Shipped once merged: do not edit.
+        migrator.registerMigration("listings-v8") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX listing_docID_keys
+                        ON listing(docID, status, createdAt, id, category, condition, priceCents, madeOnCampus, titleKey);
+                    """
+            )
+        }
+    }
+}

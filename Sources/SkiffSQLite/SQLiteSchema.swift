@@ -42,6 +42,7 @@ public enum SQLiteSchema {
         registerLostFoundCellsMigration(in: &migrator)
         registerListingsCellsMigration(in: &migrator)
         registerListingsImpactMigration(in: &migrator)
+        registerListingsKeysMigration(in: &migrator)
         return migrator
     }
 

@@ -101,7 +101,12 @@ public final class OpenedStorage: Service, Sendable {
                     continue
                 }
                 let backend = try await open(choice)
-                logger.info("storage opened", metadata: ["backend": "\(backend.name)"])
+                var metadata: Logger.Metadata = ["backend": "\(backend.name)"]
+                if backend is SQLiteDatabase {
+                    // Off unless something used SQLite before the first file was opened.
+                    metadata["memoryStatistics"] = "\(SQLiteDatabase.memoryStatisticsOff ? "off" : "on")"
+                }
+                logger.info("storage opened", metadata: metadata)
                 opened[choice] = backend
                 order.append(backend)
                 byService[service] = backend

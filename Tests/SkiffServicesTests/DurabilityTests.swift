@@ -51,6 +51,20 @@ func seedUser(_ database: SQLiteDatabase, email: String, name: String) async thr
 
 @Suite("Durability")
 struct DurabilityTests {
+    @Test("A skiff-server process on SQLite keeps no SQLite memory statistics, so allocations take no global lock")
+    func noMemoryStatistics() async throws {
+        try await withTemporaryDatabasePath { path in
+            let server = try ServerProcess(databasePath: path)
+            defer { server.stop() }
+            // The first file opened turned them off, before anything else in the process used SQLite; the
+            // server says so where it reports the storage it opened, which it does before it listens.
+            let log = try String(contentsOf: server.logFile, encoding: .utf8)
+            let opened = log.split(separator: "\n").filter { $0.contains("storage opened") }
+            #expect(opened.count == 1, "\(log.prefix(2_000))")
+            #expect(opened.allSatisfy { $0.contains("memoryStatistics=off") }, "\(opened)")
+        }
+    }
+
     @Test("every acknowledged sign-up, listing and bid survives SIGKILL mid-load; the database stays intact")
     func killMidLoad() async throws {
         try await withTemporaryDatabasePath { path in

@@ -34,7 +34,7 @@ struct SQLiteDatabaseTests {
                 "bids-v2", "bids-v3", "lostfound-v2", "accounts-v3", "listings-v2", "bucketlist-v2", "listings-v3",
                 "accounts-v4", "lostfound-v3", "accounts-v5", "bids-v4",
                 "listings-v4", "accounts-v6", "accounts-v7", "listings-v5", "bucketlist-v3", "lostfound-v4", "chat-v2",
-                "bucketlist-v4", "lostfound-v5", "lostfound-v6", "listings-v6", "listings-v7",
+                "bucketlist-v4", "lostfound-v5", "lostfound-v6", "listings-v6", "listings-v7", "listings-v8",
             ]
         )
     }

@@ -129,6 +129,15 @@ struct SQLiteSearchPlanTests {
                     if searchPlan == .collect {
                         // The keyword matches drive: each row is read by its id.
                         #expect(plan.contains { $0.contains("USING INTEGER PRIMARY KEY") }, "\(plan)")
+                        if query.filter.near == nil {
+                            // Filtered, ordered and cut to the page on the keys index, without a table row.
+                            #expect(
+                                plan.contains {
+                                    $0.contains("USING COVERING INDEX \(ListingSearchSQL.keysIndex) (docID=?")
+                                },
+                                "\(plan)"
+                            )
+                        }
                     }
                     if searchPlan == .scores {
                         // Scores, order and page from the word index; a listing row only for the page.
