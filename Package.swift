@@ -299,6 +299,7 @@ let package = Package(
                 "SkiffDomain",
                 "SkiffFeed",
                 "SkiffAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,3 +1,4 @@
+import Crypto
 public import Foundation
 public import SkiffDomain
 
@@ -101,12 +102,31 @@ public struct ListingFields: Codable, Hashable, Sendable {
         self.imageIDs = imageIDs
     }
 
-    /// A canonical text of the fields, used to recognise a retried CreateListing (`request_id`).
-    public var fingerprint: String {
+    /// A canonical text of the fields: their JSON with the keys sorted. What ``fingerprint`` hashes, and
+    /// what stores kept as the fingerprint itself before fingerprints were hashed.
+    public var canonicalText: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
+
+    /// What a store keeps with a CreateListing's `request_id` to recognise a retry: ``fingerprintPrefix`` and
+    /// the SHA-256 of ``canonicalText`` in hex, 71 characters whatever the fields (the text itself was about
+    /// 600 bytes a listing, the largest table of a SQLite file).
+    public var fingerprint: String {
+        let digest = SHA256.hash(data: Data(canonicalText.utf8))
+        let hex = "0123456789abcdef".utf8.map { $0 }
+        var text = Self.fingerprintPrefix
+        text.reserveCapacity(Self.fingerprintPrefix.utf8.count + 64)
+        for byte in digest {
+            text.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+            text.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0x0f)]))
+        }
+        return text
+    }
+
+    /// How a hashed ``fingerprint`` begins. An older fingerprint, the ``canonicalText`` itself, begins with `{`.
+    public static let fingerprintPrefix = "sha256:"
 }
 
 /// An item for sale.

@@ -135,7 +135,12 @@ public enum ListingLifecycle {
         let stored = new.listing
         let fingerprint = new.fingerprint
         if let earlier = earlierRequest {
-            guard earlier.fingerprint == fingerprint, let existing = earlier.listing else {
+            // A fingerprint kept before they were hashed is the fields' canonical text.
+            let same =
+                earlier.fingerprint == fingerprint
+                || (!earlier.fingerprint.hasPrefix(ListingFields.fingerprintPrefix)
+                    && earlier.fingerprint == stored.fields.canonicalText)
+            guard same, let existing = earlier.listing else {
                 throw ListingsStoreError.requestIDReused
             }
             return .retry(existing)

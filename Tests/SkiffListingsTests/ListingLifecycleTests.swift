@@ -87,6 +87,57 @@ struct ListingLifecycleTests {
         }
     }
 
+    @Test("A fingerprint is the SHA-256 of the fields' canonical text; one kept as that text still recognises a retry")
+    func fingerprints() throws {
+        let first = Self.listing(id: "lst_first")
+        var other = first.fields
+        other.priceCents += 1
+        let fingerprint = first.fields.fingerprint
+        #expect(fingerprint.hasPrefix(ListingFields.fingerprintPrefix) && fingerprint.utf8.count == 71)
+        #expect(fingerprint.dropFirst(7).allSatisfy { "0123456789abcdef".contains($0) })
+        #expect(fingerprint == Self.listing(id: "lst_second").fields.fingerprint)
+        #expect(fingerprint != other.fingerprint)
+        // The text is bounded by the fields', not stored: a long description makes the same length.
+        var long = first.fields
+        long.description = String(repeating: "x", count: 5_000)
+        #expect(long.fingerprint.utf8.count == 71)
+        #expect(first.fields.canonicalText.hasPrefix("{") && first.fields.canonicalText.contains("\"title\""))
+        // A request remembered before fingerprints were hashed (the canonical text itself).
+        let legacy = ListingLifecycle.EarlierRequest(fingerprint: first.fields.canonicalText, listing: first)
+        let retry = try ListingLifecycle.create(
+            Self.listing(id: "lst_second"),
+            requestID: "req-1",
+            earlierRequest: legacy,
+            imageOwners: [:],
+            listingIDTaken: false
+        )
+        #expect(retry == .retry(first))
+        var changed = Self.listing(id: "lst_second")
+        changed.fields = other
+        #expect(throws: ListingsStoreError.requestIDReused) {
+            try ListingLifecycle.create(
+                changed,
+                requestID: "req-1",
+                earlierRequest: legacy,
+                imageOwners: [:],
+                listingIDTaken: false
+            )
+        }
+        // A hashed fingerprint is never compared with the text, nor the text with the hash.
+        #expect(throws: ListingsStoreError.requestIDReused) {
+            try ListingLifecycle.create(
+                Self.listing(id: "lst_second"),
+                requestID: "req-1",
+                earlierRequest: .init(
+                    fingerprint: ListingFields.fingerprintPrefix + first.fields.canonicalText,
+                    listing: first
+                ),
+                imageOwners: [:],
+                listingIDTaken: false
+            )
+        }
+    }
+
     @Test("Without a request id there is nothing to remember")
     func createWithoutRequestID() throws {
         let decision = try ListingLifecycle.create(
