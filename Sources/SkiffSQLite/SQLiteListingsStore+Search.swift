@@ -425,7 +425,7 @@ enum ListingSearchSQL {
     }
 
     /// The index a keyed collect (``Plan/collect`` without a circle) reads each match from: its row id, then
-    /// every column the filters (but a seller's, the circle and tags) and the orders read ("listings-v8").
+    /// every listing column the filters (but a seller's and a circle's) and the orders read ("listings-v8").
     static let keysIndex = "listing_docID_keys"
 
     /// The columns a keyed collect's inner select returns: the row id and the orders' keys.
