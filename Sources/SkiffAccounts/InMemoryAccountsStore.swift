@@ -13,8 +13,11 @@ public final class InMemoryAccountsStore: AccountsStore {
         /// The search key of each account's display name (what SQLite keeps in a column).
         var nameKeys: [String: String] = [:]
         var idByEmail: [String: String] = [:]
-        var sessions: [TokenHash: Session] = [:]
-        var tokens: [TokenHash: OneTimeToken] = [:]
+        /// Sessions and one-time tokens, each with its account's hashes and an expiry order, so that an
+        /// account's (log-out everywhere, a password change, verification) and the expired ones (housekeeping)
+        /// cost what they hold, not every account's.
+        var sessions = AccountSecrets<Session>()
+        var tokens = AccountSecrets<OneTimeToken>()
         var ratings: [String: Rating] = [:]
         /// Each seller's ratings newest first (then by public id, descending), and their running summary:
         /// a page or a summary costs the seller's page, not every rating.
@@ -49,7 +52,7 @@ public final class InMemoryAccountsStore: AccountsStore {
         /// when a reset token was used.
         mutating func consumeToken(_ used: TokenHash, of accountID: String, kind: OneTimeToken.Kind, at date: Date) {
             tokens[used]?.usedAt = date
-            for (hash, token) in tokens where hash != used && token.accountID == accountID && token.usedAt == nil {
+            for (hash, token) in tokens.of(accountID) where hash != used && token.usedAt == nil {
                 if token.kind == .emailVerification {
                     tokens[hash] = nil
                 } else if token.kind == kind {
@@ -62,9 +65,7 @@ public final class InMemoryAccountsStore: AccountsStore {
         /// Deletes the account's unused e-mail change tokens (after a password reset or change, or when
         /// every session ends).
         mutating func cancelEmailChanges(of accountID: String) {
-            tokens = tokens.filter { _, token in
-                token.accountID != accountID || token.kind != .emailChange || token.usedAt != nil
-            }
+            tokens.removeAll(of: accountID) { _, token in token.kind == .emailChange && token.usedAt == nil }
         }
     }
 
@@ -174,8 +175,8 @@ public final class InMemoryAccountsStore: AccountsStore {
                 tokenTaken: state.tokens[token.tokenHash] != nil
             )
             if stored.kind == .emailChange {
-                state.tokens = state.tokens.filter { _, other in
-                    other.accountID != stored.accountID || other.kind != .emailChange || other.usedAt != nil
+                state.tokens.removeAll(of: stored.accountID) { _, other in
+                    other.kind == .emailChange && other.usedAt == nil
                 }
             }
             state.tokens[stored.tokenHash] = stored
@@ -195,13 +196,12 @@ public final class InMemoryAccountsStore: AccountsStore {
             if let released = change.releasedAccountID, let pending = state.accounts.removeValue(forKey: released) {
                 state.nameKeys[released] = nil
                 if state.idByEmail[pending.email] == released { state.idByEmail[pending.email] = nil }
-                state.tokens = state.tokens.filter { $0.value.accountID != released }
-                state.sessions = state.sessions.filter { $0.value.accountID != released }
+                state.tokens.removeAll(of: released)
+                state.sessions.removeAll(of: released)
             }
             let accountID = change.account.id
             state.consumeToken(tokenHash, of: accountID, kind: .emailChange, at: change.usedAt)
-            for (hash, other) in state.tokens
-            where other.accountID == accountID && other.kind == .passwordReset && other.usedAt == nil {
+            for (hash, other) in state.tokens.of(accountID) where other.kind == .passwordReset && other.usedAt == nil {
                 state.tokens[hash]?.usedAt = change.usedAt
             }
             state.save(change.account)
@@ -213,8 +213,8 @@ public final class InMemoryAccountsStore: AccountsStore {
         try state.withLock { (state) throws(DomainError) -> Account in
             let erased = try AccountLifecycle.deleteAccount(state.accounts[id], now: now)
             state.save(erased)
-            state.sessions = state.sessions.filter { $0.value.accountID != id }
-            state.tokens = state.tokens.filter { $0.value.accountID != id }
+            state.sessions.removeAll(of: id)
+            state.tokens.removeAll(of: id)
             state.externalIdentities = state.externalIdentities.filter { $0.value != id }
             return erased
         }
@@ -241,8 +241,8 @@ public final class InMemoryAccountsStore: AccountsStore {
                 let wasVerified = state.accounts[account.id]?.verified ?? false
                 state.save(account)
                 if !wasVerified {
-                    state.tokens = state.tokens.filter { _, token in
-                        token.accountID != account.id || token.kind != .emailVerification || token.usedAt != nil
+                    state.tokens.removeAll(of: account.id) { _, token in
+                        token.kind == .emailVerification && token.usedAt == nil
                     }
                 }
                 state.externalIdentities[identity] = account.id
@@ -278,7 +278,7 @@ public final class InMemoryAccountsStore: AccountsStore {
             )
             state.consumeToken(tokenHash, of: consumption.account.id, kind: .passwordReset, at: consumption.usedAt)
             state.save(consumption.account)
-            state.sessions = state.sessions.filter { $0.value.accountID != consumption.account.id }
+            state.sessions.removeAll(of: consumption.account.id)
             return consumption.account
         }
     }
@@ -294,13 +294,10 @@ public final class InMemoryAccountsStore: AccountsStore {
                 newPasswordHash: newPasswordHash
             )
             state.save(account)
-            let before = state.sessions.count
-            state.sessions = state.sessions.filter { $0.value.accountID != accountID || $0.key == keepingSession }
-            state.tokens = state.tokens.filter { _, token in
-                token.accountID != accountID || token.kind != .passwordReset || token.usedAt != nil
-            }
+            let ended = state.sessions.removeAll(of: accountID) { hash, _ in hash != keepingSession }
+            state.tokens.removeAll(of: accountID) { _, token in token.kind == .passwordReset && token.usedAt == nil }
             state.cancelEmailChanges(of: accountID)
-            return before - state.sessions.count
+            return ended
         }
     }
 
@@ -326,25 +323,34 @@ public final class InMemoryAccountsStore: AccountsStore {
     }
 
     public func deleteSession(tokenHash: TokenHash) async throws -> Bool {
-        state.withLock { $0.sessions.removeValue(forKey: tokenHash) != nil }
+        state.withLock { state in
+            guard state.sessions[tokenHash] != nil else { return false }
+            state.sessions[tokenHash] = nil
+            return true
+        }
     }
 
     public func deleteAllSessions(accountID: String) async throws -> Int {
         state.withLock { state in
-            let before = state.sessions.count
-            state.sessions = state.sessions.filter { $0.value.accountID != accountID }
+            let ended = state.sessions.removeAll(of: accountID)
             state.cancelEmailChanges(of: accountID)
-            return before - state.sessions.count
+            return ended
         }
     }
 
     public func deleteExpired(now: Date) async throws -> Int {
         let now = now.roundedToMilliseconds
-        return state.withLock { state in
-            let before = state.sessions.count + state.tokens.count
-            state.sessions = state.sessions.filter { $0.value.expiresAt > now }
-            state.tokens = state.tokens.filter { $0.value.expiresAt > now }
-            return before - state.sessions.count - state.tokens.count
+        // Soonest expiry first, at most a batch of expiries per hold of the lock, so that other calls take
+        // turns with a large prune; each batch reads only what has expired.
+        var removed = 0
+        while true {
+            let batch = state.withLock { state in
+                let sessions = state.sessions.removeExpired(now: now, limit: BatchedDelete.batchSize)
+                let tokens = state.tokens.removeExpired(now: now, limit: BatchedDelete.batchSize)
+                return (removed: sessions.removed + tokens.removed, more: max(sessions.checked, tokens.checked))
+            }
+            removed += batch.removed
+            if batch.more < BatchedDelete.batchSize { return removed }
         }
     }
 
