@@ -329,6 +329,8 @@ let package = Package(
                 "SkiffDomain",
                 "SkiffFeed",
                 "SkiffAPI",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,6 @@
+import DequeModule
 public import Foundation
+import HeapModule
 public import SkiffDomain
 public import SkiffFeed
 import Synchronization
@@ -31,10 +33,16 @@ public final class InMemoryChatStore: ChatStore {
         var clientMessages: [ClientKey: ChatMessage] = [:]
         /// Blocked-at per blocker and blocked user.
         var blocks: [String: [String: Date]] = [:]
-        var feeds: [String: [FeedEvent]] = [:]
+        /// Each user's feed in sequence order.
+        var feeds: [String: Deque<FeedEvent>] = [:]
+        /// The time of each non-empty feed's first event, soonest first: a prune reads the feeds that hold
+        /// something due and, in each, what is due, never every feed.
+        var feedFronts = Heap<Due<String>>()
         var lastFeedSequence: [String: Int64] = [:]
         /// The idempotency keys of recorded notifications, with the time recorded (pruned with the feed).
         var notificationKeys: [NotificationKey: Date] = [:]
+        /// The same keys by time recorded, soonest first, for the prune.
+        var notificationKeysByTime = Heap<Due<NotificationKey>>()
 
         func isBlocked(_ a: String, _ b: String) -> Bool {
             blocks[a]?[b] != nil || blocks[b]?[a] != nil
@@ -66,8 +74,31 @@ public final class InMemoryChatStore: ChatStore {
             let sequence = lastFeedSequence[userID, default: 0] + 1
             lastFeedSequence[userID] = sequence
             let event = FeedEvent(userID: userID, sequence: sequence, occurredAt: now, payload: payload)
+            if feeds[userID]?.isEmpty ?? true { feedFronts.insert(Due(at: now, key: userID)) }
             feeds[userID, default: []].append(event)
             return event
+        }
+
+        /// One batch of ``InMemoryChatStore/pruneFeed(before:)``: up to `limit` events and `limit` keys.
+        mutating func pruneBatch(before date: Date, limit: Int) -> (events: Int, keys: Int) {
+            var events = 0
+            while events < limit, let front = feedFronts.min, front.at < date {
+                _ = feedFronts.popMin()
+                guard var feed = feeds.removeValue(forKey: front.key) else { continue }
+                while events < limit, let first = feed.first, first.occurredAt < date {
+                    feed.removeFirst()
+                    events += 1
+                }
+                if let first = feed.first { feedFronts.insert(Due(at: first.occurredAt, key: front.key)) }
+                if !feed.isEmpty { feeds[front.key] = feed }
+            }
+            var keys = 0
+            while keys < limit, let due = notificationKeysByTime.min, due.at < date {
+                _ = notificationKeysByTime.popMin()
+                notificationKeys[due.key] = nil
+                keys += 1
+            }
+            return (events, keys)
         }
 
         func summary(_ conversation: Conversation) -> ConversationSummary {
@@ -214,6 +245,7 @@ public final class InMemoryChatStore: ChatStore {
                 let key = NotificationKey(userID: notification.userID, key: notification.idempotencyKey)
                 guard state.notificationKeys[key] == nil else { return nil }
                 state.notificationKeys[key] = now
+                state.notificationKeysByTime.insert(Due(at: now, key: key))
                 return state.append(.notification(notification.kind), to: notification.userID, at: now)
             }
         }
@@ -221,7 +253,15 @@ public final class InMemoryChatStore: ChatStore {
 
     public func feedEvents(userID: String, after sequence: Int64, limit: Int) async throws -> [FeedEvent] {
         state.withLock { state in
-            Array((state.feeds[userID] ?? []).lazy.filter { $0.sequence > sequence }.prefix(limit))
+            // Sequences grow along the feed: the first one after `sequence` is found by halving.
+            guard let feed = state.feeds[userID] else { return [] }
+            var low = 0
+            var high = feed.count
+            while low < high {
+                let middle = (low + high) / 2
+                if feed[middle].sequence > sequence { high = middle } else { low = middle + 1 }
+            }
+            return Array(feed[low..<min(feed.count, low + max(0, limit))])
         }
     }
 
@@ -230,16 +270,25 @@ public final class InMemoryChatStore: ChatStore {
     }
 
     @discardableResult
+    /// Deletes feed events older than `date`, each feed from its oldest event on, and the notification keys
+    /// recorded before it: at most a batch of events (and a batch of keys) per hold of the lock, reading only
+    /// the feeds that hold something due. An event appended just after a newer one of the same feed (their
+    /// times taken before the lock) goes once that newer one is due.
     public func pruneFeed(before date: Date) async throws -> Int {
-        state.withLock { state in
-            var removed = 0
-            for (userID, events) in state.feeds {
-                let kept = events.filter { $0.occurredAt >= date }
-                removed += events.count - kept.count
-                state.feeds[userID] = kept
-            }
-            state.notificationKeys = state.notificationKeys.filter { $0.value >= date }
-            return removed
+        var removed = 0
+        while true {
+            let batch = state.withLock { state in state.pruneBatch(before: date, limit: BatchedDelete.batchSize) }
+            removed += batch.events
+            if batch.events < BatchedDelete.batchSize, batch.keys < BatchedDelete.batchSize { return removed }
         }
     }
+}
+
+/// A key due at a time, ordered by the time alone (for a `Heap`).
+struct Due<Key>: Comparable {
+    var at: Date
+    var key: Key
+
+    static func < (lhs: Due, rhs: Due) -> Bool { lhs.at < rhs.at }
+    static func == (lhs: Due, rhs: Due) -> Bool { lhs.at == rhs.at }
 }
