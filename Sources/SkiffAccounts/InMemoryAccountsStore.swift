@@ -12,6 +12,9 @@ public final class InMemoryAccountsStore: AccountsStore {
         var accounts: [String: Account] = [:]
         /// The search key of each account's display name (what SQLite keeps in a column).
         var nameKeys: [String: String] = [:]
+        /// The same keys in search order (key, then id, by bytes), so that a user search walks from its cursor
+        /// and stops at its page, as SQLite walks its index.
+        var byName = SortedKeys<NameEntry>(by: NameEntry.precedes)
         var idByEmail: [String: String] = [:]
         /// Sessions and one-time tokens, each with its account's hashes and an expiry order, so that an
         /// account's (log-out everywhere, a password change, verification) and the expired ones (housekeeping)
@@ -42,8 +45,17 @@ public final class InMemoryAccountsStore: AccountsStore {
                 idByEmail[previous] = nil
             }
             accounts[account.id] = account
-            nameKeys[account.id] = account.storedSearchKey
+            let key = account.storedSearchKey
+            if let old = nameKeys[account.id], old != key { unindexName(account.id) }
+            if nameKeys[account.id] != key { byName.insert(NameEntry(key: key, id: account.id)) }
+            nameKeys[account.id] = key
             idByEmail[account.email] = account.id
+        }
+
+        /// Removes an account's name from the search order.
+        mutating func unindexName(_ id: String) {
+            guard let key = nameKeys[id] else { return }
+            _ = byName.remove(NameEntry(key: key, id: id)) { $0.id == id }
         }
 
         /// Marks the token `used` used at `date` and retires the account's other unused tokens: verification
@@ -194,6 +206,7 @@ public final class InMemoryAccountsStore: AccountsStore {
                 now: now
             )
             if let released = change.releasedAccountID, let pending = state.accounts.removeValue(forKey: released) {
+                state.unindexName(released)
                 state.nameKeys[released] = nil
                 if state.idByEmail[pending.email] == released { state.idByEmail[pending.email] = nil }
                 state.tokens.removeAll(of: released)
@@ -360,22 +373,20 @@ public final class InMemoryAccountsStore: AccountsStore {
         let queryKey = Account.searchKey(nameQuery)
         let cursor = try AccountsPaging.searchCursor(page, queryKey: queryKey)
         let fetched: [Account] = state.withLock { state in
-            var matches: [(key: String, account: Account)] = []
-            for (id, key) in state.nameKeys where AccountsPaging.bytesContain(key, queryKey) {
-                if let cursor {
-                    let after =
-                        AccountsPaging.bytesPrecede(cursor.n, key)
-                        || (cursor.n.utf8.elementsEqual(key.utf8) && AccountsPaging.bytesPrecede(cursor.i, id))
-                    guard after else { continue }
+            // Walks the names in order from the cursor until the page (and one more) is full: a page costs
+            // the names walked, about `(page + 1) · accounts / matches`.
+            var position =
+                cursor.map { state.byName.position(of: NameEntry(key: $0.n, id: $0.i), after: true) }
+                ?? state.byName.start
+            var matches: [Account] = []
+            while matches.count <= page.size, !state.byName.isEnd(position) {
+                let entry = state.byName[position]
+                if AccountsPaging.bytesContain(entry.key, queryKey), let account = state.accounts[entry.id] {
+                    matches.append(account)
                 }
-                matches.append((key, state.accounts[id]!))
+                position = state.byName.next(position)
             }
-            matches.sort { lhs, rhs in
-                lhs.key.utf8.elementsEqual(rhs.key.utf8)
-                    ? AccountsPaging.bytesPrecede(lhs.account.id, rhs.account.id)
-                    : AccountsPaging.bytesPrecede(lhs.key, rhs.key)
-            }
-            return matches.prefix(page.size + 1).map(\.account)
+            return matches
         }
         return AccountsPaging.searchPage(fetched, size: page.size, queryKey: queryKey)
     }
@@ -454,5 +465,17 @@ struct RatingKey: Sendable {
 
     @Sendable static func newestFirst(_ a: RatingKey, _ b: RatingKey) -> Bool {
         a.createdAt != b.createdAt ? a.createdAt > b.createdAt : AccountsPaging.bytesPrecede(b.ratingID, a.ratingID)
+    }
+}
+
+/// An account's name search key and id: the in-memory store's name order.
+struct NameEntry: Sendable {
+    var key: String
+    var id: String
+
+    /// By key, then id, comparing bytes (the order SQLite's index gives).
+    static let precedes: @Sendable (NameEntry, NameEntry) -> Bool = { lhs, rhs in
+        lhs.key.utf8.elementsEqual(rhs.key.utf8)
+            ? AccountsPaging.bytesPrecede(lhs.id, rhs.id) : AccountsPaging.bytesPrecede(lhs.key, rhs.key)
     }
 }

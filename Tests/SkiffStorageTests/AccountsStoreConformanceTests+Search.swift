@@ -28,6 +28,21 @@ extension AccountsStoreConformanceTests {
         }
     }
 
+    @Test("A renamed account is found by its new name only, in its new place", arguments: StoreKind.allCases)
+    func searchAfterRename(kind: StoreKind) async throws {
+        try await withAccountsStore(kind) { store in
+            let created = try await store.createAccounts(["Alice", "Mallory", "Zed"])
+            var changes = ProfileChanges()
+            changes.displayName = "Bob"
+            _ = try await store.updateProfile(id: created[1].id, changes: changes)
+            #expect(try await store.searchAll("mallory", pageSize: 10).isEmpty)
+            #expect(try await store.searchAll("", pageSize: 1).map(\.displayName) == ["Alice", "Bob", "Zed"])
+            // Renamed again to the same name: still once.
+            _ = try await store.updateProfile(id: created[1].id, changes: changes)
+            #expect(try await store.searchAll("b", pageSize: 10).map(\.id) == [created[1].id])
+        }
+    }
+
     @Test("Equal names are ordered by id", arguments: StoreKind.allCases)
     func searchTieBreak(kind: StoreKind) async throws {
         try await withAccountsStore(kind) { store in
