@@ -261,7 +261,7 @@ public final class InMemoryChatStore: ChatStore {
                 let middle = (low + high) / 2
                 if feed[middle].sequence > sequence { high = middle } else { low = middle + 1 }
             }
-            return Array(feed[low..<min(feed.count, low + max(0, limit))])
+            return Array(feed[low..<(low + min(max(0, limit), feed.count - low))])
         }
     }
 

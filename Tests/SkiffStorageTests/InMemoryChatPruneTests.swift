@@ -36,6 +36,7 @@ struct InMemoryChatPruneTests {
             #expect(try await store.feedEvents(userID: user, after: last - 1, limit: 5).map(\.sequence) == [last])
             #expect(try await store.feedEvents(userID: user, after: last, limit: 5).isEmpty)
             #expect(try await store.feedEvents(userID: user, after: last - 500, limit: 0).isEmpty)
+            #expect(try await store.feedEvents(userID: user, after: -1, limit: .max).map(\.sequence) == [last])
         }
         // An old key is forgotten with its event (recorded again); a new one still deduplicates.
         let again = try await store.appendNotifications(
