@@ -190,10 +190,18 @@ struct LostFoundServiceTests {
             )
             _ = try await client.markReturned(.with { $0.itemID = mine[1].itemID }, metadata: owner.auth)
 
+            // Newest first; reports made in the same millisecond (they can be, in memory) by id, descending.
+            let newestFirst = mine.sorted { lhs, rhs in
+                let (l, r) = (lhs.createdAt, rhs.createdAt)
+                return (l.seconds, l.nanos) != (r.seconds, r.nanos)
+                    ? (l.seconds, l.nanos) > (r.seconds, r.nanos) : lhs.itemID > rhs.itemID
+            }
             let all = try await client.listMyItems(.init(), metadata: owner.auth)
-            #expect(all.items.map(\.item.itemID) == mine.reversed().map(\.itemID))
-            #expect(all.items.map(\.item.status) == [.lost, .returned, .lost])
-            #expect(all.items.map(\.matchCount) == [0, 0, 1])
+            #expect(all.items.map(\.item.itemID) == newestFirst.map(\.itemID))
+            #expect(
+                all.items.map(\.item.status) == newestFirst.map { $0.itemID == mine[1].itemID ? .returned : .lost }
+            )
+            #expect(all.items.map(\.matchCount) == newestFirst.map { $0.itemID == mine[0].itemID ? 1 : 0 })
             // As their reporter sees them: the exact point and the contact instructions.
             #expect(all.items.allSatisfy { $0.item.hasPoint && $0.item.contactInstructions == "Text 555-0100" })
             #expect(all.nextPageToken.isEmpty)
@@ -201,7 +209,7 @@ struct LostFoundServiceTests {
             #expect(try await client.listMyItems(.init(), metadata: finder.auth).items.count == 1)
 
             let open = try await client.listMyItems(.with { $0.statuses = [.lost] }, metadata: owner.auth)
-            #expect(open.items.map(\.item.itemID) == [mine[2].itemID, mine[0].itemID])
+            #expect(open.items.map(\.item.itemID) == newestFirst.map(\.itemID).filter { $0 != mine[1].itemID })
             let first = try await client.listMyItems(.with { $0.pageSize = 2 }, metadata: owner.auth)
             #expect(first.items.count == 2)
             let rest = try await client.listMyItems(
@@ -211,7 +219,7 @@ struct LostFoundServiceTests {
                 },
                 metadata: owner.auth
             )
-            #expect(rest.items.map(\.item.itemID) == [mine[0].itemID])
+            #expect(rest.items.map(\.item.itemID) == [newestFirst[2].itemID])
             #expect(rest.nextPageToken.isEmpty)
 
             await expectStatus(.unauthenticated) { _ = try await client.listMyItems(.init()) }
