@@ -1,5 +1,6 @@
 import Foundation
 import HeapModule
+import SkiffDomain
 
 /// A session or one-time token as ``AccountSecrets`` keeps it: owned by an account, expiring at a time.
 protocol AccountSecret {
@@ -14,21 +15,12 @@ extension OneTimeToken: AccountSecret {}
 /// hashes and an expiry order beside them: an account's secrets cost what that account holds, and the
 /// expired ones what has expired, never a read of every secret of every account.
 struct AccountSecrets<Secret: AccountSecret> {
-    /// An expiry to check: the secret that had it may since have been replaced or removed (checked when it
-    /// comes up, so removing a secret costs nothing here).
-    private struct Expiry: Comparable {
-        var expiresAt: Date
-        var hash: TokenHash
-
-        static func < (lhs: Expiry, rhs: Expiry) -> Bool { lhs.expiresAt < rhs.expiresAt }
-        static func == (lhs: Expiry, rhs: Expiry) -> Bool { lhs.expiresAt == rhs.expiresAt }
-    }
-
     private var secrets: [TokenHash: Secret] = [:]
     private var byAccount: [String: Set<TokenHash>] = [:]
     /// Every expiry set and not yet checked, soonest first: at most one entry per secret stored (or given a
-    /// new expiry) and not yet expired.
-    private var expiries = Heap<Expiry>()
+    /// new expiry) and not yet expired. The secret that had one may since have been replaced or removed
+    /// (checked when it comes up, so removing a secret costs nothing here).
+    private var expiries = Heap<Due<TokenHash, Date>>()
 
     /// How many secrets there are.
     var count: Int { secrets.count }
@@ -43,7 +35,7 @@ struct AccountSecrets<Secret: AccountSecret> {
             guard let newValue else { return }
             byAccount[newValue.accountID, default: []].insert(hash)
             if old?.expiresAt != newValue.expiresAt {
-                expiries.insert(Expiry(expiresAt: newValue.expiresAt, hash: hash))
+                expiries.insert(Due(at: newValue.expiresAt, key: hash))
             }
         }
     }
@@ -73,12 +65,12 @@ struct AccountSecrets<Secret: AccountSecret> {
     mutating func removeExpired(now: Date, limit: Int) -> (removed: Int, checked: Int) {
         var removed = 0
         var checked = 0
-        while checked < limit, let soonest = expiries.min, soonest.expiresAt <= now {
+        while checked < limit, let soonest = expiries.min, soonest.at <= now {
             _ = expiries.popMin()
             checked += 1
             // Only if the secret still has that expiry: a replaced one has its own entry, a removed one none.
-            if let secret = secrets[soonest.hash], secret.expiresAt == soonest.expiresAt {
-                self[soonest.hash] = nil
+            if let secret = secrets[soonest.key], secret.expiresAt == soonest.at {
+                self[soonest.key] = nil
                 removed += 1
             }
         }

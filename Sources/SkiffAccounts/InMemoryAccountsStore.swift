@@ -46,9 +46,11 @@ public final class InMemoryAccountsStore: AccountsStore {
             }
             accounts[account.id] = account
             let key = account.storedSearchKey
-            if let old = nameKeys[account.id], old != key { unindexName(account.id) }
-            if nameKeys[account.id] != key { byName.insert(NameEntry(key: key, id: account.id)) }
-            nameKeys[account.id] = key
+            if nameKeys[account.id] != key {
+                unindexName(account.id)
+                byName.insert(NameEntry(key: key, id: account.id))
+                nameKeys[account.id] = key
+            }
             idByEmail[account.email] = account.id
         }
 
@@ -356,15 +358,15 @@ public final class InMemoryAccountsStore: AccountsStore {
         // Soonest expiry first, at most a batch of expiries per hold of the lock, so that other calls take
         // turns with a large prune; each batch reads only what has expired.
         var removed = 0
-        while true {
+        // A batch counts the expiries it checked, so the loop stops once fewer than a batch were due.
+        _ = try await BatchedDelete.run { size in
             let batch = state.withLock { state in
-                let sessions = state.sessions.removeExpired(now: now, limit: BatchedDelete.batchSize)
-                let tokens = state.tokens.removeExpired(now: now, limit: BatchedDelete.batchSize)
-                return (removed: sessions.removed + tokens.removed, more: max(sessions.checked, tokens.checked))
+                (state.sessions.removeExpired(now: now, limit: size), state.tokens.removeExpired(now: now, limit: size))
             }
-            removed += batch.removed
-            if batch.more < BatchedDelete.batchSize { return removed }
+            removed += batch.0.removed + batch.1.removed
+            return max(batch.0.checked, batch.1.checked)
         }
+        return removed
     }
 
     // MARK: Search

@@ -54,10 +54,7 @@ public struct TokenHash: Hashable, Sendable, CustomStringConvertible {
     /// Any string hashes; an unknown or malformed token simply matches nothing.
     public init(of token: String) {
         let digest = SHA256.hash(data: Array(token.utf8))
-        self.rawValue = digest.map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        self.rawValue = digest.lowercaseHex
     }
 
     /// Wraps a stored hash. Stores use this when reading rows back.

@@ -37,12 +37,12 @@ public final class InMemoryChatStore: ChatStore {
         var feeds: [String: Deque<FeedEvent>] = [:]
         /// The time of each non-empty feed's first event, soonest first: a prune reads the feeds that hold
         /// something due and, in each, what is due, never every feed.
-        var feedFronts = Heap<Due<String>>()
+        var feedFronts = Heap<Due<String, Date>>()
         var lastFeedSequence: [String: Int64] = [:]
         /// The idempotency keys of recorded notifications, with the time recorded (pruned with the feed).
         var notificationKeys: [NotificationKey: Date] = [:]
         /// The same keys by time recorded, soonest first, for the prune.
-        var notificationKeysByTime = Heap<Due<NotificationKey>>()
+        var notificationKeysByTime = Heap<Due<NotificationKey, Date>>()
 
         func isBlocked(_ a: String, _ b: String) -> Bool {
             blocks[a]?[b] != nil || blocks[b]?[a] != nil
@@ -276,19 +276,12 @@ public final class InMemoryChatStore: ChatStore {
     /// times taken before the lock) goes once that newer one is due.
     public func pruneFeed(before date: Date) async throws -> Int {
         var removed = 0
-        while true {
-            let batch = state.withLock { state in state.pruneBatch(before: date, limit: BatchedDelete.batchSize) }
+        // A batch counts the larger of its events and keys, so the loop stops once both fell short of a batch.
+        _ = try await BatchedDelete.run { size in
+            let batch = state.withLock { state in state.pruneBatch(before: date, limit: size) }
             removed += batch.events
-            if batch.events < BatchedDelete.batchSize, batch.keys < BatchedDelete.batchSize { return removed }
+            return max(batch.events, batch.keys)
         }
+        return removed
     }
-}
-
-/// A key due at a time, ordered by the time alone (for a `Heap`).
-struct Due<Key>: Comparable {
-    var at: Date
-    var key: Key
-
-    static func < (lhs: Due, rhs: Due) -> Bool { lhs.at < rhs.at }
-    static func == (lhs: Due, rhs: Due) -> Bool { lhs.at == rhs.at }
 }

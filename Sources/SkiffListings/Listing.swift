@@ -114,15 +114,7 @@ public struct ListingFields: Codable, Hashable, Sendable {
     /// the SHA-256 of ``canonicalText`` in hex, 71 characters whatever the fields (the text itself was about
     /// 600 bytes a listing, the largest table of a SQLite file).
     public var fingerprint: String {
-        let digest = SHA256.hash(data: Data(canonicalText.utf8))
-        let hex = "0123456789abcdef".utf8.map { $0 }
-        var text = Self.fingerprintPrefix
-        text.reserveCapacity(Self.fingerprintPrefix.utf8.count + 64)
-        for byte in digest {
-            text.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
-            text.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0x0f)]))
-        }
-        return text
+        Self.fingerprintPrefix + SHA256.hash(data: Data(canonicalText.utf8)).lowercaseHex
     }
 
     /// How a hashed ``fingerprint`` begins. An older fingerprint, the ``canonicalText`` itself, begins with `{`.
